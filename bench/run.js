@@ -1,0 +1,27 @@
+// npm run bench: every benchmark, one run, figures as ratios to a floor measured alongside.
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { compare, report } from './lib.js'
+
+const root = path.resolve(import.meta.dirname, '..')
+const bin = path.join(root, 'bin/run.js')
+const home = mkdtempSync(path.join(os.tmpdir(), 'omh-bench-'))
+const env = { ...process.env, OMH_HOME: home, NO_COLOR: '1' }
+const runs = Number(process.env.OMH_BENCH_RUNS ?? 15)
+
+try {
+  report(
+    `CLI start-up (median of ${runs} runs each, interleaved)`,
+    compare(
+      { label: 'node -e 0', argv: [process.execPath, '-e', '0'] },
+      [
+        { label: 'omh --version', argv: [process.execPath, bin, '--version'], target: 1.5 },
+        { label: 'omh adapters ls', argv: [process.execPath, bin, 'adapters', 'ls'], target: 1.5 },
+      ],
+      { runs, env, cwd: home },
+    ),
+  )
+} finally {
+  rmSync(home, { recursive: true, force: true })
+}

@@ -1,0 +1,106 @@
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { testdir } from '../../../../test/helpers/testdir.js'
+import { checkAdapterFile, toAdapter } from './load.js'
+
+const check = async (text: string, name?: string) => {
+  const dir = testdir({ 'a.toml': text })
+  return checkAdapterFile(path.join(dir, 'a.toml'), name)
+}
+
+describe('adapter schema', () => {
+  it('lists a typo, a wrong type and a missing render at once, each with its line', async () => {
+    const { problems } = await check(
+      ['name = "x"', 'bin = 3', 'install = "i"', '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'rendr = "concat"'].join('\n'),
+    )
+    expect(problems.map((p) => [p.line, p.path, p.message, p.suggestion])).toEqual([
+      [2, 'bin', 'expected a string, found the number 3', undefined],
+      [4, 'capabilities.rules.render', 'required, but missing', undefined],
+      [6, 'capabilities.rules.rendr', 'unknown key', 'render'],
+    ])
+  })
+
+  it('refuses unknown keys at every level', async () => {
+    const { problems } = await check(
+      [
+        'name = "x"',
+        'bin = "x"',
+        'install = "i"',
+        'verison = "1"',
+        '[tools]',
+        'shel = "Bash"',
+        '[capabilities.rule]',
+        'path = "/work/AGENTS.md"',
+        'render = "concat"',
+        '[capabilities.hooks]',
+        'path = "$HOME/s.json"',
+        'render = "r"',
+        '[capabilities.hooks.events]',
+        'turn-ends = "Stop"',
+        '[capabilities.hooks.inject]',
+        'templat = "x"',
+      ].join('\n'),
+    )
+    expect(problems.map((p) => `${p.line} ${p.path} ${p.suggestion ?? ''}`.trim())).toEqual([
+      '4 verison',
+      '6 tools.shel shell',
+      '7 capabilities.rule rules',
+      '14 capabilities.hooks.events.turn-ends turn-end',
+      '15 capabilities.hooks.inject.template',
+      '16 capabilities.hooks.inject.templat template',
+    ])
+  })
+
+  it('requires events on a hooks binding, and refuses hook maps elsewhere', async () => {
+    const { problems } = await check(
+      [
+        'name = "x"',
+        'bin = "x"',
+        'install = "i"',
+        '[capabilities.hooks]',
+        'path = "$HOME/s.json"',
+        'render = "r"',
+        '[capabilities.mcp]',
+        'path = "$HOME/m.json"',
+        'render = "m"',
+        '[capabilities.mcp.events]',
+        'turn-end = "Stop"',
+      ].join('\n'),
+    )
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'capabilities.hooks.events: required, but missing',
+      'capabilities.mcp.events: unknown key',
+    ])
+  })
+
+  it('refuses an adapter with no capabilities', async () => {
+    const { problems } = await check('name = "x"\nbin = "x"\ninstall = "i"\n[capabilities]\n')
+    expect(problems.map((p) => p.message)).toEqual(['declares no capabilities, so the harness would see none of your profile'])
+  })
+
+  it('reports a TOML syntax error as a located problem', async () => {
+    const { problems } = await check('name = "x"\nbin = [\n')
+    expect(problems).toHaveLength(1)
+    expect(problems[0]!.line).toBeGreaterThanOrEqual(2)
+    expect(problems[0]!.message).toMatch(/^not valid TOML: /)
+  })
+
+  it('refuses a name that differs from the file it is found by', async () => {
+    const { problems } = await check('name = "other"\nbin = "x"\ninstall = "i"\n[capabilities.rules]\npath = "/work/A.md"\nrender = "concat"\n', 'a')
+    expect(problems.map((p) => p.path)).toEqual(['name'])
+  })
+
+  it('expands $HOME to the guest home in every guest path', async () => {
+    const dir = testdir()
+    const file = path.join(dir, 'x.toml')
+    writeFileSync(
+      file,
+      'name = "x"\nbin = "x"\ninstall = "i"\ncreds = ["$HOME/.x/"]\n[capabilities.skills]\npath = "$HOME/.x/skills"\nrender = "dir"\n',
+    )
+    const { data } = await checkAdapterFile(file)
+    const adapter = toAdapter(file, data!)
+    expect(adapter.creds).toEqual(['/home/agent/.x/'])
+    expect(adapter.bindings[0]!.path).toBe('/home/agent/.x/skills')
+  })
+})

@@ -1,0 +1,179 @@
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '../errors.js'
+import { problemsFromIssues } from '../issues.js'
+import { CAPABILITY_CLASSES, GUEST_HOME, type CapabilityClass, type ToolWord } from '../model.js'
+import type { Binding } from '../plugin.js'
+import { parseToml, type TomlDocument } from '../toml.js'
+import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
+
+/** A binding as the kernel keeps it: guest paths expanded, options still raw. */
+export interface ResolvedBinding extends Binding {
+  readonly capability: CapabilityClass
+  readonly options: Readonly<Record<string, unknown>> | undefined
+}
+
+/** A validated adapter with guest paths expanded. */
+export interface Adapter {
+  readonly file: string
+  readonly name: string
+  readonly bin: string
+  readonly install: string
+  readonly creds: readonly string[]
+  readonly token: readonly string[]
+  readonly login?: string
+  readonly verify?: string
+  readonly ready?: string
+  readonly tools: Readonly<Partial<Record<ToolWord, string>>>
+  /** Bound capabilities, in canonical class order. */
+  readonly bindings: readonly ResolvedBinding[]
+}
+
+/** Where an adapter file was found. A personal file shadows a bundled one of the same name. */
+export interface AdapterSource {
+  readonly name: string
+  readonly file: string
+  readonly origin: 'bundled' | 'personal'
+  /** The bundled file this one overrides. */
+  readonly shadows?: string
+}
+
+/** The outcome of reading one adapter file: the adapter, or everything wrong with it. */
+export interface AdapterCheck {
+  readonly file: string
+  readonly doc?: TomlDocument
+  readonly data?: AdapterFile
+  readonly problems: readonly Problem[]
+}
+
+export const expandGuest = (p: string): string => (p === '$HOME' || p.startsWith('$HOME/') ? GUEST_HOME + p.slice(5) : p)
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (error) {
+    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
+  }
+}
+
+/** Reads and checks an adapter file against the schema. A TOML syntax error becomes one located problem. */
+export async function checkAdapterFile(file: string, expectName?: string): Promise<AdapterCheck> {
+  const source = await readText(file)
+  let doc: TomlDocument
+  try {
+    doc = parseToml(source, file)
+  } catch (error) {
+    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { file, problems: [syntaxProblem(file, error)] }
+    throw error
+  }
+  const parsed = adapterSchema.safeParse(doc.data)
+  const problems = parsed.success
+    ? []
+    : problemsFromIssues(parsed.error.issues, { file, data: doc.data, schema: adapterSchema, locate: doc.locate })
+  if (expectName && typeof doc.data['name'] === 'string' && doc.data['name'] !== expectName) {
+    const at = doc.locate(['name'])
+    problems.push({
+      file,
+      ...(at ? { line: at.line, column: at.column } : {}),
+      path: 'name',
+      message: `is "${doc.data['name']}", but omh finds this adapter as "${expectName}" by its file name`,
+    })
+  }
+  return parsed.success ? { file, doc, data: parsed.data, problems } : { file, doc, problems }
+}
+
+function syntaxProblem(file: string, error: OmhError): Problem {
+  const m = /:(\d+):(\d+) is not valid TOML: (.*)$/s.exec(error.message)
+  return m
+    ? { file, line: Number(m[1]), column: Number(m[2]), message: `not valid TOML: ${m[3]}` }
+    : { file, message: error.message }
+}
+
+export function toAdapter(file: string, data: AdapterFile): Adapter {
+  const bindings: ResolvedBinding[] = []
+  for (const capability of CAPABILITY_CLASSES) {
+    const b = data.capabilities[capability]
+    if (!b) continue
+    const hooks = 'events' in b ? b : undefined
+    bindings.push({
+      capability,
+      path: expandGuest(b.path),
+      also: (b.also ?? []).map(expandGuest),
+      render: b.render,
+      options: b.options,
+      ...(b.import ? { import: b.import } : {}),
+      ...(hooks
+        ? {
+            events: hooks.events,
+            ...(hooks.fields ? { fields: hooks.fields } : {}),
+            ...(hooks.inject ? { inject: hooks.inject } : {}),
+            ...(hooks.refuse ? { refuse: hooks.refuse } : {}),
+          }
+        : {}),
+    })
+  }
+  return {
+    file,
+    name: data.name,
+    bin: data.bin,
+    install: data.install,
+    creds: (data.creds ?? []).map(expandGuest),
+    token: (data.token ?? []).map(expandGuest),
+    ...(data.login ? { login: data.login } : {}),
+    ...(data.verify ? { verify: data.verify } : {}),
+    ...(data.ready ? { ready: data.ready } : {}),
+    tools: data.tools ?? {},
+    bindings,
+  }
+}
+
+/** Adapter files by name: bundled ones, then personal ones shadowing them. */
+export async function findAdapters(dirs: { bundled: string; personal: string }): Promise<AdapterSource[]> {
+  const byName = new Map<string, AdapterSource>()
+  for (const [origin, dir] of [
+    ['bundled', dirs.bundled],
+    ['personal', dirs.personal],
+  ] as const) {
+    for (const file of await tomlFiles(dir)) {
+      const name = path.basename(file, '.toml')
+      const shadowed = byName.get(name)
+      byName.set(name, { name, file, origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
+    }
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+}
+
+async function tomlFiles(dir: string): Promise<string[]> {
+  try {
+    const names = await readdir(dir)
+    return names.filter((n) => n.endsWith('.toml')).sort().map((n) => path.join(dir, n))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
+  }
+}
+
+export interface EditorCheck {
+  readonly file: string
+  readonly data?: EditorFile
+  readonly problems: readonly Problem[]
+}
+
+export async function checkEditorFile(file: string): Promise<EditorCheck> {
+  const source = await readText(file)
+  let doc: TomlDocument
+  try {
+    doc = parseToml(source, file)
+  } catch (error) {
+    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { file, problems: [syntaxProblem(file, error)] }
+    throw error
+  }
+  const parsed = editorSchema.safeParse(doc.data)
+  if (parsed.success) return { file, data: parsed.data, problems: [] }
+  return {
+    file,
+    problems: problemsFromIssues(parsed.error.issues, { file, data: doc.data, schema: editorSchema, locate: doc.locate }),
+  }
+}
+
+export const findEditors = findAdapters

@@ -1,0 +1,241 @@
+/**
+ * The error catalogue. Every failure omh reports is built from one entry here.
+ *
+ * - Codes are sorted A→Z and never renamed: scripts match on them.
+ * - `exit` is 2 for bad config or usage (the user must change something they
+ *   wrote), 1 for an operation that failed (retrying may help).
+ * - `message` says what happened and why, file and key first; `hint` says what
+ *   to do next. Neither starts with "Error:" — the formatter adds the frame.
+ *
+ * `docs/errors.md` lists every code with an example; a test keeps the two equal.
+ */
+
+/** One problem inside a file: where it is, and what is wrong there. */
+export interface Problem {
+  /** Absolute path of the file the problem is in, when there is one. */
+  file?: string
+  /** 1-based line, when the file format gives one. */
+  line?: number
+  /** 1-based column, when the file format gives one. */
+  column?: number
+  /** Dotted key path inside the document, e.g. `capabilities.rules.render`. */
+  path?: string
+  /** What is wrong, in words. */
+  message: string
+  /** A near miss, e.g. the key the user probably meant. */
+  suggestion?: string
+}
+
+export interface ErrorData<M extends unknown[] = never[], H extends unknown[] = never[]> {
+  readonly code: string
+  readonly exit: 1 | 2
+  readonly message: (...args: M) => string
+  readonly hint?: (...args: H) => string
+}
+
+const define = <M extends unknown[], H extends unknown[] = []>(data: ErrorData<M, H>) => data
+
+const list = (names: readonly string[]) => (names.length ? names.join(', ') : 'none')
+
+export const ADAPTERS_INVALID = define({
+  code: 'ADAPTERS_INVALID',
+  exit: 2,
+  message: (bad: number, total: number) => `${bad} of ${total} adapter files have problems:`,
+  hint: () => 'Fix the keys above, then check again with `omh adapters validate`.',
+})
+
+export const ADAPTER_INVALID = define({
+  code: 'ADAPTER_INVALID',
+  exit: 2,
+  message: (file: string, count: number) => `${file} has ${count} problem${count === 1 ? '' : 's'}:`,
+  hint: (file: string) => `Fix the keys above, then check again with \`omh adapters validate ${file}\`.`,
+})
+
+export const ADAPTER_NOT_FOUND = define({
+  code: 'ADAPTER_NOT_FOUND',
+  exit: 2,
+  message: (name: string) => `No harness is called "${name}".`,
+  hint: (known: readonly string[], dir: string, closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}Known harnesses: ${list(known)}. Add one by writing ${dir}/${'<name>'}.toml.`,
+})
+
+export const COMBINE_CONFLICT = define({
+  code: 'COMBINE_CONFLICT',
+  exit: 2,
+  message: (guest: string, first: string, second: string, why: string) =>
+    `${first} and ${second} both write ${guest}, and they cannot be combined: ${why}`,
+  hint: () => 'Point one of the two bindings at another path, or drop one of them from the adapter.',
+})
+
+export const EDITOR_INVALID = define({
+  code: 'EDITOR_INVALID',
+  exit: 2,
+  message: (file: string, count: number) => `${file} has ${count} problem${count === 1 ? '' : 's'}:`,
+  hint: () => 'An editor file holds `name`, `bin` and `args`, nothing else.',
+})
+
+export const FILE_UNREADABLE = define({
+  code: 'FILE_UNREADABLE',
+  exit: 1,
+  message: (file: string, reason: string) => `${file} exists but cannot be read: ${reason}`,
+  hint: () => 'omh never treats an unreadable file as an empty one. Fix its permissions or remove it.',
+})
+
+export const INTERNAL = define({
+  code: 'INTERNAL',
+  exit: 1,
+  message: (what: string) => `omh failed unexpectedly: ${what}`,
+  hint: () => 'Run again with --verbose to see the cause, and report it if it persists.',
+})
+
+export const NOT_A_REPOSITORY = define({
+  code: 'NOT_A_REPOSITORY',
+  exit: 2,
+  message: (cwd: string) => `${cwd} is not inside a git repository.`,
+  hint: () => 'omh works on a git branch of your project. Run it inside one, or `git init` first.',
+})
+
+export const PLUGIN_API_UNSUPPORTED = define({
+  code: 'PLUGIN_API_UNSUPPORTED',
+  exit: 2,
+  message: (plugin: string, version: unknown, supported: readonly number[]) =>
+    `${plugin} speaks plugin API ${String(version)}; this omh supports ${supported.join(', ')}.`,
+  hint: (plugin: string, file: string) =>
+    `Install a release of ${plugin} built for this omh, or remove it from \`plugins\` in ${file}.`,
+})
+
+export const PLUGIN_ERROR = define({
+  code: 'PLUGIN_ERROR',
+  exit: 1,
+  message: (plugin: string, hook: string, what: string) => `${plugin} failed in ${hook}: ${what}`,
+  hint: (plugin: string) => `This is a fault in ${plugin}; --verbose shows the cause. Report it to its authors.`,
+})
+
+export const PLUGIN_INVALID = define({
+  code: 'PLUGIN_INVALID',
+  exit: 2,
+  message: (specifier: string, file: string, count: number) =>
+    `${specifier} (named in ${file}) is not an omh plugin; ${count} problem${count === 1 ? '' : 's'}:`,
+  hint: () =>
+    'A plugin default-exports an object with `kind`, `apiVersion` and `meta`; see docs/plugins.md.',
+})
+
+export const PLUGIN_LOAD_FAILED = define({
+  code: 'PLUGIN_LOAD_FAILED',
+  exit: 2,
+  message: (specifier: string, file: string, what: string) =>
+    `${specifier} (named in ${file}) could not be loaded: ${what}`,
+  hint: (specifier: string) => `Reinstall ${specifier}, or remove it from \`plugins\`. --verbose shows the cause.`,
+})
+
+export const PLUGIN_NOT_FOUND = define({
+  code: 'PLUGIN_NOT_FOUND',
+  exit: 2,
+  message: (specifier: string, file: string) => `${file} names the plugin "${specifier}", which is not installed.`,
+  hint: (specifier: string, dir: string) =>
+    specifier.startsWith('.') || specifier.startsWith('/')
+      ? `No file is at that path, resolved from ${dir}. Fix the path or remove the entry.`
+      : `Run \`npm install ${specifier}\` in ${dir}, or remove it from \`plugins\`.`,
+})
+
+export const RENDER_COLLISION = define({
+  code: 'RENDER_COLLISION',
+  exit: 2,
+  message: (guest: string, first: string, second: string) =>
+    `${first} and ${second} both write ${guest}, and no installed plugin can combine them.`,
+  hint: () => 'Give one of the two bindings another path.',
+})
+
+export const RUNTIME_NOT_FOUND = define({
+  code: 'RUNTIME_NOT_FOUND',
+  exit: 1,
+  message: (wanted: string, tried: readonly string[]) =>
+    wanted === 'auto'
+      ? `No container engine answers here (tried ${list(tried)}).`
+      : `The container engine "${wanted}" is not usable here.`,
+  hint: (details: readonly string[], engines: readonly string[]) =>
+    `${details.length ? `${details.join('; ')}. ` : ''}Install and start one of: ${list(engines)}; or choose another with \`runtime\` in settings or --runtime.`,
+})
+
+export const SETTINGS_INVALID = define({
+  code: 'SETTINGS_INVALID',
+  exit: 2,
+  message: (file: string, count: number) => `${file} has ${count} problem${count === 1 ? '' : 's'}:`,
+  hint: () => 'Fix the settings above; docs/configuration.md lists every key.',
+})
+
+export const TOML_SYNTAX = define({
+  code: 'TOML_SYNTAX',
+  exit: 2,
+  message: (file: string, line: number, column: number, what: string) =>
+    `${file}:${line}:${column} is not valid TOML: ${what}`,
+  hint: () => 'Fix the syntax at that line; nothing was read from this file.',
+})
+
+export const USAGE = define({
+  code: 'USAGE',
+  exit: 2,
+  message: (what: string) => what,
+  hint: (command: string) => `See \`omh ${command} --help\`.`,
+})
+
+type AnyErrorData = ErrorData<any[], any[]>
+
+export interface OmhErrorOptions<D extends AnyErrorData> {
+  args: Parameters<D['message']>
+  hintArgs?: NonNullable<D['hint']> extends (...a: infer H) => string ? H : never
+  problems?: readonly Problem[]
+  cause?: unknown
+  /** Machine-readable facts for `--json`; never needed to understand the message. */
+  details?: Record<string, unknown>
+}
+
+/** The one error class omh throws on purpose. Anything else reaching the CLI is INTERNAL. */
+export class OmhError extends Error {
+  override readonly name = 'OmhError'
+  readonly code: string
+  readonly exit: 1 | 2
+  readonly hint: string | undefined
+  readonly problems: readonly Problem[]
+  readonly details: Record<string, unknown> | undefined
+
+  constructor(data: AnyErrorData, options: OmhErrorOptions<AnyErrorData>) {
+    super(data.message(...options.args), options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = data.code
+    this.exit = data.exit
+    this.hint = data.hint ? data.hint(...((options.hintArgs ?? []) as unknown[])) : undefined
+    this.problems = options.problems ?? []
+    this.details = options.details
+  }
+
+  /** Build from a catalogue entry with full type checking of its arguments. */
+  static of<D extends AnyErrorData>(data: D, options: OmhErrorOptions<D>): OmhError {
+    return new OmhError(data, options as OmhErrorOptions<AnyErrorData>)
+  }
+}
+
+/** Duck-typed so an error from a plugin's own copy of the kernel still counts. */
+export const isOmhError = (value: unknown): value is OmhError =>
+  value instanceof Error && value.name === 'OmhError' && typeof (value as OmhError).code === 'string'
+
+/** Every catalogue entry, for the docs test and `omh` tooling. */
+export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
+  ADAPTERS_INVALID,
+  ADAPTER_INVALID,
+  ADAPTER_NOT_FOUND,
+  COMBINE_CONFLICT,
+  EDITOR_INVALID,
+  FILE_UNREADABLE,
+  INTERNAL,
+  NOT_A_REPOSITORY,
+  PLUGIN_API_UNSUPPORTED,
+  PLUGIN_ERROR,
+  PLUGIN_INVALID,
+  PLUGIN_LOAD_FAILED,
+  PLUGIN_NOT_FOUND,
+  RENDER_COLLISION,
+  RUNTIME_NOT_FOUND,
+  SETTINGS_INVALID,
+  TOML_SYNTAX,
+  USAGE,
+]

@@ -1,0 +1,186 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { testdir } from '../../../test/helpers/testdir.js'
+import { isOmhError, type OmhError } from './errors.js'
+import { Kernel } from './kernel.js'
+import { emptyProfile } from './model.js'
+
+const renderer = (name: string, format: string, body = `return { files: [{ kind: 'file', guest: input.binding.path, content: '${name}' }], dropped: [] }`) =>
+  `export default { kind: 'renderer', apiVersion: 1, meta: { name: '${name}', version: '0.0.1' }, formats: ['${format}'], classes: ['rules'], render(input) { ${body} } }\n`
+
+const adapter = (render: string) =>
+  `name = "h"\nbin = "h"\ninstall = "true"\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "${render}"\n`
+
+async function kernelIn(files: Record<string, string>): Promise<Kernel> {
+  const dir = testdir({ 'adapters/.keep': '', ...files })
+  return Kernel.create({
+    cwd: path.join(dir, 'repo'),
+    env: { OMH_HOME: path.join(dir, 'home'), HOME: dir },
+    defaultsFile: path.join(dir, 'defaults.toml'),
+    bundledAdapters: path.join(dir, 'adapters'),
+  })
+}
+
+async function failure(run: () => Promise<unknown>): Promise<OmhError> {
+  try {
+    await run()
+  } catch (error) {
+    if (isOmhError(error)) return error
+    throw error
+  }
+  throw new Error('expected a failure')
+}
+
+describe('Kernel plugin loading', () => {
+  it('resolves plugins from the directory of the file that names them', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r1.mjs"]\n',
+      'r1.mjs': renderer('one', 'one'),
+      'home/settings.toml': 'plugins = ["./r2.mjs"]\n',
+      'home/r2.mjs': renderer('two', 'two'),
+    })
+    expect(kernel.plugins.map((p) => [p.plugin.meta.name, p.namedBy.layer])).toEqual([
+      ['one', 'defaults'],
+      ['two', 'personal'],
+    ])
+    expect(kernel.formats()).toEqual(['one', 'two'])
+  })
+
+  it('asks the most specific layer first, so a user can override a built-in format', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./builtin.mjs"]\n',
+      'builtin.mjs': renderer('builtin', 'fmt'),
+      'home/settings.toml': 'plugins = ["./mine.mjs"]\n',
+      'home/mine.mjs': renderer('mine', 'fmt'),
+      'adapters/h.toml': adapter('fmt'),
+    })
+    expect(kernel.rendererFor('fmt')?.plugin.meta.name).toBe('mine')
+    const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
+    expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'mine' }])
+  })
+
+  it('names the file and the package when a plugin is not installed', async () => {
+    const error = await failure(() => kernelIn({ 'home/settings.toml': 'plugins = ["omh-renderer-missing"]\n' }))
+    expect(error.code).toBe('PLUGIN_NOT_FOUND')
+    expect(error.exit).toBe(2)
+    expect(error.message).toMatch(/home\/settings\.toml names the plugin "omh-renderer-missing", which is not installed\.$/)
+    expect(error.hint).toMatch(/npm install omh-renderer-missing/)
+  })
+
+  it('refuses a module that is not a plugin, listing what is wrong', async () => {
+    const error = await failure(() =>
+      kernelIn({ 'defaults.toml': 'plugins = ["./x.mjs"]\n', 'x.mjs': 'export default { kind: "renderer", apiVersion: 1, meta: { name: "x" } }\n' }),
+    )
+    expect(error.code).toBe('PLUGIN_INVALID')
+    expect(error.problems.map((p) => p.path)).toEqual(['meta.version', 'formats', 'classes', 'render'])
+  })
+
+  it('refuses an API version it does not support, naming the package and both versions', async () => {
+    const error = await failure(() =>
+      kernelIn({ 'defaults.toml': 'plugins = ["./x.mjs"]\n', 'x.mjs': renderer('omh-renderer-future', 'f').replace('apiVersion: 1', 'apiVersion: 2') }),
+    )
+    expect(error.code).toBe('PLUGIN_API_UNSUPPORTED')
+    expect(error.message).toBe('omh-renderer-future speaks plugin API 2; this omh supports 1.')
+  })
+
+  it('reports a module that throws on import with the file that named it', async () => {
+    const error = await failure(() => kernelIn({ 'defaults.toml': 'plugins = ["./x.mjs"]\n', 'x.mjs': 'throw new Error("boom")\n' }))
+    expect(error.code).toBe('PLUGIN_LOAD_FAILED')
+    expect(error.message).toMatch(/x\.mjs \(named in .*defaults\.toml\) could not be loaded: boom$/)
+  })
+
+  it('wraps an error thrown inside a renderer with the plugin and hook names', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./x.mjs"]\n',
+      'x.mjs': renderer('omh-renderer-bad', 'bad', 'throw new TypeError("nope")'),
+      'adapters/h.toml': adapter('bad'),
+    })
+    const error = await failure(async () => kernel.render(await kernel.adapter('h'), emptyProfile()))
+    expect(error.code).toBe('PLUGIN_ERROR')
+    expect(error.message).toBe('omh-renderer-bad failed in Kernel.hooks.render[bad]: nope')
+    expect((error.cause as Error).name).toBe('TypeError')
+  })
+})
+
+describe('Kernel adapters', () => {
+  it('names installed formats when a render string matches none', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r.mjs"]\n',
+      'r.mjs': renderer('r', 'concat'),
+      'adapters/h.toml': adapter('conact'),
+    })
+    const error = await failure(() => kernel.adapter('h'))
+    expect(error.code).toBe('ADAPTER_INVALID')
+    expect(error.problems).toEqual([
+      expect.objectContaining({
+        line: 6,
+        path: 'capabilities.rules.render',
+        message: '"conact" matches no installed renderer (installed: concat)',
+        suggestion: 'concat',
+      }),
+    ])
+  })
+
+  it('refuses a renderer bound to a class it does not render', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r.mjs"]\n',
+      'r.mjs': renderer('r', 'concat'),
+      'adapters/h.toml': adapter('concat').replace('capabilities.rules', 'capabilities.mcp'),
+    })
+    const error = await failure(() => kernel.adapter('h'))
+    expect(error.problems[0]!.message).toBe('"concat" (r) renders rules, not mcp')
+  })
+
+  it('lets a personal adapter override a bundled one, and suggests near names', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r.mjs"]\n',
+      'r.mjs': renderer('r', 'concat'),
+      'adapters/h.toml': adapter('concat'),
+      'home/adapters/h.toml': adapter('concat').replace('bin = "h"', 'bin = "mine"'),
+    })
+    expect((await kernel.adapter('h')).bin).toBe('mine')
+    const error = await failure(() => kernel.adapter('g'))
+    expect(error.code).toBe('ADAPTER_NOT_FOUND')
+    expect(error.hint).toMatch(/^Did you mean "h"\?/)
+  })
+})
+
+describe('Kernel render', () => {
+  it('drops every item of a class the adapter does not bind, as unsupported', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r.mjs"]\n',
+      'r.mjs': renderer('r', 'concat'),
+      'adapters/h.toml': adapter('concat'),
+    })
+    const profile = { ...emptyProfile(), skills: [{ name: 's', description: 'd', source: '/x/s' }] }
+    const report = await kernel.render(await kernel.adapter('h'), profile)
+    expect(report.dropped).toEqual([{ capability: 'skills', name: 's', reason: 'unsupported' }])
+  })
+
+  it('refuses two bindings writing one path when nothing combines them', async () => {
+    const twice = `${adapter('concat')}[capabilities.skills]\npath = "/work/AGENTS.md"\nrender = "concat"\n`
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r.mjs"]\n',
+      'r.mjs': renderer('r', 'concat').replace("classes: ['rules']", "classes: ['rules', 'skills']"),
+      'adapters/h.toml': twice,
+    })
+    const error = await failure(async () => kernel.render(await kernel.adapter('h'), emptyProfile()))
+    expect(error.code).toBe('RENDER_COLLISION')
+    expect(error.message).toBe(
+      'capabilities.rules and capabilities.skills both write /work/AGENTS.md, and no installed plugin can combine them.',
+    )
+  })
+
+  it('combines two documents of one syntax through a plugin that offers it', async () => {
+    const body = `return { files: [{ kind: 'file', guest: '/x.txt', content: input.capability, syntax: 'lines' }], dropped: [] }`
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["./r.mjs"]\n',
+      'r.mjs': renderer('r', 'concat', body)
+        .replace("classes: ['rules']", "classes: ['rules', 'skills']")
+        .replace('render(input)', "combine: { lines: (parts) => ({ ok: true, content: parts.map((p) => p.content).join('+') }) }, render(input)"),
+      'adapters/h.toml': `${adapter('concat')}[capabilities.skills]\npath = "/y"\nrender = "concat"\n`,
+    })
+    const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
+    expect(report.files).toEqual([{ kind: 'file', guest: '/x.txt', content: 'rules+skills', syntax: 'lines' }])
+  })
+})

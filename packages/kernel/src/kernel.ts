@@ -1,0 +1,546 @@
+import { existsSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import * as z from 'zod/mini'
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap, SyncBailHook, SyncHook } from 'tapable'
+import { checkAdapterFile, findAdapters, toAdapter, type Adapter, type AdapterSource, type ResolvedBinding } from './adapter/load.js'
+import {
+  ADAPTER_INVALID,
+  ADAPTER_NOT_FOUND,
+  COMBINE_CONFLICT,
+  OmhError,
+  PLUGIN_API_UNSUPPORTED,
+  PLUGIN_ERROR,
+  PLUGIN_INVALID,
+  PLUGIN_LOAD_FAILED,
+  PLUGIN_NOT_FOUND,
+  RENDER_COLLISION,
+  RUNTIME_NOT_FOUND,
+  isOmhError,
+  type Problem,
+} from './errors.js'
+import { closest, dotted, problemsFromIssues } from './issues.js'
+import { CAPABILITY_CLASSES, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from './model.js'
+import {
+  SUPPORTED_API_VERSIONS,
+  type AdapterFacts,
+  type CombinePart,
+  type CombineResult,
+  type DroppedItem,
+  type Plugin,
+  type PluginMeta,
+  type RenderContext,
+  type RenderInput,
+  type RenderOutput,
+  type RendererPlugin,
+  type RuntimeContext,
+  type RuntimeInfo,
+  type RuntimePlugin,
+  type StagedEntry,
+  type StagedFile,
+} from './plugin.js'
+import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
+import { resolvePluginModule } from './plugins/resolve.js'
+import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
+
+export interface KernelOptions {
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** omh's own default settings file, which names the built-in plugins. */
+  readonly defaultsFile: string
+  /** Directory of the adapters omh ships. */
+  readonly bundledAdapters: string
+  /** Directory of the editors omh ships. */
+  readonly bundledEditors?: string
+  /** Where plugin names are looked up when the naming file's directory has no such package. */
+  readonly fallbackDirs?: readonly string[]
+}
+
+/** A plugin as loaded: the object, and who asked for it. */
+export interface LoadedPlugin<P extends Plugin = Plugin> {
+  readonly plugin: P
+  /** The entry as written in `plugins`. */
+  readonly specifier: string
+  /** The module file it was imported from. */
+  readonly module: string
+  /** The settings file that named it first, and its layer. */
+  readonly namedBy: { readonly file: string; readonly layer: LayerName }
+}
+
+/** Asked of `resolveRuntime`; taps add to `tried` when their engine cannot serve. */
+export interface RuntimeRequest {
+  /** `auto`, or an engine name. */
+  readonly engine: string
+  readonly context: RuntimeContext
+  readonly tried: { engine: string; reason: string }[]
+}
+
+export interface ResolvedRuntime {
+  readonly runtime: RuntimePlugin
+  readonly info: RuntimeInfo
+}
+
+/** One bound capability, rendered. */
+export interface CapabilityRender {
+  readonly capability: CapabilityClass
+  readonly binding: ResolvedBinding
+  readonly renderer: PluginMeta
+  readonly files: readonly StagedEntry[]
+  readonly dropped: readonly DroppedItem[]
+}
+
+/** Everything one harness would be given, before anything touches the disk. */
+export interface RenderReport {
+  readonly harness: string
+  readonly adapterFile: string
+  readonly capabilities: readonly CapabilityRender[]
+  /** The final files by guest path, after combining. */
+  readonly files: readonly StagedEntry[]
+  /** Every item the harness will not see: whole classes it lacks, and items its renderers could not express. */
+  readonly dropped: readonly DroppedItem[]
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** The launch, described completely; `beforeLaunch` taps may change it. Filled by the session layer. */
+export interface LaunchPlan {
+  readonly harness: string
+  readonly session: string
+  readonly render: RenderReport
+  readonly [key: string]: unknown
+}
+
+export const UNSUPPORTED = 'unsupported'
+
+const bindingLabel = (b: ResolvedBinding) => `capabilities.${b.capability}`
+
+/**
+ * The kernel: loads settings and plugins, validates adapters, renders a
+ * profile for a harness and resolves a container runtime. It knows the plugin
+ * contracts and nothing about any concrete format or engine.
+ */
+export class Kernel {
+  readonly hooks = Object.freeze({
+    /**
+     * Every plugin is loaded and tapped. Last chance for code holding the
+     * kernel to tap anything else. Return value ignored.
+     */
+    initialize: new SyncHook<[Kernel]>(['kernel']),
+    /**
+     * An adapter passed validation. Taps may return a changed adapter; the
+     * next tap receives it. Fires once per `kernel.adapter(name)`.
+     */
+    adapter: new AsyncSeriesWaterfallHook<[Adapter]>(['adapter']),
+    /**
+     * Keyed by render string. Each renderer plugin taps every format it
+     * answers; the first tap that returns an output wins, and a tap returning
+     * `undefined` declines. Taps of more specific settings layers run first,
+     * so a user's plugin can override a built-in format.
+     */
+    render: new HookMap(
+      () => new AsyncSeriesBailHook<[RenderInput, RenderContext], RenderOutput | undefined>(['input', 'context']),
+    ),
+    /**
+     * Keyed by document syntax (`json`, `toml`, …). Fires when two bindings
+     * write one guest path; the first tap that answers decides. No answer is
+     * RENDER_COLLISION; an `ok: false` answer is COMBINE_CONFLICT.
+     */
+    combine: new HookMap(() => new SyncBailHook<[readonly CombinePart[]], CombineResult | undefined>(['parts'])),
+    /** Staged files were written for a harness. Return value ignored. */
+    staged: new AsyncSeriesHook<[RenderReport, string]>(['report', 'directory']),
+    /**
+     * Asked for a container engine. Each runtime plugin taps it; the first
+     * whose engine matches the request and whose `detect()` answers wins.
+     */
+    resolveRuntime: new AsyncSeriesBailHook<[RuntimeRequest], ResolvedRuntime | undefined>(['request']),
+    /**
+     * The launch plan is complete and nothing has started yet. Taps may
+     * return a changed plan; the next tap receives it.
+     */
+    beforeLaunch: new AsyncSeriesWaterfallHook<[LaunchPlan]>(['plan']),
+    /** The harness exited; its exit status is the second argument. */
+    launched: new AsyncSeriesHook<[LaunchPlan, number]>(['plan', 'status']),
+    /** Items a harness will not see were found for a render. Return value ignored. */
+    dropped: new SyncHook<[readonly DroppedItem[], string]>(['dropped', 'harness']),
+    /** An operation failed with this error, just before it is reported. */
+    failed: new SyncHook<[OmhError]>(['error']),
+  })
+
+  readonly options: KernelOptions
+  readonly omhHome: string
+  readonly repoRoot: string | undefined
+  #settings: EffectiveSettings | undefined
+  readonly #plugins: LoadedPlugin[] = []
+  readonly #renderers = new Map<string, LoadedPlugin<RendererPlugin>[]>()
+  readonly #runtimes: LoadedPlugin<RuntimePlugin>[] = []
+
+  private constructor(options: KernelOptions) {
+    this.options = options
+    this.omhHome = omhHomeOf(options.env)
+    this.repoRoot = findRepoRoot(options.cwd)
+  }
+
+  /** Loads settings and every plugin they name, then fires `initialize`. */
+  static async create(options: KernelOptions): Promise<Kernel> {
+    const kernel = new Kernel(options)
+    kernel.#settings = await loadSettings({
+      defaults: options.defaultsFile,
+      omhHome: kernel.omhHome,
+      cwd: options.cwd,
+      ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
+    })
+    await kernel.#loadPlugins()
+    kernel.hooks.initialize.call(kernel)
+    return kernel
+  }
+
+  get settings(): EffectiveSettings {
+    if (!this.#settings) throw new Error('Kernel used before create() finished')
+    return this.#settings
+  }
+
+  get plugins(): readonly LoadedPlugin[] {
+    return this.#plugins
+  }
+
+  /** Every render string some loaded renderer answers, sorted. */
+  formats(): string[] {
+    return [...this.#renderers.keys()].sort()
+  }
+
+  /** The renderer asked first for a format. */
+  rendererFor(format: string): LoadedPlugin<RendererPlugin> | undefined {
+    return this.#renderers.get(format)?.[0]
+  }
+
+  get runtimes(): readonly LoadedPlugin<RuntimePlugin>[] {
+    return this.#runtimes
+  }
+
+  async #loadPlugins(): Promise<void> {
+    const byModule = new Map<string, LoadedPlugin>()
+    const pending: { specifier: string; module: string; file: string; layer: LayerName }[] = []
+    for (const entry of this.settings.plugins) {
+      const fromDir = path.dirname(entry.file)
+      const module =
+        resolvePluginModule(entry.value, fromDir) ??
+        (entry.value.startsWith('.') ? undefined : this.#fallback(entry.value))
+      if (!module) {
+        throw OmhError.of(PLUGIN_NOT_FOUND, { args: [entry.value, entry.file], hintArgs: [entry.value, fromDir] })
+      }
+      if (pending.some((p) => p.module === module)) continue
+      pending.push({ specifier: entry.value, module, file: entry.file, layer: entry.layer })
+    }
+    const modules = await Promise.all(
+      pending.map(async (p) => {
+        try {
+          return { ok: true as const, value: (await import(pathToFileURL(p.module).href)) as { default?: unknown } }
+        } catch (error) {
+          return { ok: false as const, error }
+        }
+      }),
+    )
+    pending.forEach((p, n) => {
+      const loaded = modules[n]!
+      if (!loaded.ok) {
+        throw OmhError.of(PLUGIN_LOAD_FAILED, {
+          args: [p.specifier, p.file, (loaded.error as Error).message?.split('\n')[0] ?? String(loaded.error)],
+          hintArgs: [p.specifier],
+          cause: loaded.error,
+        })
+      }
+      const plugin = checkPlugin(loaded.value.default, p.specifier, p.file)
+      const record: LoadedPlugin = { plugin, specifier: p.specifier, module: p.module, namedBy: { file: p.file, layer: p.layer } }
+      byModule.set(p.module, record)
+      this.#plugins.push(record)
+      this.#register(record, LAYERS.indexOf(p.layer))
+    })
+    for (const list of this.#renderers.values()) list.sort((a, b) => rank(b) - rank(a))
+  }
+
+  #fallback(specifier: string): string | undefined {
+    for (const dir of this.options.fallbackDirs ?? []) {
+      const hit = resolvePluginModule(specifier, dir)
+      if (hit) return hit
+    }
+    return undefined
+  }
+
+  #register(record: LoadedPlugin, layerRank: number): void {
+    const { plugin } = record
+    const stage = -layerRank
+    if (plugin.kind === 'renderer') {
+      const renderer = record as LoadedPlugin<RendererPlugin>
+      for (const format of plugin.formats) {
+        const list = this.#renderers.get(format) ?? []
+        list.push(renderer)
+        this.#renderers.set(format, list)
+        this.hooks.render
+          .for(format)
+          .tapPromise({ name: plugin.meta.name, stage }, (input, context) =>
+            guard(plugin.meta.name, `Kernel.hooks.render[${format}]`, () => plugin.render(input, context)),
+          )
+      }
+      for (const [syntax, combine] of Object.entries(plugin.combine ?? {})) {
+        this.hooks.combine
+          .for(syntax)
+          .tap({ name: plugin.meta.name, stage }, (parts) =>
+            guardSync(plugin.meta.name, `Kernel.hooks.combine[${syntax}]`, () => combine(parts)),
+          )
+      }
+    } else {
+      this.#runtimes.push(record as LoadedPlugin<RuntimePlugin>)
+      this.hooks.resolveRuntime.tapPromise({ name: plugin.meta.name, stage }, async (request) => {
+        if (request.engine !== 'auto' && request.engine !== plugin.engine) return undefined
+        const found = await guard(plugin.meta.name, 'Kernel.hooks.resolveRuntime', () => plugin.detect(request.context))
+        if ('version' in found) return { runtime: plugin, info: found }
+        request.tried.push({ engine: plugin.engine, reason: found.reason })
+        return undefined
+      })
+    }
+  }
+
+  // ─── Adapters ──────────────────────────────────────────────────────────────
+
+  /** Every adapter file omh would find, bundled and personal. */
+  adapterSources(): Promise<AdapterSource[]> {
+    return findAdapters({ bundled: this.options.bundledAdapters, personal: path.join(this.omhHome, 'adapters') })
+  }
+
+  /** Every editor file omh would find, bundled and personal. */
+  editorSources(): Promise<AdapterSource[]> {
+    return findAdapters({
+      bundled: this.options.bundledEditors ?? path.join(this.options.bundledAdapters, '..', 'editors'),
+      personal: path.join(this.omhHome, 'editors'),
+    })
+  }
+
+  /**
+   * Checks an adapter file completely: its schema, then every binding against
+   * the loaded renderers (format answered, class accepted, options valid).
+   * Returns every problem at once.
+   */
+  async checkAdapter(file: string, expectName?: string): Promise<{ adapter?: Adapter; problems: Problem[] }> {
+    const check = await checkAdapterFile(file, expectName)
+    const problems = [...check.problems]
+    const raw = (check.doc?.data ?? {}) as { capabilities?: Record<string, { render?: unknown; options?: unknown }> }
+    for (const [capability, b] of Object.entries(raw.capabilities ?? {})) {
+      if (!CAPABILITY_CLASSES.includes(capability as CapabilityClass) || typeof b?.render !== 'string') continue
+      const where = (p: (string | number)[]) => {
+        const at = check.doc?.locate(['capabilities', capability, ...p])
+        return { file, ...(at ? { line: at.line, column: at.column } : {}), path: dotted(['capabilities', capability, ...p]) }
+      }
+      const renderer = this.rendererFor(b.render)?.plugin
+      if (!renderer) {
+        const near = closest(b.render, this.formats())
+        problems.push({
+          ...where(['render']),
+          message: `"${b.render}" matches no installed renderer (installed: ${this.formats().join(', ') || 'none'})`,
+          ...(near ? { suggestion: near } : {}),
+        })
+        continue
+      }
+      if (!renderer.classes.includes(capability as CapabilityClass)) {
+        problems.push({
+          ...where(['render']),
+          message: `"${b.render}" (${renderer.meta.name}) renders ${renderer.classes.join(', ')}, not ${capability}`,
+        })
+      }
+      if (b.options !== undefined) {
+        if (!renderer.options) {
+          problems.push({ ...where(['options']), message: `"${b.render}" (${renderer.meta.name}) takes no options` })
+        } else {
+          const parsed = z.safeParse(renderer.options, b.options)
+          if (!parsed.success) {
+            problems.push(
+              ...problemsFromIssues(parsed.error.issues, {
+                file,
+                data: b.options,
+                schema: renderer.options,
+                locate: (p) => check.doc?.locate(['capabilities', capability, 'options', ...p]),
+              }).map((pr) => ({ ...pr, path: `capabilities.${capability}.options${pr.path ? `.${pr.path}` : ''}` })),
+            )
+          }
+        }
+      }
+    }
+    problems.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0))
+    if (problems.length || !check.data) return { problems }
+    return { adapter: toAdapter(file, check.data), problems }
+  }
+
+  /** The named adapter, validated and passed through the `adapter` hook. */
+  async adapter(name: string): Promise<Adapter> {
+    const sources = await this.adapterSources()
+    const source = sources.find((s) => s.name === name)
+    if (!source) {
+      const known = sources.map((s) => s.name)
+      throw OmhError.of(ADAPTER_NOT_FOUND, {
+        args: [name],
+        hintArgs: [known, path.join(this.omhHome, 'adapters'), closest(name, known)],
+      })
+    }
+    const { adapter, problems } = await this.checkAdapter(source.file, source.name)
+    if (!adapter) {
+      throw OmhError.of(ADAPTER_INVALID, { args: [source.file, problems.length], hintArgs: [source.file], problems })
+    }
+    return this.hooks.adapter.promise(adapter)
+  }
+
+  // ─── Rendering ─────────────────────────────────────────────────────────────
+
+  /** Renders every bound capability of an adapter. Pure: nothing is written. */
+  async render(adapter: Adapter, profile: ProfileItems): Promise<RenderReport> {
+    const context: RenderContext = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }
+    const facts: AdapterFacts = {
+      name: adapter.name,
+      tools: adapter.tools,
+      paths: Object.fromEntries(adapter.bindings.map((b) => [b.capability, b.path])),
+    }
+    const capabilities: CapabilityRender[] = []
+    const dropped: DroppedItem[] = []
+    const env: Record<string, string> = {}
+    for (const capability of CAPABILITY_CLASSES) {
+      const items = profile[capability]
+      const binding = adapter.bindings.find((b) => b.capability === capability)
+      if (!binding) {
+        for (const item of items) dropped.push({ capability, name: item.name, reason: UNSUPPORTED })
+        continue
+      }
+      const renderer = this.rendererFor(binding.render)
+      if (!renderer) {
+        // checkAdapter refuses this; an adapter changed by a tap may still get here.
+        throw OmhError.of(ADAPTER_INVALID, {
+          args: [adapter.file, 1],
+          hintArgs: [adapter.file],
+          problems: [{ file: adapter.file, path: `${bindingLabel(binding)}.render`, message: `"${binding.render}" matches no installed renderer` }],
+        })
+      }
+      const options = renderer.plugin.options ? z.parse(renderer.plugin.options, binding.options ?? {}) : undefined
+      const input = { capability, items, binding, adapter: facts, options } as RenderInput
+      const output = await this.hooks.render.get(binding.render)!.promise(input, context)
+      if (!output) {
+        throw OmhError.of(PLUGIN_ERROR, {
+          args: [renderer.plugin.meta.name, `Kernel.hooks.render[${binding.render}]`, `every renderer declined ${capability}`],
+          hintArgs: [renderer.plugin.meta.name],
+        })
+      }
+      capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped })
+      dropped.push(...output.dropped)
+      Object.assign(env, output.env)
+    }
+    const files = this.#combine(capabilities)
+    if (dropped.length) this.hooks.dropped.call(dropped, adapter.name)
+    return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, env }
+  }
+
+  #combine(capabilities: readonly CapabilityRender[]): StagedEntry[] {
+    const byGuest = new Map<string, { entry: StagedEntry; binding: ResolvedBinding }[]>()
+    for (const c of capabilities) {
+      for (const entry of c.files) {
+        const list = byGuest.get(entry.guest) ?? []
+        list.push({ entry, binding: c.binding })
+        byGuest.set(entry.guest, list)
+      }
+    }
+    const out: StagedEntry[] = []
+    for (const [guest, parts] of byGuest) {
+      if (parts.length === 1) {
+        out.push(parts[0]!.entry)
+        continue
+      }
+      const [first, second] = [bindingLabel(parts[0]!.binding), bindingLabel(parts[1]!.binding)]
+      const files = parts.map((p) => p.entry).filter((e): e is StagedFile => e.kind === 'file')
+      const syntax = files[0]?.syntax
+      if (files.length !== parts.length || !syntax || files.some((f) => f.syntax !== syntax)) {
+        throw OmhError.of(RENDER_COLLISION, { args: [guest, first, second] })
+      }
+      const answer = this.hooks.combine
+        .get(syntax)
+        ?.call(parts.map((p) => ({ binding: bindingLabel(p.binding), content: (p.entry as StagedFile).content })))
+      if (!answer) throw OmhError.of(RENDER_COLLISION, { args: [guest, first, second] })
+      if (!answer.ok) throw OmhError.of(COMBINE_CONFLICT, { args: [guest, first, second, answer.reason] })
+      out.push({ ...files[0]!, content: answer.content })
+    }
+    return out.sort((a, b) => a.guest.localeCompare(b.guest))
+  }
+
+  // ─── Runtimes ──────────────────────────────────────────────────────────────
+
+  /** The runtime to use: `wanted` is `auto` or an engine name. */
+  async resolveRuntime(wanted: string, context: RuntimeContext): Promise<ResolvedRuntime> {
+    const request: RuntimeRequest = { engine: wanted, context, tried: [] }
+    const found = await this.hooks.resolveRuntime.promise(request)
+    if (found) return found
+    const engines = this.#runtimes.map((r) => r.plugin.engine)
+    throw OmhError.of(RUNTIME_NOT_FOUND, {
+      args: [wanted, engines],
+      hintArgs: [
+        wanted !== 'auto' && !engines.includes(wanted)
+          ? [`no runtime plugin answers to "${wanted}" (installed: ${engines.join(', ') || 'none'})`]
+          : request.tried.map((t) => `${t.engine}: ${t.reason}`),
+        engines,
+      ],
+      details: { tried: request.tried },
+    })
+  }
+}
+
+const rank = (p: LoadedPlugin) => LAYERS.indexOf(p.namedBy.layer)
+
+function checkPlugin(candidate: unknown, specifier: string, file: string): Plugin {
+  const header = pluginHeaderSchema.safeParse(candidate)
+  if (!header.success) {
+    const problems = problemsFromIssues(header.error.issues, { data: candidate, schema: pluginHeaderSchema })
+    throw OmhError.of(PLUGIN_INVALID, { args: [specifier, file, problems.length], problems })
+  }
+  if (typeof header.data.apiVersion !== 'number' || !SUPPORTED_API_VERSIONS.has(header.data.apiVersion)) {
+    const name = header.data.meta?.name ?? specifier
+    throw OmhError.of(PLUGIN_API_UNSUPPORTED, {
+      args: [name, header.data.apiVersion, [...SUPPORTED_API_VERSIONS]],
+      hintArgs: [name, file],
+    })
+  }
+  const parsed = pluginSchema.safeParse(candidate)
+  if (!parsed.success) {
+    const problems = problemsFromIssues(parsed.error.issues, { data: candidate, schema: pluginSchema })
+    throw OmhError.of(PLUGIN_INVALID, { args: [specifier, file, problems.length], problems })
+  }
+  return candidate as Plugin
+}
+
+/** Runs plugin code, wrapping anything it throws with the plugin's and the hook's names. */
+async function guard<T>(plugin: string, hook: string, run: () => Promise<T> | T): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    throw wrap(plugin, hook, error)
+  }
+}
+
+function guardSync<T>(plugin: string, hook: string, run: () => T): T {
+  try {
+    return run()
+  } catch (error) {
+    throw wrap(plugin, hook, error)
+  }
+}
+
+function wrap(plugin: string, hook: string, error: unknown): OmhError {
+  if (isOmhError(error) && error.code === 'PLUGIN_ERROR') return error
+  const what = error instanceof Error ? error.message : String(error)
+  return OmhError.of(PLUGIN_ERROR, { args: [plugin, hook, what], hintArgs: [plugin], cause: error, details: { plugin, hook } })
+}
+
+export function omhHomeOf(env: Readonly<Record<string, string | undefined>>): string {
+  const set = env['OMH_HOME']
+  return set ? path.resolve(set) : path.join(env['HOME'] ?? os.homedir(), '.omh')
+}
+
+/** The nearest directory at or above `cwd` holding `.git` (a directory, or a worktree's file). */
+export function findRepoRoot(cwd: string): string | undefined {
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, '.git'))) return dir
+    if (path.dirname(dir) === dir) return undefined
+  }
+}

@@ -1,0 +1,327 @@
+/**
+ * The two plugin contracts. A plugin is a plain object, default-exported by an
+ * npm package (or a local module) that a settings file names in `plugins`.
+ * The kernel checks its shape when it loads and does all the tapping; a plugin
+ * never sees the kernel's hooks.
+ *
+ * This file is the reference documentation of both contracts.
+ *
+ * @since 1
+ */
+import type { $ZodType } from 'zod/v4/core'
+import type { Problem } from './errors.js'
+import type { CapabilityClass, ItemOf, ProfileItems, ToolWord } from './model.js'
+
+/** The plugin API this kernel speaks. Bumped only on a breaking change of a contract. */
+export const PLUGIN_API_VERSION = 1 as const
+
+/** Every API version this kernel accepts. Support is set membership, never ordering. */
+export const SUPPORTED_API_VERSIONS: ReadonlySet<number> = new Set([PLUGIN_API_VERSION])
+
+export interface PluginMeta {
+  /** The npm package name (or, for a local module, a name of its own). Shown by `omh plugins`. */
+  readonly name: string
+  /** The package version. Shown by `omh plugins` and in error reports. */
+  readonly version: string
+}
+
+// ─── Renderers ────────────────────────────────────────────────────────────────
+
+/**
+ * A binding, as a renderer receives it: one `[capabilities.<class>]` table of
+ * an adapter, with `$HOME` already expanded to the guest home.
+ */
+export interface Binding {
+  /** Guest path the harness reads this capability from. */
+  readonly path: string
+  /** Further guest paths that receive the same content (meaningful for single documents). */
+  readonly also: readonly string[]
+  /** The render string that chose this renderer. */
+  readonly render: string
+  /** Host path `omh config … import` reads, unexpanded (`$HOME`, `$REPO`). */
+  readonly import?: string
+  /** Hooks only: omh moment → the harness's name for it. An absent moment cannot be expressed. */
+  readonly events?: Readonly<Partial<Record<string, string>>>
+  /** Hooks only: payload field → where the harness keeps it, in the renderer's own language. */
+  readonly fields?: Readonly<Partial<Record<string, string>>>
+  /** Hooks only: how the harness accepts advisory text. Absent: it cannot. */
+  readonly inject?: { readonly template: string }
+  /** Hooks only: how the harness blocks a call with a reason. Absent: it cannot. */
+  readonly refuse?: { readonly template: string }
+}
+
+/** The facts about the adapter a renderer may need beyond its binding. */
+export interface AdapterFacts {
+  /** The harness name: the bare word after `omh`. */
+  readonly name: string
+  /** The adapter's `[tools]`: omh tool word → the harness's spelling. Absent words cannot be expressed. */
+  readonly tools: Readonly<Partial<Record<ToolWord, string>>>
+  /** Guest paths of every binding of the same adapter, by class; lets one renderer refer to another's output. */
+  readonly paths: Readonly<Partial<Record<CapabilityClass, string>>>
+}
+
+interface RenderInputBase<O> {
+  readonly binding: Binding
+  readonly adapter: AdapterFacts
+  /** The binding's `[capabilities.<class>.options]`, already checked against `options`. */
+  readonly options: O
+}
+
+/** What a renderer is asked to render: one capability class's items for one binding. */
+export type RenderInput<O = unknown> = {
+  [C in CapabilityClass]: RenderInputBase<O> & {
+    readonly capability: C
+    /** The selected items, in selection order. */
+    readonly items: readonly ItemOf<C>[]
+  }
+}[CapabilityClass]
+
+/** Facts about the run a renderer may read. Renderers must not do I/O. */
+export interface RenderContext {
+  /** Guest home directory (`$HOME` inside the sandbox). */
+  readonly guestHome: string
+  /** Guest working directory, where the worktree is mounted. */
+  readonly guestWork: string
+}
+
+/** A document the kernel writes into staging and mounts read-only at `guest`. */
+export interface StagedFile {
+  readonly kind: 'file'
+  readonly guest: string
+  readonly content: string | Uint8Array
+  /** Unix mode bits; default 0o644. */
+  readonly mode?: number
+  /**
+   * The document's syntax (e.g. `json`, `toml`). Two bindings may write one
+   * guest path only when both name the same syntax and a loaded renderer
+   * offers a `combine` for it.
+   */
+  readonly syntax?: string
+}
+
+/**
+ * A directory the kernel assembles at `guest`: one entry per item, each a host
+ * file or directory mounted read-only and reached by name.
+ */
+export interface StagedTree {
+  readonly kind: 'tree'
+  readonly guest: string
+  readonly entries: readonly { readonly name: string; readonly source: string }[]
+}
+
+export type StagedEntry = StagedFile | StagedTree
+
+/** A profile item the harness cannot express, and why, in words (`no \`search\` tool`). */
+export interface DroppedItem {
+  readonly capability: CapabilityClass
+  readonly name: string
+  readonly reason: string
+}
+
+/** What a renderer returns. Deterministic: equal inputs give byte-equal outputs. */
+export interface RenderOutput {
+  readonly files: readonly StagedEntry[]
+  readonly dropped: readonly DroppedItem[]
+  /**
+   * Environment the container needs for the rendered files to work, such as a
+   * secret that a document names by variable instead of holding. Never written
+   * into staging.
+   */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+/** A document handed to a parser: what the harness keeps on disk. */
+export interface ParseDocument {
+  readonly file: string
+  readonly content: string
+}
+
+/** Items a parser read back, with what it had to leave because omh's model cannot say it. */
+export interface ParseSuccess {
+  readonly ok: true
+  readonly items: Partial<ProfileItems>
+  /** Entries present in the document that omh does not manage, with the reason. */
+  readonly left: readonly { readonly name: string; readonly reason: string }[]
+}
+
+export interface ParseFailure {
+  readonly ok: false
+  /** Each failure names its file and, where the format gives one, its line. */
+  readonly problems: readonly Problem[]
+}
+
+export type ParseResult = ParseSuccess | ParseFailure
+
+/** The pieces a `combine` receives: one document per binding, in capability order. */
+export interface CombinePart {
+  /** The binding that produced this part, e.g. `capabilities.mcp`. */
+  readonly binding: string
+  readonly content: string | Uint8Array
+}
+
+export type CombineResult =
+  | { readonly ok: true; readonly content: string | Uint8Array }
+  | { readonly ok: false; readonly reason: string }
+
+export interface RendererPlugin<O = unknown> {
+  readonly kind: 'renderer'
+  readonly apiVersion: number
+  readonly meta: PluginMeta
+  /** Values an adapter may write in `render = "…"`. */
+  readonly formats: readonly string[]
+  /** Capability classes this renderer accepts. An adapter binding it to another class is refused at load. */
+  readonly classes: readonly CapabilityClass[]
+  /**
+   * Strict schema for the binding's `[capabilities.<class>.options]` table.
+   * Absent: the renderer takes no options and an `options` table is refused.
+   */
+  readonly options?: $ZodType<O>
+  /**
+   * Renders one binding. Pure and deterministic: no I/O, no clock, no
+   * randomness. Resolve `undefined` to decline, letting the next renderer of
+   * the same format answer.
+   */
+  render(input: RenderInput<O>, context: RenderContext): Promise<RenderOutput | undefined> | RenderOutput | undefined
+  /**
+   * Reads this format back into canonical items: the inverse of `render`, so
+   * `parse(render(x))` equals `x`. Failures are values, never throws.
+   * Present only on formats that `omh config … import` can read.
+   */
+  parse?(documents: readonly ParseDocument[], context: ParseContext): ParseResult
+  /**
+   * Joins documents of one syntax that several bindings write to one guest
+   * path, keyed by syntax. Refuse (ok: false) rather than let one part
+   * overwrite another.
+   */
+  readonly combine?: Readonly<Record<string, (parts: readonly CombinePart[]) => CombineResult>>
+}
+
+/** What a parser may know beyond the documents. */
+export interface ParseContext {
+  readonly capability: CapabilityClass
+  readonly binding: Binding
+  readonly adapter: AdapterFacts
+  /** Host environment, for formats that name secrets by variable. */
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+// ─── Runtimes ────────────────────────────────────────────────────────────────
+
+/** What `detect` found: this engine is usable here. */
+export interface RuntimeInfo {
+  readonly engine: string
+  /** The engine's server version. */
+  readonly version: string
+  /** Where the engine is reached, when not the local default (a remote host or a named context). */
+  readonly endpoint?: string
+}
+
+/** Why an engine is not usable, for the error listing what was tried. */
+export interface RuntimeUnavailable {
+  readonly engine: string
+  readonly reason: string
+}
+
+export interface RuntimeContext {
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** Streams a line of progress (build output) to the user's stderr. */
+  progress(line: string): void
+  readonly verbose: boolean
+  readonly signal?: AbortSignal
+}
+
+/** An image to build from a recipe handed to the engine on stdin, with an empty context. */
+export interface ImageRecipe {
+  /** Full tag, a digest of the recipe: never `:latest`. */
+  readonly tag: string
+  /** The Containerfile text. */
+  readonly containerfile: string
+  readonly labels: Readonly<Record<string, string>>
+  /** Build-time network, e.g. `host` where the bridge cannot reach a registry. */
+  readonly network?: string
+}
+
+export interface Mount {
+  readonly host: string
+  readonly guest: string
+  readonly readOnly: boolean
+}
+
+/** A container, described completely. The runtime turns it into its CLI's flags and adds nothing. */
+export interface ContainerSpec {
+  readonly image: string
+  readonly name?: string
+  readonly mounts: readonly Mount[]
+  readonly env: Readonly<Record<string, string>>
+  readonly labels: Readonly<Record<string, string>>
+  readonly workdir: string
+  /** `uid:gid` or a user name. */
+  readonly user: string
+  readonly argv: readonly string[]
+  readonly network?: string
+  /** Ports published on the host, bound to 127.0.0.1. */
+  readonly ports?: readonly { readonly host: number; readonly guest: number }[]
+  /** Give the process a terminal and the user's stdin. */
+  readonly tty?: boolean
+  readonly interactive?: boolean
+}
+
+export interface RunResult {
+  readonly exitCode: number
+  /** Captured output; empty when the process had the user's terminal. */
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface ContainerInfo {
+  readonly id: string
+  readonly name: string
+  readonly running: boolean
+  readonly image: string
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface ExecOptions {
+  readonly tty: boolean
+  readonly interactive?: boolean
+  readonly user?: string
+  readonly workdir?: string
+  readonly env?: Readonly<Record<string, string>>
+  /** Capture output instead of passing the user's terminal through. */
+  readonly capture?: boolean
+}
+
+export interface RuntimePlugin {
+  readonly kind: 'runtime'
+  readonly apiVersion: number
+  readonly meta: PluginMeta
+  /** The engine's name as `runtime = "…"` and `--runtime` spell it. */
+  readonly engine: string
+  /** Is this engine installed and answering here? Resolve the reason when it is not. */
+  detect(context: RuntimeContext): Promise<RuntimeInfo | RuntimeUnavailable>
+  /** Whether an image with this exact tag exists. */
+  hasImage(tag: string, context: RuntimeContext): Promise<boolean>
+  /** Builds `recipe.tag`, streaming output through `context.progress`. */
+  build(recipe: ImageRecipe, context: RuntimeContext): Promise<void>
+  /** Starts a detached, long-lived container; resolves its id. */
+  up(spec: ContainerSpec, context: RuntimeContext): Promise<string>
+  /** Runs argv in a running container; resolves the process's exit status. */
+  exec(container: string, argv: readonly string[], options: ExecOptions, context: RuntimeContext): Promise<RunResult>
+  /** Runs a one-shot container that is removed when it exits. */
+  run(spec: ContainerSpec, context: RuntimeContext): Promise<RunResult>
+  /** Containers (running or not) carrying every given label. */
+  list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ContainerInfo[]>
+  /** Stops and removes a container. Resolves when it is gone; a container already gone is not an error. */
+  down(container: string, context: RuntimeContext): Promise<void>
+}
+
+export type Plugin = RendererPlugin<any> | RuntimePlugin
+
+/** Typing helper for renderer packages; returns its argument unchanged. */
+export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): RendererPlugin<O> => plugin
+
+/** Typing helper for runtime packages; returns its argument unchanged. */
+export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
+
+// Renderers import only this module, so the vocabulary they read travels with it.
+export * from './model.js'

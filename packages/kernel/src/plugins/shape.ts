@@ -1,0 +1,48 @@
+import * as z from 'zod/mini'
+import { CAPABILITY_CLASSES } from '../model.js'
+import type { Plugin } from '../plugin.js'
+
+const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' })
+
+const schemaLike = z.custom<object>((v) => typeof v === 'object' && v !== null && '~standard' in v && '_zod' in v, {
+  message: 'expected a zod schema',
+})
+
+const meta = z.object({ name: z.string().check(z.minLength(1)), version: z.string().check(z.minLength(1)) })
+
+// Plugins are objects a third party wrote; extra members are their business,
+// so these shapes are not strict. What the kernel calls must be there.
+const renderer = z.object({
+  kind: z.literal('renderer'),
+  apiVersion: z.number(),
+  meta,
+  formats: z.array(z.string().check(z.minLength(1))).check(z.minLength(1)),
+  classes: z.array(z.enum(CAPABILITY_CLASSES)).check(z.minLength(1)),
+  options: z.optional(schemaLike),
+  render: fn,
+  parse: z.optional(fn),
+  combine: z.optional(z.record(z.string(), fn)),
+})
+
+const runtime = z.object({
+  kind: z.literal('runtime'),
+  apiVersion: z.number(),
+  meta,
+  engine: z.string().check(z.minLength(1)),
+  detect: fn,
+  hasImage: fn,
+  build: fn,
+  up: fn,
+  exec: fn,
+  run: fn,
+  list: fn,
+  down: fn,
+})
+
+export const pluginHeaderSchema = z.object({
+  kind: z.enum(['renderer', 'runtime']),
+  apiVersion: z.unknown(),
+  meta: z.optional(z.partial(meta)),
+})
+
+export const pluginSchema = z.discriminatedUnion('kind', [renderer, runtime]) as unknown as z.ZodMiniType<Plugin>

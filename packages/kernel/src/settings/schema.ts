@@ -1,0 +1,45 @@
+import * as z from 'zod/mini'
+import { CAPABILITY_CLASSES, type CapabilityClass } from '../model.js'
+
+const entryName = z.string().check(
+  z.minLength(1),
+  z.refine((s: string) => !s.includes('/') && !s.includes('\\') && !s.startsWith('.') && !s.includes('\0'), {
+    message: 'an entry is a name in your catalogue, never a path',
+  }),
+)
+
+const allowlist = z.array(entryName).check(
+  z.refine((list: string[]) => !list.includes('*') || list.length === 1, {
+    message: '"*" follows the whole catalogue, so it stands alone',
+  }),
+)
+
+const use = z.strictObject(
+  Object.fromEntries(CAPABILITY_CLASSES.map((c) => [c, z.optional(allowlist)])) as Record<
+    CapabilityClass,
+    z.ZodMiniOptional<typeof allowlist>
+  >,
+)
+
+/**
+ * One settings layer. Every layer has the same shape; which one wins for a key
+ * is the merge's business (docs/configuration.md).
+ */
+export const settingsSchema = z.strictObject({
+  /** Plugin modules, resolved from the directory of the file that names them. */
+  plugins: z.optional(z.array(z.string().check(z.minLength(1)))),
+  /** `auto` or an engine a runtime plugin answers to. */
+  runtime: z.optional(z.string().check(z.minLength(1))),
+  /** Which captured login to use when a harness has several. */
+  account: z.optional(z.string().check(z.minLength(1))),
+  /** Allowlist per capability: absent = everything, [] = nothing, ["*"] = the whole catalogue. */
+  use: z.optional(use),
+  image: z.optional(
+    z.strictObject({
+      /** The image every harness layer builds on. */
+      base: z.optional(z.string().check(z.minLength(1))),
+    }),
+  ),
+})
+
+export type Settings = z.infer<typeof settingsSchema>

@@ -1,0 +1,38 @@
+import { createRequire } from 'node:module'
+import { PLUGIN_API_VERSION, defineRenderer, type RenderOutput, type RuleSection } from '@omh/kernel/plugin'
+
+const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+
+const MARKER = '<!-- omh:'
+
+/** The marker line heading each section, naming where its text came from. */
+export const marker = (origin: string): string => `${MARKER} ${origin} -->`
+
+// A marker typed inside a section would make the document lie about where its
+// text came from; a zero-width space after `<!--` keeps it visible but inert.
+const neutralise = (text: string) => text.replaceAll(MARKER, '<!--\u200B omh:')
+
+export function compose(sections: readonly RuleSection[]): string {
+  return sections.map((s) => `${marker(s.origin)}\n${neutralise(s.text).trim()}\n`).join('\n')
+}
+
+export default defineRenderer({
+  kind: 'renderer',
+  apiVersion: PLUGIN_API_VERSION,
+  meta: { name, version },
+  formats: ['concat'],
+  classes: ['rules'],
+  render(input): RenderOutput {
+    if (input.capability !== 'rules' || input.items.length === 0) return { files: [], dropped: [] }
+    const content = compose(input.items)
+    return {
+      files: [input.binding.path, ...input.binding.also].map((guest) => ({
+        kind: 'file' as const,
+        guest,
+        content,
+        syntax: 'markdown',
+      })),
+      dropped: [],
+    }
+  },
+})

@@ -1,0 +1,46 @@
+# shellcheck shell=bash
+# Prepares this checkout on a fresh machine: Node >= 22 on PATH (Node 24 from
+# the npm registry when the machine's node is older), the system packages the
+# tests use, then `npm ci` and a build. Source it, so PATH stays set:
+#
+#   . scripts/setup.sh && npm test
+#
+# Idempotent: a second run only checks.
+
+omh_setup() {
+  local root prefix pkg arch
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+  if ! command -v node >/dev/null 2>&1 || [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
+    prefix=${OMH_NODE_PREFIX:-$HOME/.cache/omh/node24}
+    case $(uname -m) in
+      x86_64) arch=x64 ;;
+      aarch64) arch=arm64 ;;
+      *) echo "setup: no Node 24 package for $(uname -m); install Node >= 22 yourself" >&2; return 1 ;;
+    esac
+    pkg=node-linux-$arch
+    if [ ! -x "$prefix/bin/node" ]; then
+      echo "setup: installing Node 24 ($pkg@24 from the npm registry) into $prefix" >&2
+      npm install --prefix "$prefix/pkg" --no-save --no-package-lock --no-audit --no-fund "$pkg@24" >&2 || return 1
+      mkdir -p "$prefix/bin" && ln -sf "$prefix/pkg/node_modules/$pkg/bin/node" "$prefix/bin/node"
+    fi
+    export PATH="$prefix/bin:$PATH"
+  fi
+  echo "setup: node $(node --version), npm $(npm --version)" >&2
+
+  local missing=()
+  command -v git >/dev/null 2>&1 || missing+=(git)
+  command -v jq >/dev/null 2>&1 || missing+=(jq)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: apt-get install ${missing[*]}" >&2
+    if [ "$(id -u)" -eq 0 ]; then
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 || return 1
+    else
+      echo "setup: not root; install ${missing[*]} yourself" >&2; return 1
+    fi
+  fi
+
+  (cd "$root" && npm ci --no-audit --no-fund >&2 && npm run build >&2) || return 1
+}
+
+omh_setup

@@ -1,0 +1,20 @@
+import AdaptersLs from './commands/adapters/ls.js'
+import AdaptersShow from './commands/adapters/show.js'
+import AdaptersValidate from './commands/adapters/validate.js'
+import Plugins from './commands/plugins/index.js'
+import Render from './commands/render.js'
+import launch from './hooks/command_not_found/launch.js'
+
+/**
+ * Every command, by oclif id. omh ships as one bundle, so oclif finds commands
+ * here ("explicit" strategy) instead of globbing a directory of files.
+ */
+export const COMMANDS = {
+  'adapters:ls': AdaptersLs,
+  'adapters:show': AdaptersShow,
+  'adapters:validate': AdaptersValidate,
+  plugins: Plugins,
+  render: Render,
+}
+
+export { launch as commandNotFound }

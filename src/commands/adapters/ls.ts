@@ -1,0 +1,62 @@
+import path from 'node:path'
+import type { Problem } from '@omh/kernel'
+import { OmhCommand } from '../../lib/omh-command.js'
+import { plural, table } from '../../lib/table.js'
+
+export interface AdapterListing {
+  name: string
+  file: string
+  origin: 'bundled' | 'personal'
+  shadows?: string
+  valid: boolean
+  capabilities: { capability: string; render: string; path: string }[]
+  problems: Problem[]
+}
+
+export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] }> {
+  static override summary = 'List the harnesses omh knows.'
+  static override description =
+    'Bundled adapters ship with omh; a file in $OMH_HOME/adapters/ adds a harness or overrides a bundled one of the same name.'
+
+  async run(): Promise<{ adapters: AdapterListing[] }> {
+    await this.parse(AdaptersLs)
+    const kernel = await this.kernel()
+    const adapters: AdapterListing[] = []
+    for (const source of await kernel.adapterSources()) {
+      const { adapter, problems } = await kernel.checkAdapter(source.file, source.name)
+      adapters.push({
+        name: source.name,
+        file: source.file,
+        origin: source.origin,
+        ...(source.shadows ? { shadows: source.shadows } : {}),
+        valid: Boolean(adapter),
+        capabilities: (adapter?.bindings ?? []).map((b) => ({ capability: b.capability, render: b.render, path: b.path })),
+        problems,
+      })
+    }
+    if (!this.jsonEnabled()) {
+      const s = this.style
+      this.log(
+        table(
+          adapters.map((a) => [
+            s.bold(a.name),
+            a.valid ? a.capabilities.map((c) => c.capability).join(' ') : s.red(`invalid: ${plural(a.problems.length, 'problem')}`),
+            s.dim(a.origin === 'personal' ? `${tilde(a.file)}${a.shadows ? ' (overrides bundled)' : ''}` : 'bundled'),
+          ]),
+        ),
+      )
+    }
+    const invalid = adapters.filter((a) => !a.valid)
+    if (invalid.length) {
+      this.warn(
+        `${plural(invalid.length, 'adapter')} cannot be used: ${invalid.map((a) => a.name).join(', ')}. See \`omh adapters validate ${invalid[0]!.file}\`.`,
+      )
+    }
+    return { adapters }
+  }
+}
+
+const tilde = (file: string) => {
+  const home = process.env['HOME']
+  return home && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto'
+import { lstat, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { Args } from '@oclif/core'
+import { resolveProfile, type DroppedItem, type StagedEntry } from '@omh/kernel'
+import { droppedDetail, droppedSummary } from '../lib/dropped.js'
+import { OmhCommand } from '../lib/omh-command.js'
+import { bytes, table } from '../lib/table.js'
+
+interface FileListing {
+  guest: string
+  kind: 'file' | 'tree'
+  bytes: number
+  sha256?: string
+  entries?: { name: string; source: string }[]
+}
+
+interface CapabilityListing {
+  capability: string
+  render: string
+  renderer: { name: string; version: string }
+  path: string
+  also: string[]
+  files: FileListing[]
+  dropped: DroppedItem[]
+}
+
+export interface RenderResult {
+  harness: string
+  adapter: string
+  capabilities: CapabilityListing[]
+  dropped: DroppedItem[]
+  /** Names of variables the container gets; their values stay out of this report. */
+  env: string[]
+}
+
+export default class Render extends OmhCommand<RenderResult> {
+  static override summary = 'Show what would be staged for a harness, without starting anything.'
+  static override description =
+    'For each capability the adapter binds: the guest path, the renderer, the files and their sizes; then every profile item the harness cannot express, with the reason.'
+  static override args = {
+    harness: Args.string({ required: true, description: 'Harness name, e.g. claude.' }),
+  }
+
+  async run(): Promise<RenderResult> {
+    const { args } = await this.parse(Render)
+    const kernel = await this.kernel()
+    const adapter = await kernel.adapter(args.harness)
+    const profile = await resolveProfile({
+      omhHome: kernel.omhHome,
+      ...(kernel.repoRoot ? { projectDir: kernel.repoRoot } : {}),
+      use: kernel.settings.use,
+    })
+    const report = await kernel.render(adapter, profile)
+    const final = new Map(report.files.map((f) => [f.guest, f]))
+    const capabilities: CapabilityListing[] = []
+    for (const c of report.capabilities) {
+      capabilities.push({
+        capability: c.capability,
+        render: c.binding.render,
+        renderer: { name: c.renderer.name, version: c.renderer.version },
+        path: c.binding.path,
+        also: [...c.binding.also],
+        files: await Promise.all(c.files.map((f) => listing(final.get(f.guest) ?? f))),
+        dropped: [...c.dropped],
+      })
+    }
+    const result: RenderResult = {
+      harness: adapter.name,
+      adapter: adapter.file,
+      capabilities,
+      dropped: [...report.dropped],
+      env: Object.keys(report.env).sort(),
+    }
+    if (!this.jsonEnabled()) this.print(result)
+    return result
+  }
+
+  private print(result: RenderResult): void {
+    const s = this.style
+    this.log(`${s.bold(result.harness)} ${s.dim(`(${path.relative(process.cwd(), result.adapter) || result.adapter})`)}`)
+    const rows: string[][] = []
+    for (const c of result.capabilities) {
+      const first = [s.bold(c.capability), c.render]
+      if (!c.files.length) rows.push([...first, s.dim(`${c.path}  (nothing to stage)`), ''])
+      c.files.forEach((f, n) => {
+        const lead = n === 0 ? first : ['', '']
+        const size =
+          f.kind === 'tree'
+            ? `${f.entries!.length} ${f.entries!.length === 1 ? 'entry' : 'entries'}${f.entries!.length ? `: ${f.entries!.map((e) => e.name).join(', ')}` : ''}`
+            : bytes(f.bytes)
+        rows.push([...lead, f.guest, size])
+      })
+    }
+    this.log(table(rows, '  '))
+    if (result.env.length) this.log(s.dim(`  container env: ${result.env.join(', ')}`))
+    const summary = droppedSummary(result.dropped)
+    if (summary) {
+      this.notice(`${this.errStyle.bold('omh:')} ${result.harness} — ${summary}`)
+      if (this.verbose) for (const line of droppedDetail(result.dropped)) this.notice(line)
+    }
+  }
+}
+
+async function listing(entry: StagedEntry): Promise<FileListing> {
+  if (entry.kind === 'file') {
+    const data = typeof entry.content === 'string' ? Buffer.from(entry.content) : entry.content
+    return { guest: entry.guest, kind: 'file', bytes: data.byteLength, sha256: createHash('sha256').update(data).digest('hex') }
+  }
+  let total = 0
+  for (const e of entry.entries) total += await sizeOf(e.source)
+  return { guest: entry.guest, kind: 'tree', bytes: total, entries: entry.entries.map((e) => ({ ...e })) }
+}
+
+async function sizeOf(file: string): Promise<number> {
+  const info = await lstat(file)
+  if (!info.isDirectory()) return info.size
+  let total = 0
+  for (const name of await readdir(file)) total += await sizeOf(path.join(file, name))
+  return total
+}

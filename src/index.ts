@@ -1,0 +1,2 @@
+export { execute } from '@oclif/core'
+export { COMMANDS, commandNotFound } from './commands.js'

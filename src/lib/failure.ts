@@ -1,0 +1,70 @@
+import path from 'node:path'
+import { INTERNAL, OmhError, USAGE, isOmhError, type Problem } from '@omh/kernel'
+import type { Style } from './style.js'
+
+/** Anything thrown, as the OmhError the user is shown. Unknown errors are INTERNAL, never a stack trace. */
+export function toOmhError(error: unknown, command = ''): OmhError {
+  if (isOmhError(error)) return error
+  const oclif = (error as { oclif?: { exit?: number } } | undefined)?.oclif
+  if (error instanceof Error && oclif && (oclif.exit === 2 || error.constructor.name.includes('Parse') || /flag|argument/i.test(error.message))) {
+    const what = error.message.replace(/\n*See more help with --help\s*$/, '').trim()
+    return OmhError.of(USAGE, { args: [what], hintArgs: [command || '<command>'], cause: error })
+  }
+  const what = error instanceof Error ? error.message : String(error)
+  return OmhError.of(INTERNAL, { args: [what.split('\n')[0] ?? what], cause: error })
+}
+
+const relative = (file: string) => {
+  const rel = path.relative(process.cwd(), file)
+  return rel && !rel.startsWith('..') ? rel : file
+}
+
+export function formatProblem(problem: Problem, mainFile: string | undefined, style: Style): string {
+  const where: string[] = []
+  if (problem.file && problem.file !== mainFile) where.push(relative(problem.file))
+  if (problem.line) where.push(`line ${problem.line}${problem.column ? `, col ${problem.column}` : ''}`)
+  const at = where.length ? `${style.dim(where.join(' '))}  ` : ''
+  const key = problem.path ? `${style.bold(problem.path)}: ` : ''
+  const near = problem.suggestion ? ` — did you mean "${problem.suggestion}"?` : ''
+  return `  ${style.red('!')} ${at}${key}${problem.message}${near}`
+}
+
+/** The human report of an error, for stderr. */
+export function formatError(error: OmhError, style: Style, verbose: boolean): string {
+  // A problem names its file only when the headline has not already named it.
+  const files = new Set(error.problems.map((p) => p.file))
+  const only = files.size === 1 ? [...files][0] : undefined
+  const mainFile = only && error.message.includes(only) ? only : undefined
+  const lines = [`${style.red(style.bold('Error:'))} ${error.message}`]
+  for (const problem of error.problems) lines.push(formatProblem(problem, mainFile, style))
+  const codeblock = error.details?.['codeblock']
+  if (typeof codeblock === 'string' && codeblock) lines.push('', codeblock.replace(/^/gm, '  '), '')
+  if (error.hint) lines.push(`${style.bold('Try this:')} ${error.hint}`)
+  lines.push(style.dim(`Code: ${error.code}`))
+  if (verbose) {
+    for (let cause = error.cause, depth = 1; cause !== undefined && depth < 8; depth++) {
+      const text = cause instanceof Error ? (error.code === 'INTERNAL' && cause.stack ? cause.stack : cause.message) : String(cause)
+      lines.push(style.dim(`  because: ${text.replace(/\n/g, '\n  ')}`))
+      cause = cause instanceof Error ? cause.cause : undefined
+    }
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** The error as `--json` carries it. */
+export function serializeError(error: OmhError, verbose: boolean): Record<string, unknown> {
+  const causes: string[] = []
+  for (let cause = error.cause, depth = 0; cause !== undefined && depth < 8; depth++) {
+    causes.push(cause instanceof Error ? cause.message : String(cause))
+    cause = cause instanceof Error ? cause.cause : undefined
+  }
+  return {
+    name: error.name,
+    code: error.code,
+    message: error.message,
+    ...(error.hint ? { hint: error.hint } : {}),
+    ...(error.problems.length ? { problems: error.problems } : {}),
+    ...(error.details ? { details: error.details } : {}),
+    ...(causes.length && (verbose || error.code !== 'INTERNAL') ? { cause: causes } : {}),
+  }
+}

@@ -1,0 +1,105 @@
+import path from 'node:path'
+import { Command, Flags, type Interfaces } from '@oclif/core'
+import type { Kernel, OmhError } from '@omh/kernel'
+import { formatError, serializeError, toOmhError } from './failure.js'
+import { colorEnabled, colorModeFromArgv, createStyle, type Style } from './style.js'
+
+export type OmhFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof OmhCommand)['baseFlags'] & T['flags']>
+
+/**
+ * Every omh command: `--json` prints exactly one document on stdout
+ * (`{status, result, warnings}` or `{status, error}`), human output goes to
+ * stdout and everything else to stderr, and any failure becomes an exit code
+ * (1 operation failed, 2 bad config or usage) and a report, never a stack trace.
+ */
+export abstract class OmhCommand<T> extends Command {
+  static override enableJsonFlag = true
+
+  static override baseFlags = {
+    color: Flags.option({
+      options: ['auto', 'always', 'never'] as const,
+      default: 'auto' as const,
+      helpGroup: 'GLOBAL',
+      summary: 'When to colour output. A non-empty NO_COLOR turns off auto.',
+    })(),
+    verbose: Flags.boolean({
+      helpGroup: 'GLOBAL',
+      summary: 'Name every dropped item, and show the cause of an error.',
+      default: false,
+    }),
+  }
+
+  protected readonly warnings: string[] = []
+  #kernel: Promise<Kernel> | undefined
+  #style: Style | undefined
+
+  abstract override run(): Promise<T>
+
+  /** Colour for stdout (answers). */
+  protected get style(): Style {
+    this.#style ??= createStyle(
+      colorEnabled(colorModeFromArgv(this.argv), { json: this.jsonEnabled(), isTTY: Boolean(process.stdout.isTTY), env: process.env }),
+    )
+    return this.#style
+  }
+
+  /** Colour for stderr (notices, errors). */
+  protected get errStyle(): Style {
+    return createStyle(
+      colorEnabled(colorModeFromArgv(this.argv), { json: this.jsonEnabled(), isTTY: Boolean(process.stderr.isTTY), env: process.env }),
+    )
+  }
+
+  protected get verbose(): boolean {
+    const n = this.argv.indexOf('--')
+    return (n === -1 ? this.argv : this.argv.slice(0, n)).includes('--verbose')
+  }
+
+  /** The kernel, created on first use with omh's own defaults, adapters and editors. */
+  protected kernel(): Promise<Kernel> {
+    this.#kernel ??= import('@omh/kernel').then(({ Kernel }) =>
+      Kernel.create({
+        cwd: process.cwd(),
+        env: process.env,
+        defaultsFile: path.join(this.config.root, 'defaults', 'settings.toml'),
+        bundledAdapters: path.join(this.config.root, 'adapters'),
+        bundledEditors: path.join(this.config.root, 'editors'),
+        fallbackDirs: [this.config.root],
+      }),
+    )
+    return this.#kernel
+  }
+
+  /** A notice on stderr: not part of the answer, kept out of `--json` documents. */
+  protected notice(message: string): void {
+    if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
+  }
+
+  /** A warning on stderr; also carried in the `--json` envelope. */
+  override warn(input: string | Error): string | Error {
+    const text = typeof input === 'string' ? input : input.message
+    this.warnings.push(text)
+    process.stderr.write(`${this.errStyle.yellow('omh:')} ${text}\n`)
+    return input
+  }
+
+  protected override toSuccessJson(result: unknown): unknown {
+    return { status: 0, result, warnings: this.warnings }
+  }
+
+  protected override logJson(json: unknown): void {
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+  }
+
+  protected override async catch(raw: Interfaces.CommandError): Promise<void> {
+    if ((raw as { oclif?: { exit?: number } }).oclif?.exit === 0) return
+    const error: OmhError = toOmhError(raw, this.id?.replaceAll(':', ' '))
+    process.exitCode = error.exit
+    if (this.#kernel) {
+      const kernel = await this.#kernel.catch(() => undefined)
+      kernel?.hooks.failed.call(error)
+    }
+    if (this.jsonEnabled()) this.logJson({ status: error.exit, error: serializeError(error, this.verbose) })
+    else process.stderr.write(formatError(error, this.errStyle, this.verbose))
+  }
+}

@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { omh, ROOT } from '../helpers/run.js'
+import { gitRepo, testdir } from '../helpers/testdir.js'
+
+const version = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version
+
+describe('the command line', () => {
+  it('prints its version', () => {
+    const ran = omh(['--version'])
+    expect(ran.status).toBe(0)
+    expect(ran.stdout).toMatch(new RegExp(`^omh/${version.replaceAll('.', '\\.')} `))
+  })
+
+  it('answers every --json with exactly one document on stdout', () => {
+    const home = testdir()
+    for (const args of [['adapters', 'ls'], ['adapters', 'show', 'claude'], ['plugins'], ['render', 'claude']]) {
+      const ran = omh([...args, '--json'], { env: { OMH_HOME: home } })
+      expect(ran.status, args.join(' ')).toBe(0)
+      const doc = ran.json()
+      expect(doc.status).toBe(0)
+      expect(doc.warnings).toEqual([])
+    }
+  })
+
+  it('treats an unknown word as a harness it does not know, exit 2', () => {
+    const ran = omh(['nosuchharness'], { env: { OMH_HOME: testdir() } })
+    expect(ran.status).toBe(2)
+    expect(ran.stderr).toMatch(/No harness is called "nosuchharness"/)
+  })
+
+  it('refuses an unknown flag as usage, exit 2, without a stack trace', () => {
+    const ran = omh(['plugins', '--bogus'])
+    expect(ran.status).toBe(2)
+    expect(ran.stderr).toMatch(/^Error: Nonexistent flag: --bogus\n/)
+    expect(ran.stderr).toMatch(/Code: USAGE/)
+    expect(ran.stderr).not.toMatch(/ at .*\.js:\d+/)
+  })
+
+  it('colours only when asked or on a terminal, and never under NO_COLOR', () => {
+    const home = testdir()
+    const esc = '\u001b['
+    expect(omh(['adapters', 'ls'], { env: { OMH_HOME: home } }).stdout).not.toContain(esc)
+    expect(omh(['adapters', 'ls', '--color', 'always'], { env: { OMH_HOME: home } }).stdout).toContain(esc)
+    expect(omh(['adapters', 'ls', '--color', 'always', '--json'], { env: { OMH_HOME: home } }).stdout).not.toContain(esc)
+  })
+})
+
+describe('settings that name plugins', () => {
+  it('says which file named a plugin that is not installed, and what to do', () => {
+    const repo = gitRepo({ '.omh/settings.toml': 'plugins = ["omh-renderer-nowhere"]\n' })
+    const ran = omh(['plugins'], { cwd: repo, env: { OMH_HOME: testdir() } })
+    expect(ran.status).toBe(2)
+    expect(ran.stderr).toContain(`${path.join(repo, '.omh/settings.toml')} names the plugin "omh-renderer-nowhere", which is not installed.`)
+    expect(ran.stderr).toContain(`Run \`npm install omh-renderer-nowhere\` in ${path.join(repo, '.omh')}`)
+  })
+
+  it('says which file named a module that is not a plugin', () => {
+    const repo = gitRepo({
+      '.omh/settings.toml': 'plugins = ["./not-a-plugin.mjs"]\n',
+      '.omh/not-a-plugin.mjs': 'export default { hello: "world" }\n',
+    })
+    const ran = omh(['plugins'], { cwd: repo, env: { OMH_HOME: testdir() } })
+    expect(ran.status).toBe(2)
+    expect(ran.stderr).toContain(`./not-a-plugin.mjs (named in ${path.join(repo, '.omh/settings.toml')}) is not an omh plugin`)
+    expect(ran.stderr).toMatch(/Code: PLUGIN_INVALID/)
+  })
+
+  it('reports an unknown settings key with its line', () => {
+    const home = testdir({ 'settings.toml': 'runtime = "auto"\nplugin = []\n' })
+    const ran = omh(['plugins'], { env: { OMH_HOME: home } })
+    expect(ran.status).toBe(2)
+    expect(ran.stderr).toContain('! line 2, col 1  plugin: unknown key — did you mean "plugins"?')
+  })
+})

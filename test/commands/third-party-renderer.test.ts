@@ -1,0 +1,58 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { omh } from '../helpers/run.js'
+import { gitRepo, testdir } from '../helpers/testdir.js'
+
+// A renderer that exists only in this project's node_modules: not part of the
+// workspace, not named by omh's defaults. omh must find it through the
+// project's settings exactly as it finds its own.
+const SHOUT = `
+export default {
+  kind: 'renderer',
+  apiVersion: 1,
+  meta: { name: 'omh-renderer-shout', version: '3.1.4' },
+  formats: ['shout'],
+  classes: ['rules'],
+  render(input) {
+    const text = input.items.map((s) => s.text.toUpperCase()).join('\\n')
+    return { files: [{ kind: 'file', guest: input.binding.path, content: text }], dropped: [] }
+  },
+}
+`
+
+describe('a third-party renderer', () => {
+  it('is found through the project settings and used by omh render', () => {
+    const repo = gitRepo({
+      'AGENTS.md': 'be kind\n',
+      '.omh/settings.toml': 'plugins = ["omh-renderer-shout"]\n',
+      'node_modules/omh-renderer-shout/package.json': JSON.stringify({
+        name: 'omh-renderer-shout',
+        version: '3.1.4',
+        type: 'module',
+        exports: { '.': { import: './index.js' } },
+      }),
+      'node_modules/omh-renderer-shout/index.js': SHOUT,
+    })
+    const home = testdir({
+      'adapters/loud.toml': 'name = "loud"\nbin = "loud"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "shout"\n',
+    })
+
+    const plugins = omh(['plugins', '--json'], { cwd: repo, env: { OMH_HOME: home } })
+    expect(plugins.status).toBe(0)
+    expect(plugins.json().result.plugins).toContainEqual(
+      expect.objectContaining({
+        name: 'omh-renderer-shout',
+        version: '3.1.4',
+        kind: 'renderer',
+        formats: ['shout'],
+        namedBy: { file: path.join(repo, '.omh/settings.toml'), layer: 'shared' },
+      }),
+    )
+
+    const ran = omh(['render', 'loud', '--json'], { cwd: repo, env: { OMH_HOME: home } })
+    expect(ran.status).toBe(0)
+    const rules = ran.json().result.capabilities[0]
+    expect(rules).toMatchObject({ capability: 'rules', render: 'shout', renderer: { name: 'omh-renderer-shout', version: '3.1.4' } })
+    expect(rules.files).toEqual([expect.objectContaining({ guest: '/work/LOUD.md', kind: 'file', bytes: 'BE KIND\n'.length })])
+  })
+})

@@ -1,0 +1,30 @@
+import path from 'node:path'
+import { defineConfig } from 'vitest/config'
+
+const root = import.meta.dirname
+
+export default defineConfig({
+  resolve: {
+    // Workspace packages are tested from source; the CLI under test runs from dist.
+    alias: [
+      { find: /^@omh\/kernel$/, replacement: path.join(root, 'packages/kernel/src/index.ts') },
+      { find: /^@omh\/kernel\/plugin$/, replacement: path.join(root, 'packages/kernel/src/plugin.ts') },
+    ],
+  },
+  test: {
+    disableConsoleIntercept: true,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
+      },
+    ],
+  },
+})
