@@ -13,6 +13,7 @@ export default defineConfig({
   },
   test: {
     disableConsoleIntercept: true,
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
     projects: [
       {
         extends: true,

@@ -1,0 +1,59 @@
+import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { testdir } from '../../../test/helpers/testdir.js'
+import type { StagedEntry } from './plugin.js'
+import { GUEST_SOURCES, stage } from './stage.js'
+
+describe('stage', () => {
+  const catalogue = testdir({ 'skills/a/SKILL.md': 'a', 'skills/b/SKILL.md': 'b' })
+  const files = (text: string): StagedEntry[] => [
+    { kind: 'file', guest: '/work/AGENTS.md', content: text },
+    { kind: 'file', guest: '/home/agent/.x/hook.sh', content: '#!/bin/sh\n', mode: 0o755 },
+    {
+      kind: 'tree',
+      guest: '/home/agent/.x/skills',
+      entries: [
+        { name: 'a', source: path.join(catalogue, 'skills/a') },
+        { name: 'b', source: path.join(catalogue, 'skills/b') },
+      ],
+    },
+  ]
+
+  it('writes documents and link farms, and describes read-only mounts for them', async () => {
+    const dir = testdir()
+    const result = await stage({ files: files('rules') }, dir)
+    expect(result.written).toBe(4)
+    expect(readFileSync(path.join(dir, 'files/work/AGENTS.md'), 'utf8')).toBe('rules')
+    expect(statSync(path.join(dir, 'files/home/agent/.x/hook.sh')).mode & 0o777).toBe(0o755)
+    const link = readlinkSync(path.join(dir, 'trees/home/agent/.x/skills/a'))
+    expect(link).toMatch(new RegExp(`^${GUEST_SOURCES}/[0-9a-f]{12}/a$`))
+    expect(result.mounts.every((m) => m.readOnly)).toBe(true)
+    expect(result.mounts.map((m) => m.guest)).toEqual([
+      '/home/agent/.x/hook.sh',
+      '/home/agent/.x/skills',
+      path.dirname(link),
+      '/work/AGENTS.md',
+    ])
+    expect(result.mounts.find((m) => m.guest === path.dirname(link))!.host).toBe(path.join(catalogue, 'skills'))
+  })
+
+  it('writes nothing when the profile has not changed, and only what changed otherwise', async () => {
+    const dir = testdir()
+    await stage({ files: files('rules') }, dir)
+    expect((await stage({ files: files('rules') }, dir)).written).toBe(0)
+    expect((await stage({ files: files('changed') }, dir)).written).toBe(1)
+  })
+
+  it('removes what the profile no longer holds', async () => {
+    const dir = testdir()
+    await stage({ files: files('rules') }, dir)
+    const result = await stage({ files: files('rules').filter((f) => f.kind !== 'tree') }, dir)
+    expect(result.removed).toBe(2)
+    expect(existsSync(path.join(dir, 'trees/home/agent/.x/skills'))).toBe(false)
+  })
+
+  it('refuses a guest path that is not absolute and normalised', async () => {
+    await expect(stage({ files: [{ kind: 'file', guest: 'work/../x', content: '' }] }, testdir())).rejects.toThrow(/not an absolute/)
+  })
+})

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto'
+import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { RenderReport } from './kernel.js'
+import type { Mount, StagedEntry } from './plugin.js'
+
+/** Where the host sources of `tree` entries appear inside the container. */
+export const GUEST_SOURCES = '/omh/src'
+
+/** What staging produced: the mounts that show it to a container, and how much it touched. */
+export interface StageResult {
+  readonly dir: string
+  /** Read-only mounts, sorted by guest path: staged files and trees, and the host sources trees point into. */
+  readonly mounts: readonly Mount[]
+  /** Files and links written because they were new or changed. Zero for an unchanged profile. */
+  readonly written: number
+  /** Files and links removed because the profile no longer has them. */
+  readonly removed: number
+}
+
+/**
+ * Writes a render report into `dir` and describes the mounts that show it to a
+ * container. A re-stage writes only what changed (a running container keeps
+ * seeing unchanged files, and an unchanged profile writes nothing) and removes
+ * what the report no longer holds.
+ *
+ * Layout: `files/<guest path>` for documents; `trees/<guest path>/<name>` for
+ * tree entries, each a symlink to the entry's guest path under `/omh/src/<k>`,
+ * where the entry's host parent directory is mounted. The links dangle on the
+ * host and resolve in the container, so nothing is copied.
+ */
+export async function stage(report: Pick<RenderReport, 'files'>, dir: string): Promise<StageResult> {
+  const wanted = new Map<string, { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string }>()
+  const mounts: Mount[] = []
+  const sources = new Map<string, string>()
+
+  for (const entry of report.files) {
+    assertGuest(entry)
+    if (entry.kind === 'file') {
+      const host = path.join(dir, 'files', entry.guest)
+      const data = typeof entry.content === 'string' ? Buffer.from(entry.content) : Buffer.from(entry.content)
+      wanted.set(host, { kind: 'file', data, mode: entry.mode ?? 0o644 })
+      mounts.push({ host, guest: entry.guest, readOnly: true })
+    } else {
+      const treeDir = path.join(dir, 'trees', entry.guest)
+      for (const e of entry.entries) {
+        if (!e.name || e.name.includes('/') || e.name === '.' || e.name === '..') {
+          throw new Error(`tree ${entry.guest} has an entry named ${JSON.stringify(e.name)}, which is not a file name`)
+        }
+        const parent = path.dirname(e.source)
+        let guestParent = sources.get(parent)
+        if (!guestParent) {
+          guestParent = `${GUEST_SOURCES}/${createHash('sha256').update(parent).digest('hex').slice(0, 12)}`
+          sources.set(parent, guestParent)
+          mounts.push({ host: parent, guest: guestParent, readOnly: true })
+        }
+        wanted.set(path.join(treeDir, e.name), { kind: 'link', target: `${guestParent}/${path.basename(e.source)}` })
+      }
+      await mkdir(treeDir, { recursive: true })
+      mounts.push({ host: treeDir, guest: entry.guest, readOnly: true })
+    }
+  }
+
+  let written = 0
+  for (const [host, want] of wanted) {
+    if (await current(host, want)) continue
+    await mkdir(path.dirname(host), { recursive: true })
+    const tmp = `${host}.omh-tmp-${process.pid}`
+    await rm(tmp, { force: true })
+    if (want.kind === 'file') {
+      await writeFile(tmp, want.data, { mode: want.mode })
+      await chmod(tmp, want.mode)
+    } else {
+      await symlink(want.target, tmp)
+    }
+    await rename(tmp, host)
+    written++
+  }
+
+  let removed = 0
+  for (const sub of ['files', 'trees']) {
+    removed += await prune(path.join(dir, sub), (file) => wanted.has(file), new Set(mounts.map((m) => m.host)))
+  }
+
+  mounts.sort((a, b) => a.guest.localeCompare(b.guest))
+  return { dir, mounts, written, removed }
+}
+
+function assertGuest(entry: StagedEntry): void {
+  if (!path.posix.isAbsolute(entry.guest) || path.posix.normalize(entry.guest) !== entry.guest || entry.guest === '/') {
+    throw new Error(`a renderer staged ${JSON.stringify(entry.guest)}, which is not an absolute, normalised guest path`)
+  }
+}
+
+async function current(
+  host: string,
+  want: { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string },
+): Promise<boolean> {
+  try {
+    const info = await lstat(host)
+    if (want.kind === 'link') return info.isSymbolicLink() && (await readlink(host)) === want.target
+    return info.isFile() && (info.mode & 0o7777) === want.mode && info.size === want.data.length && (await readFile(host)).equals(want.data)
+  } catch {
+    return false
+  }
+}
+
+/** Removes files and links under `root` that are not wanted; empty directories go too, unless a mount needs them. */
+async function prune(root: string, keep: (file: string) => boolean, mountDirs: ReadonlySet<string>): Promise<number> {
+  let removed = 0
+  let names: string[]
+  try {
+    names = await readdir(root)
+  } catch {
+    return 0
+  }
+  for (const name of names) {
+    const file = path.join(root, name)
+    const info = await lstat(file)
+    if (info.isDirectory()) {
+      removed += await prune(file, keep, mountDirs)
+      if (!mountDirs.has(file) && (await readdir(file)).length === 0) await rmdir(file)
+    } else if (!keep(file)) {
+      await rm(file, { force: true })
+      removed++
+    }
+  }
+  return removed
+}
