@@ -22,3 +22,19 @@ export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type
 export { resolvePluginModule } from './plugins/resolve.js'
 export { resolveProfile, type ProfileSources } from './profile/resolve.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
+export {
+  DEFAULT_TIMEOUT,
+  PLACEHOLDERS,
+  judgeProbes,
+  probesNeeded,
+  type CapabilityUnderTest,
+  type Evidence,
+  type ExpectedItem,
+  type Expectation,
+  type Probe,
+  type ProbeCheck,
+  type ProbeRun,
+  type ProbeStep,
+} from './probe/judge.js'
+export { compilePattern, fillPattern, placeholdersOf } from './probe/pattern.js'
+export { parseSelector, scalarAt, select, type Selector } from './probe/select.js'

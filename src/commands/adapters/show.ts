@@ -23,7 +23,8 @@ export default class AdaptersShow extends OmhCommand<{ adapter: Adapter }> {
       if (adapter.creds.length) rows.push(['creds', adapter.creds.join(' ')])
       if (adapter.token.length) rows.push(['token', adapter.token.join(' ')])
       if (adapter.login) rows.push(['login', adapter.login])
-      if (adapter.verify) rows.push(['verify', `${adapter.verify}${adapter.ready ? `  (ready: ${adapter.ready})` : ''}`])
+      const probes = Object.keys(adapter.probes)
+      if (probes.length) rows.push(['probes', `${probes.join(', ')}  (what \`omh doctor ${adapter.name}\` asks the harness)`])
       const tools = Object.entries(adapter.tools)
       if (tools.length) rows.push(['tools', tools.map(([w, spelling]) => `${w}=${spelling}`).join(' ')])
       this.log(s.bold(adapter.name))
@@ -36,6 +37,7 @@ export default class AdaptersShow extends OmhCommand<{ adapter: Adapter }> {
             b.render,
             [b.path, ...b.also].join(' '),
             kernel.rendererFor(b.render)?.plugin.meta.name ?? '',
+            b.expect.length ? s.dim(`doctor asks: ${[...new Set(b.expect.map((e) => e.probe))].join(', ')}`) : s.dim('doctor asks nothing'),
           ]),
           '  ',
         ),

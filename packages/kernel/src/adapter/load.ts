@@ -4,6 +4,7 @@ import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '../errors.j
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, GUEST_HOME, type CapabilityClass, type ToolWord } from '../model.js'
 import type { Binding } from '../plugin.js'
+import type { Expectation, Probe } from '../probe/judge.js'
 import { parseToml, type TomlDocument } from '../toml.js'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
 
@@ -11,6 +12,8 @@ import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from '
 export interface ResolvedBinding extends Binding {
   readonly capability: CapabilityClass
   readonly options: Readonly<Record<string, unknown>> | undefined
+  /** What `omh doctor` must find in the harness's own output for every item staged here. */
+  readonly expect: readonly Expectation[]
 }
 
 /** A validated adapter with guest paths expanded. */
@@ -22,8 +25,8 @@ export interface Adapter {
   readonly creds: readonly string[]
   readonly token: readonly string[]
   readonly login?: string
-  readonly verify?: string
-  readonly ready?: string
+  /** Commands that make the harness say what it loaded, by key. */
+  readonly probes: Readonly<Record<string, Probe>>
   readonly tools: Readonly<Partial<Record<ToolWord, string>>>
   /** Bound capabilities, in canonical class order. */
   readonly bindings: readonly ResolvedBinding[]
@@ -101,6 +104,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
       also: (b.also ?? []).map(expandGuest),
       render: b.render,
       options: b.options,
+      expect: b.expect ?? [],
       ...(b.import ? { import: b.import } : {}),
       ...(hooks
         ? {
@@ -120,8 +124,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     creds: (data.creds ?? []).map(expandGuest),
     token: (data.token ?? []).map(expandGuest),
     ...(data.login ? { login: data.login } : {}),
-    ...(data.verify ? { verify: data.verify } : {}),
-    ...(data.ready ? { ready: data.ready } : {}),
+    probes: data.probes ?? {},
     tools: data.tools ?? {},
     bindings,
   }

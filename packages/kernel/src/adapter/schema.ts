@@ -1,5 +1,8 @@
 import * as z from 'zod/mini'
 import { CAPABILITY_CLASSES, MOMENTS, TOOL_WORDS, HOOK_FIELDS, type CapabilityClass } from '../model.js'
+import { placeholdersOf } from '../probe/pattern.js'
+import { parseSelector } from '../probe/select.js'
+import { PLACEHOLDERS } from '../probe/judge.js'
 
 const text = z.string().check(z.minLength(1))
 const guestPath = text.check(
@@ -13,6 +16,101 @@ const name = text.check(z.regex(/^[a-z][a-z0-9-]*$/, 'lowercase letters, digits 
 const wordMap = <K extends string>(keys: readonly K[]) =>
   z.strictObject(Object.fromEntries(keys.map((k) => [k, z.optional(text)])) as Record<K, z.ZodMiniOptional<typeof text>>)
 
+type Issues = { issues: unknown[]; value: unknown }
+const issue = (ctx: Issues, path: (string | number)[], message: string) =>
+  ctx.issues.push({ code: 'custom', message, path, input: ctx.value })
+
+/**
+ * What a harness must print for the check to pass: a line matching `line`,
+ * or, in its JSON output, a value reached by `json` that satisfies `match`.
+ */
+const evidenceShape = {
+  /** A pattern one line of the probe's output (stdout, then stderr) must match whole. */
+  line: z.optional(text),
+  /** Where to look in the probe's JSON output: a JSONPath subset (`a.b[*]`, `a.*`, `a.*~`). */
+  json: z.optional(text),
+  /** What a value found by `json` must look like: a pattern for a scalar, or a pattern per dotted field. */
+  match: z.optional(z.union([text, z.record(text, text)])),
+  /** Inverts the check: nothing may match (e.g. an error line naming the item). */
+  absent: z.optional(z.boolean()),
+}
+
+type Evidence = { line?: string; json?: string; match?: string | Record<string, string>; absent?: boolean }
+
+// Evidence is checked even when other keys have problems, so that every
+// problem shows at once; these read what parsed and skip what did not.
+const everyTime = () => true
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const evidenceList = <E>(list: unknown): [number, E][] =>
+  Array.isArray(list) ? [...list.entries()].filter((entry): entry is [number, E] => isRecord(entry[1])) : []
+const textOr = (v: unknown) => (typeof v === 'string' ? v : undefined)
+
+/** Checks one piece of evidence; `allowed` are the placeholders its patterns may name. */
+function checkEvidence(e: Evidence, ctx: Issues, at: (string | number)[], allowed: readonly string[]) {
+  if ((e.line === undefined) === (e.json === undefined)) issue(ctx, at, 'needs exactly one of `line` and `json`')
+  if (e.match !== undefined && e.json === undefined) issue(ctx, [...at, 'match'], '`match` applies to what `json` finds, so it needs `json`')
+  if (typeof e.json === 'string') {
+    const parsed = parseSelector(e.json)
+    if ('error' in parsed) issue(ctx, [...at, 'json'], parsed.error)
+  }
+  const patterns: [(string | number)[], string][] = []
+  if (typeof e.line === 'string') patterns.push([[...at, 'line'], e.line])
+  if (typeof e.match === 'string') patterns.push([[...at, 'match'], e.match])
+  else if (isRecord(e.match)) {
+    for (const [key, value] of Object.entries(e.match)) if (typeof value === 'string') patterns.push([[...at, 'match', key], value])
+  }
+  for (const [where, pattern] of patterns) {
+    for (const name of new Set(placeholdersOf(pattern))) {
+      if (!allowed.includes(name)) {
+        issue(ctx, where, `{{${name}}} is not a placeholder here (${allowed.length ? `known: ${allowed.map((a) => `{{${a}}}`).join(', ')}` : 'none is known outside a capability'})`)
+      }
+    }
+  }
+}
+
+/** One line a probe writes to the harness's stdin. */
+const probeStep = z.strictObject({
+  /** The line; a newline is added. */
+  line: z.string(),
+  /** Text stdout must show before the next line is written (or stdin is closed). */
+  until: z.optional(text),
+})
+
+/**
+ * A command `omh doctor` runs inside the container, once, when a check needs
+ * its output: the harness's own account of what it loaded.
+ */
+const probe = z
+  .strictObject({
+    /** Shell command (`sh -c`), run in the guest working directory. */
+    run: text,
+    /** Lines written to stdin in order, for harnesses that answer a protocol; stdin closes after the last. */
+    send: z.optional(z.array(probeStep)),
+    /** Extra environment for this command. */
+    env: z.optional(z.record(text, z.string())),
+    /** Seconds before the command is killed and the probe fails. */
+    timeout: z.optional(z.number().check(z.int(), z.positive())),
+    /** Exit statuses that count as the command working. Default: 0. */
+    exit: z.optional(z.array(z.number().check(z.int()))),
+    /** Evidence about the harness as a whole (e.g. "accepts its configuration"), checked on every run. */
+    expect: z.optional(z.array(z.strictObject(evidenceShape))),
+  })
+  .check(
+    z.superRefine(
+      (p, ctx) => {
+        for (const [n, e] of evidenceList<Evidence>(p.expect)) checkEvidence(e, ctx as unknown as Issues, ['expect', n], [])
+      },
+      { when: everyTime },
+    ),
+  )
+
+/** Evidence a capability's items must leave in a probe's output; `probe` names the command. */
+const expectation = z.strictObject({
+  /** The key of a `[probes.<key>]` table. */
+  probe: name,
+  ...evidenceShape,
+})
+
 const bindingShape = {
   /** Guest path the harness reads. `$HOME` is the guest home. */
   path: guestPath,
@@ -24,6 +122,8 @@ const bindingShape = {
   import: z.optional(text),
   /** Options for the renderer, checked against the renderer's own schema. */
   options: z.optional(z.record(z.string(), z.unknown())),
+  /** What `omh doctor` must find in the harness's own output for every item staged here. */
+  expect: z.optional(z.array(expectation)),
 }
 
 const binding = z.strictObject(bindingShape)
@@ -77,19 +177,31 @@ export const adapterSchema = z
     token: z.optional(z.array(guestPath)),
     /** What the user should do inside the harness to log in. */
     login: z.optional(text),
-    /** The harness's own "what did you load" command, run by `omh doctor`. */
-    verify: z.optional(text),
-    /** The word `verify` prints beside each item it loaded. */
-    ready: z.optional(text),
+    /** Commands that make the harness say what it loaded, by key; capabilities name them in `expect`. */
+    probes: z.optional(z.record(name, probe)),
     /** omh tool word → the harness's spelling (may be an alternation like `Edit|Write`). */
     tools: z.optional(wordMap(TOOL_WORDS)),
     capabilities,
   })
   .check(
-    z.refine((a: { ready?: string; verify?: string }) => a.ready === undefined || a.verify !== undefined, {
-      message: '`ready` is the word `verify` prints, so it needs `verify`',
-      path: ['ready'],
-    }),
+    z.superRefine(
+      (a, ctx) => {
+        const declared = isRecord(a.probes) ? Object.keys(a.probes) : []
+        const bindings = isRecord(a.capabilities) ? a.capabilities : {}
+        for (const capability of CAPABILITY_CLASSES) {
+          const binding = bindings[capability]
+          for (const [n, e] of evidenceList<Evidence & { probe?: unknown }>(isRecord(binding) ? binding['expect'] : undefined)) {
+            const at = ['capabilities', capability, 'expect', n]
+            checkEvidence(e, ctx as unknown as Issues, at, PLACEHOLDERS[capability])
+            const probe = textOr(e.probe)
+            if (probe !== undefined && !declared.includes(probe)) {
+              issue(ctx as unknown as Issues, [...at, 'probe'], `no probe is called "${probe}" (declared: ${declared.join(', ') || 'none'})`)
+            }
+          }
+        }
+      },
+      { when: everyTime },
+    ),
   )
 
 export type AdapterFile = z.infer<typeof adapterSchema>
