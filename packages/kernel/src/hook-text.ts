@@ -78,7 +78,8 @@ export function parseHookText(text: string): TextParse {
       const inner = close === -1 ? undefined : rest.slice(1, close)
       const m = inner === undefined ? null : /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s.exec(inner)
       if (!m) {
-        return { ok: false, problem: `\`\${${inner ?? rest.slice(1, 12)}\` is not a variable: write \`\${NAME}\` or \`\${NAME:-fallback}\`, or \`$$\` for a dollar sign` }
+        const shown = `$${close === -1 ? rest.slice(0, 12) : rest.slice(0, close + 1)}`
+        return { ok: false, problem: `\`${shown}\` is not a variable: write \`\${NAME}\` or \`\${NAME:-fallback}\`, or \`$$\` for a dollar sign` }
       }
       const name = m[1]!
       if (!(name in HOOK_VARIABLES)) return { ok: false, problem: unknownVariable(name) }

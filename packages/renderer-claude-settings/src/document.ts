@@ -109,6 +109,7 @@ export function readHooks(
       const on = candidates[0]!
       const hook = readGroup(group, on, event, binding, tools, source)
       if (typeof hook === 'string') left.push({ name: where, reason: hook })
+      else if (out.some((h) => h.name === hook.name)) left.push({ name: where, reason: `a hook named \`${hook.name}\` was read already` })
       else out.push(hook)
     })
   }
