@@ -161,9 +161,9 @@ describe('claude-settings: every generated hook does what its definition says', 
         const said = kind === 'inject' ? r.json().hookSpecificOutput.additionalContext : r.json().hookSpecificOutput.permissionDecisionReason
         return r.status === 0 && said === expectedText(text, { OMH_TOOL_COMMAND: payloads.PreToolUse.tool_input.command, OMH_SESSION: '' })
       }),
-      { numRuns: 60 },
+      { numRuns: 40 },
     )
-  })
+  }, 60_000)
 })
 
 describe('claude-settings: what else the file carries', () => {
@@ -224,7 +224,7 @@ describe('claude-settings: reading back what it wrote', () => {
       }),
       { numRuns: 150 },
     )
-  })
+  }, 60_000)
 
   it('leaves what it did not write, and what was edited since, saying why', () => {
     const out = render([
