@@ -279,6 +279,12 @@ export interface ContainerSpec {
   /** Give the process a terminal and the user's stdin. */
   readonly tty?: boolean
   readonly interactive?: boolean
+  /** Linux capabilities to drop; `['ALL']` for a session. */
+  readonly capDrop?: readonly string[]
+  /** Forbid gaining privileges (setuid binaries, file capabilities). */
+  readonly noNewPrivileges?: boolean
+  /** Run a minimal init as PID 1 so orphaned processes are reaped. */
+  readonly init?: boolean
 }
 
 export interface RunResult {
