@@ -83,6 +83,13 @@ describe('codex-hooks', () => {
     expect([r.status, JSON.parse(r.stdout).hookSpecificOutput]).toEqual([0, { hookEventName: 'PostToolUse', additionalContext: `Patched: ${patch}` }])
   })
 
+  it('still blocks, with a reason, when a refusal expands to nothing', () => {
+    const rendered = renderer.render(hooksInput([hook('r', { on: 'before-tool', refuse: '$OMH_TOOL_COMMAND' })], codex), context) as RenderOutput
+    const command: string = JSON.parse((rendered.files[0] as StagedFile).content as string).hooks.PreToolUse[0].hooks[0].command
+    const r = spawnSync('sh', ['-c', command], { input: JSON.stringify({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: {} }), encoding: 'utf8' })
+    expect(JSON.parse(r.stdout).hookSpecificOutput).toEqual({ hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'an omh hook refused this call' })
+  })
+
   it('writes nothing when no hook can be expressed', () => {
     expect(renderer.render(hooksInput([hooks[2]!], codex), context)).toEqual({ files: [], dropped: [out.dropped[0]] })
   })
