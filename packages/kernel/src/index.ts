@@ -40,3 +40,15 @@ export {
 } from './probe/judge.js'
 export { compilePattern, fillPattern, placeholdersOf } from './probe/pattern.js'
 export { parseSelector, scalarAt, select, type Selector } from './probe/select.js'
+export {
+  capabilitiesUnderTest,
+  classVerdicts,
+  doctorChecks,
+  doctorPlan,
+  treeEntries,
+  type CheckKind,
+  type ClassVerdict,
+  type DoctorCheck,
+  type DoctorInput,
+} from './doctor/checks.js'
+export { digestBytes, digestOf, measure, runProbe, type Digest, type ProbeOutput, type RunnerPlan, type RunnerProbe, type RunnerReport } from './doctor/runner.js'

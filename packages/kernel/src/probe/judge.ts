@@ -63,11 +63,9 @@ export interface ProbeRun {
   readonly error?: string
 }
 
-/** An item omh staged and expects the harness to report. */
+/** An item omh staged and expects the harness to report; its other string fields fill placeholders (`origin`). */
 export interface ExpectedItem {
   readonly name: string
-  /** Further facts patterns may name (e.g. `origin` for a rules section). */
-  readonly [field: string]: unknown
 }
 
 /** One capability's part in a doctor run: its binding's path, its probes' evidence, its staged items. */
@@ -153,7 +151,7 @@ export function judgeProbes(
 function valuesOf(c: CapabilityUnderTest, item: ExpectedItem): Record<string, string> {
   const values: Record<string, string> = { path: c.path }
   for (const key of PLACEHOLDERS[c.capability]) {
-    const value = item[key]
+    const value = (item as unknown as Record<string, unknown>)[key]
     if (typeof value === 'string') values[key] = value
   }
   return values
