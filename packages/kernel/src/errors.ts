@@ -37,6 +37,30 @@ const define = <M extends unknown[], H extends unknown[] = []>(data: ErrorData<M
 
 const list = (names: readonly string[]) => (names.length ? names.join(', ') : 'none')
 
+export const ACCOUNT_AMBIGUOUS = define({
+  code: 'ACCOUNT_AMBIGUOUS',
+  exit: 2,
+  message: (harness: string, accounts: readonly string[]) =>
+    `${harness} has several accounts (${accounts.join(', ')}), and nothing says which to use.`,
+  hint: (harness: string, accounts: readonly string[]) =>
+    `Name one with \`-a ${accounts[0] ?? '<name>'}\`, or set \`account = "<name>"\` in .omh/settings.local.toml (or your personal settings) for ${harness}.`,
+})
+
+export const ACCOUNT_INVALID = define({
+  code: 'ACCOUNT_INVALID',
+  exit: 2,
+  message: (name: string, why: string) => `"${name}" cannot name an account: ${why}.`,
+  hint: () => 'An account name is one path component: letters, digits, dots, dashes and underscores, not starting with a dot.',
+})
+
+export const ACCOUNT_NOT_FOUND = define({
+  code: 'ACCOUNT_NOT_FOUND',
+  exit: 2,
+  message: (harness: string, account: string, captured: readonly string[]) =>
+    `${harness} has no account "${account}" (captured: ${list(captured)}).`,
+  hint: (harness: string, account: string) => `Log in once with \`omh auth ${harness} ${account}\`.`,
+})
+
 export const ADAPTERS_INVALID = define({
   code: 'ADAPTERS_INVALID',
   exit: 2,
@@ -59,12 +83,28 @@ export const ADAPTER_NOT_FOUND = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Known harnesses: ${list(known)}. Add one by writing ${dir}/${'<name>'}.toml.`,
 })
 
+export const AUTH_UNSUPPORTED = define({
+  code: 'AUTH_UNSUPPORTED',
+  exit: 2,
+  message: (harness: string, file: string) => `${file} declares no \`creds\`, so omh has nowhere to keep a ${harness} login.`,
+  hint: () => 'Add `creds` to the adapter: the guest paths the harness saves its login in (a trailing `/` for a directory).',
+})
+
 export const COMBINE_CONFLICT = define({
   code: 'COMBINE_CONFLICT',
   exit: 2,
   message: (guest: string, first: string, second: string, why: string) =>
     `${first} and ${second} both write ${guest}, and they cannot be combined: ${why}`,
   hint: () => 'Point one of the two bindings at another path, or drop one of them from the adapter.',
+})
+
+export const DOCTOR_FAILED = define({
+  code: 'DOCTOR_FAILED',
+  exit: 1,
+  message: (harness: string, failed: number, total: number) =>
+    `${failed} of ${total} checks failed: ${harness} does not see everything omh staged for it.`,
+  hint: (harness: string) =>
+    `Each ✗ above names the item and the path. A path the harness does not read is an adapter fact to fix (\`omh adapters show ${harness}\`); run \`omh doctor ${harness} --verbose\` for what each probe printed.`,
 })
 
 export const EDITOR_INVALID = define({
@@ -97,6 +137,15 @@ export const INTERNAL = define({
   exit: 1,
   message: (what: string) => `omh failed unexpectedly: ${what}`,
   hint: () => 'Run again with --verbose to see the cause, and report it if it persists.',
+})
+
+export const LOGIN_INCOMPLETE = define({
+  code: 'LOGIN_INCOMPLETE',
+  exit: 1,
+  message: (harness: string, account: string, empty: readonly string[], status: number) =>
+    `The ${harness} login for account "${account}" did not complete (${harness} exited ${status}): still empty: ${empty.join(', ')}. Nothing was recorded.`,
+  hint: (harness: string, account: string, login?: string) =>
+    `Run \`omh auth ${harness} ${account}\` again${login ? ` and ${login.charAt(0).toLowerCase()}${login.slice(1)}` : ', and finish logging in before you leave the harness'}`,
 })
 
 export const NOT_A_REPOSITORY = define({
@@ -231,14 +280,20 @@ export const isOmhError = (value: unknown): value is OmhError =>
 
 /** Every catalogue entry, for the docs test and `omh` tooling. */
 export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
+  ACCOUNT_AMBIGUOUS,
+  ACCOUNT_INVALID,
+  ACCOUNT_NOT_FOUND,
   ADAPTERS_INVALID,
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
+  AUTH_UNSUPPORTED,
   COMBINE_CONFLICT,
+  DOCTOR_FAILED,
   EDITOR_INVALID,
   FILE_UNREADABLE,
   HOOK_INVALID,
   INTERNAL,
+  LOGIN_INCOMPLETE,
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
   PLUGIN_ERROR,

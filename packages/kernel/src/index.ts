@@ -52,3 +52,16 @@ export {
   type DoctorInput,
 } from './doctor/checks.js'
 export { digestBytes, digestOf, measure, runProbe, type Digest, type ProbeOutput, type RunnerPlan, type RunnerProbe, type RunnerReport } from './doctor/runner.js'
+export {
+  accountDir,
+  accountNameProblem,
+  accountToCapture,
+  accountsDir,
+  assertAccountName,
+  capturedAccounts,
+  chooseAccount,
+  credentialHostPath,
+  isPlaceholder,
+  unfilledTokens,
+  type AccountChoice,
+} from './accounts.js'
