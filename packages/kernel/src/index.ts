@@ -65,3 +65,20 @@ export {
   unfilledTokens,
   type AccountChoice,
 } from './accounts.js'
+export {
+  GUEST_SSH_PORT,
+  SSHD_SCRIPT,
+  SSH_PORTS,
+  editorArgs,
+  ensureInclude,
+  ensureKeyPair,
+  hostEntry,
+  removeHostEntry,
+  sshAlias,
+  sshPaths,
+  sshPort,
+  sshUrl,
+  writeHostEntry,
+  type IncludeChange,
+  type SshPaths,
+} from './attach.js'

@@ -1,0 +1,84 @@
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { testdir } from '../../../test/helpers/testdir.js'
+import { SSH_PORTS, editorArgs, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshPort, sshUrl, writeHostEntry } from './attach.js'
+
+describe('attach', () => {
+  it('gives each session an alias and a stable port in the range', () => {
+    expect(sshAlias('api-1a2b3c', 's01')).toBe('omh-api-1a2b3c-s01')
+    const port = sshPort('api-1a2b3c', 's01')
+    expect(port).toBe(sshPort('api-1a2b3c', 's01'))
+    expect(port).not.toBe(sshPort('api-1a2b3c', 's02'))
+    expect(port).toBeGreaterThanOrEqual(SSH_PORTS.first)
+    expect(port).toBeLessThan(SSH_PORTS.first + SSH_PORTS.count)
+  })
+
+  it('fills $URL and $ALIAS in an editor’s args', () => {
+    expect(editorArgs(['--remote', 'ssh-remote+$ALIAS', '/work'], 'omh-a-s01')).toEqual(['--remote', 'ssh-remote+omh-a-s01', '/work'])
+    expect(editorArgs(['$URL'], 'omh-a-s01')).toEqual([sshUrl('omh-a-s01')])
+    expect(sshUrl('omh-a-s01')).toBe('ssh://omh-a-s01/work')
+  })
+
+  it('writes one entry per session, reaching 127.0.0.1 with the repository key only', async () => {
+    const home = testdir()
+    const paths = sshPaths(home, 'api-1')
+    const file = await writeHostEntry(paths, 'omh-api-1-s01', hostEntry('omh-api-1-s01', 23456, paths.key))
+    expect(readFileSync(file, 'utf8')).toBe(
+      `Host omh-api-1-s01\n  HostName 127.0.0.1\n  Port 23456\n  User agent\n  IdentityFile ${paths.key}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n`,
+    )
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+  })
+
+  it('makes a key pair once per repository', async () => {
+    const home = testdir()
+    const { key } = sshPaths(home, 'api-1')
+    const pub = await ensureKeyPair(key, 'omh api-1')
+    expect(pub).toMatch(/^ssh-ed25519 \S+ omh api-1$/)
+    expect(await ensureKeyPair(key, 'omh api-1')).toBe(pub)
+    expect(statSync(key).mode & 0o077).toBe(0)
+  })
+
+  it('puts the include first in the user’s ssh config, keeps the rest, and does it once', async () => {
+    const home = testdir({ '.ssh/config': 'Host *\n  ServerAliveInterval 30\n' })
+    const config = path.join(home, '.ssh/config')
+    chmodSync(config, 0o644)
+    const include = 'Include /o/ssh/hosts/*.conf'
+    expect(await ensureInclude(config, include)).toBe('added')
+    expect(readFileSync(config, 'utf8')).toBe(`${include}\n\nHost *\n  ServerAliveInterval 30\n`)
+    expect(statSync(config).mode & 0o777).toBe(0o644)
+    expect(await ensureInclude(config, include)).toBe('present')
+    expect(readFileSync(config, 'utf8')).toBe(`${include}\n\nHost *\n  ServerAliveInterval 30\n`)
+  })
+
+  it('creates the user’s ssh config when there is none, private to the user', async () => {
+    const home = testdir()
+    const config = path.join(home, '.ssh/config')
+    expect(await ensureInclude(config, 'Include /o/*.conf')).toBe('created')
+    expect(readFileSync(config, 'utf8')).toBe('Include /o/*.conf\n')
+    expect(statSync(config).mode & 0o777).toBe(0o600)
+    expect(statSync(path.dirname(config)).mode & 0o777).toBe(0o700)
+  })
+
+  it('leaves a config that changed meanwhile untouched', async () => {
+    const home = testdir({ '.ssh/config': 'Host a\n' })
+    const config = path.join(home, '.ssh/config')
+    const { promises } = await import('node:fs')
+    const { syncBuiltinESMExports } = await import('node:module')
+    const original = promises.readFile
+    let reads = 0
+    // The second read (just before the rename) sees another writer's change.
+    promises.readFile = (async (...args: Parameters<typeof original>) => {
+      if (String(args[0]) === config && ++reads === 2) writeFileSync(config, 'Host b\n')
+      return original(...args)
+    }) as typeof original
+    syncBuiltinESMExports()
+    try {
+      await expect(ensureInclude(config, 'Include x')).rejects.toThrow(/changed while omh was editing it/)
+    } finally {
+      promises.readFile = original
+      syncBuiltinESMExports()
+    }
+    expect(readFileSync(config, 'utf8')).toBe('Host b\n')
+  })
+})

@@ -1,0 +1,172 @@
+/**
+ * Attaching an editor to a session over SSH. The session container runs an
+ * sshd as the agent user, reachable only on 127.0.0.1 at a port derived from
+ * the session; the host keeps one key pair per repository and one ssh config
+ * entry per session, included at the top of the user's `~/.ssh/config` so an
+ * editor (or plain `ssh`) reaches the session by its alias.
+ */
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { lstat, mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { GUEST_USER, GUEST_WORK } from './model.js'
+
+/** The port sshd listens on inside the container. */
+export const GUEST_SSH_PORT = 2222
+
+/** Host ports sessions publish sshd on: derived, so a session keeps its port and its plan stays the same. */
+export const SSH_PORTS = { first: 20_000, count: 10_000 } as const
+
+/** The ssh alias of a session. */
+export const sshAlias = (repoId: string, sid: string): string => `omh-${repoId}-${sid}`
+
+/** The host port of a session's sshd: stable for the session, spread over `SSH_PORTS`. */
+export function sshPort(repoId: string, sid: string): number {
+  const n = createHash('sha256').update(`${repoId}/${sid}`).digest().readUInt32BE(0)
+  return SSH_PORTS.first + (n % SSH_PORTS.count)
+}
+
+/** The URL editors that take one open. */
+export const sshUrl = (alias: string): string => `ssh://${alias}${GUEST_WORK}`
+
+export interface SshPaths {
+  /** The repository's private key; `.pub` beside it. */
+  readonly key: string
+  /** Directory of per-session config entries, one file each. */
+  readonly hosts: string
+  /** The line the user's ssh config starts with. */
+  readonly include: string
+}
+
+export function sshPaths(omhHome: string, repoId: string): SshPaths {
+  const hosts = path.join(omhHome, 'ssh', 'hosts')
+  return { key: path.join(omhHome, 'keys', repoId, 'id_ed25519'), hosts, include: `Include ${path.join(hosts, '*.conf')}` }
+}
+
+/**
+ * The script that starts sshd inside a session container, as the agent user,
+ * with a host key made on first start and the repository's public key from
+ * `OMH_SSH_KEY` (an environment variable, not a mount: nothing of the host's
+ * key store enters the container). Password logins are off. Running it again
+ * leaves a running sshd alone, after refreshing the authorized key.
+ */
+export const SSHD_SCRIPT = `set -eu
+d=/tmp/omh-sshd
+mkdir -p "$d"
+chmod 700 "$d"
+[ -f "$d/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$d/host_ed25519"
+printf '%s\\n' "$OMH_SSH_KEY" > "$d/authorized_keys"
+chmod 600 "$d/authorized_keys"
+cat > "$d/sshd_config" <<CONF
+Port ${GUEST_SSH_PORT}
+HostKey $d/host_ed25519
+AuthorizedKeysFile $d/authorized_keys
+AllowUsers $(id -un)
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $d/sshd.pid
+Subsystem sftp internal-sftp
+CONF
+if [ -f "$d/sshd.pid" ] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null; then exit 0; fi
+exec /usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log"
+`
+
+/** The ssh config entry of one session. Host keys are made fresh in each container, so none is remembered. */
+export function hostEntry(alias: string, port: number, key: string): string {
+  return [
+    `Host ${alias}`,
+    '  HostName 127.0.0.1',
+    `  Port ${port}`,
+    `  User ${GUEST_USER}`,
+    `  IdentityFile ${key}`,
+    '  IdentitiesOnly yes',
+    '  StrictHostKeyChecking no',
+    '  UserKnownHostsFile /dev/null',
+    '  LogLevel ERROR',
+    '',
+  ].join('\n')
+}
+
+const exists = (p: string) =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  )
+
+/** The repository's key pair, made with `ssh-keygen` on first use. Resolves the public key. */
+export async function ensureKeyPair(key: string, comment: string): Promise<string> {
+  if (!(await exists(key))) {
+    await mkdir(path.dirname(key), { recursive: true, mode: 0o700 })
+    await promisify(execFile)('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', key])
+  }
+  return (await readFile(`${key}.pub`, 'utf8')).trim()
+}
+
+/** Writes (or replaces) a session's ssh config entry. */
+export async function writeHostEntry(paths: SshPaths, alias: string, entry: string): Promise<string> {
+  const file = path.join(paths.hosts, `${alias}.conf`)
+  await mkdir(paths.hosts, { recursive: true, mode: 0o700 })
+  await replaceWhole(file, entry, 0o600)
+  return file
+}
+
+/** Removes a session's ssh config entry, if there is one. */
+export async function removeHostEntry(paths: SshPaths, alias: string): Promise<void> {
+  await rm(path.join(paths.hosts, `${alias}.conf`), { force: true })
+}
+
+export type IncludeChange = 'present' | 'added' | 'created'
+
+/**
+ * Puts the include line at the top of the user's ssh config (ssh takes the
+ * first value it finds, so an entry after a `Host *` block would lose). The
+ * file is read, the new content planned, and written whole through a renamed
+ * temporary file, only if it did not change in between; everything else in it
+ * stays as it was.
+ */
+export async function ensureInclude(sshConfig: string, include: string): Promise<IncludeChange> {
+  const before = await readFile(sshConfig, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  })
+  if (before !== undefined && before.split('\n').some((line) => line.trim() === include)) return 'present'
+  const planned = before === undefined ? `${include}\n` : `${include}\n\n${before}`
+  await mkdir(path.dirname(sshConfig), { recursive: true, mode: 0o700 })
+  const mode = before === undefined ? 0o600 : (await lstat(sshConfig)).mode & 0o777
+  await replaceWhole(sshConfig, planned, mode, { expected: before })
+  return before === undefined ? 'created' : 'added'
+}
+
+/**
+ * Replaces a file whole: a temporary file beside it, flushed, then renamed
+ * over it. With a guard, the file must still hold `expected` (or still be
+ * absent, for `undefined`) just before the rename.
+ */
+async function replaceWhole(file: string, content: string, mode: number, guard?: { readonly expected: string | undefined }): Promise<void> {
+  const temp = `${file}.omh-${process.pid}`
+  const handle = await open(temp, 'w', mode)
+  try {
+    await handle.writeFile(content)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  try {
+    if (guard) {
+      const now = await readFile(file, 'utf8').catch(() => undefined)
+      if (now !== guard.expected) throw new Error(`${file} changed while omh was editing it; nothing was written`)
+    }
+    await rename(temp, file)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+}
+
+/** The editor's argv with `$URL` and `$ALIAS` filled in. */
+export function editorArgs(args: readonly string[], alias: string): string[] {
+  return args.map((a) => a.replaceAll('$URL', sshUrl(alias)).replaceAll('$ALIAS', alias))
+}
