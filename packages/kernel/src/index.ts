@@ -20,5 +20,25 @@ export {
 export { settingsSchema, type Settings } from './settings/schema.js'
 export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type LayerName, type SettingsLayer } from './settings/load.js'
 export { resolvePluginModule } from './plugins/resolve.js'
-export { resolveProfile, type ProfileSources } from './profile/resolve.js'
+export {
+  CATALOGUE_SOURCES,
+  resolveProfile,
+  type ClassSelection,
+  type ProfileSources,
+  type ResolvedProfile,
+} from './profile/resolve.js'
+export type { CatalogueEntry, CatalogueLocation, CatalogueSource, Extra, Listing, Loaded } from './profile/catalogue.js'
+export { readMarkdown, type Markdown } from './profile/frontmatter.js'
+export {
+  MANAGED_KEYS,
+  SERVER_NAME,
+  isObject,
+  mcpFileOf,
+  readMcpFile,
+  serverFrom,
+  serverToJson,
+  serversOf,
+  type McpFile,
+} from './profile/mcp-file.js'
+export { replaceFile, snapshot, type FileSnapshot } from './files.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'

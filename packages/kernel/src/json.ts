@@ -1,0 +1,169 @@
+import type { Problem } from './errors.js'
+import type { KeyPath, Position } from './toml-locate.js'
+
+/** A parsed JSON document that can say where each of its keys was written. */
+export interface JsonDocument {
+  readonly file: string
+  readonly data: unknown
+  /** Where the key at `path` (or its nearest written ancestor) is defined. */
+  locate(path: KeyPath): Position | undefined
+}
+
+export type JsonRead = { readonly ok: true; readonly doc: JsonDocument } | { readonly ok: false; readonly problem: Problem }
+
+/**
+ * Parses JSON and, on failure, says where: `JSON.parse` decides what is valid,
+ * and a small scanner finds the line and column, since the engine's messages
+ * give a position only for some errors.
+ */
+export function readJson(source: string, file: string): JsonRead {
+  let data: unknown
+  try {
+    data = JSON.parse(source)
+  } catch (error) {
+    const scan = new Scanner(source)
+    const at = scan.failure() ?? { line: 1, column: 1 }
+    const what = (error as Error).message.split('\n')[0]!.replace(/, ".*$/s, '').replace(/ in JSON at position.*$/, '')
+    return { ok: false, problem: { file, line: at.line, column: at.column, message: `not valid JSON: ${what}` } }
+  }
+  let index: Map<string, Position> | undefined
+  return {
+    ok: true,
+    doc: {
+      file,
+      data,
+      locate(path) {
+        index ??= new Scanner(source).index()
+        for (let n = path.length; n > 0; n--) {
+          const hit = index.get(keyOf(path.slice(0, n)))
+          if (hit) return hit
+        }
+        return undefined
+      },
+    },
+  }
+}
+
+const keyOf = (path: KeyPath) => path.map(String).join('\u0000')
+
+/** The indentation a JSON document uses, so a rewrite keeps the user's style. */
+export function jsonIndent(source: string): string | number {
+  const m = /^\{\s*\n([ \t]+)"/.exec(source)
+  return m ? m[1]! : 2
+}
+
+class Scanner {
+  #i = 0
+  #line = 1
+  #lineStart = 0
+  readonly #index = new Map<string, Position>()
+
+  constructor(readonly source: string) {}
+
+  index(): Map<string, Position> {
+    try {
+      this.#value([])
+    } catch {}
+    return this.#index
+  }
+
+  /** Where the scan first found something that is not JSON. */
+  failure(): Position | undefined {
+    try {
+      this.#value([])
+      this.#blank()
+      if (this.#i < this.source.length) return this.#here()
+    } catch {
+      return this.#here()
+    }
+    return undefined
+  }
+
+  #here(): Position {
+    return { line: this.#line, column: this.#i - this.#lineStart + 1 }
+  }
+
+  #blank(): void {
+    for (;;) {
+      const c = this.source[this.#i]
+      if (c === '\n') {
+        this.#line++
+        this.#lineStart = this.#i + 1
+      } else if (c !== ' ' && c !== '\t' && c !== '\r') return
+      this.#i++
+    }
+  }
+
+  #fail(): never {
+    throw new Error('not JSON')
+  }
+
+  #value(path: (string | number)[]): void {
+    this.#blank()
+    const c = this.source[this.#i]
+    if (c === '{') return this.#object(path)
+    if (c === '[') return this.#array(path)
+    if (c === '"') return void this.#string()
+    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(this.source.slice(this.#i, this.#i + 64))
+    if (!m) this.#fail()
+    this.#i += m[0].length
+  }
+
+  #object(path: (string | number)[]): void {
+    this.#i++
+    this.#blank()
+    if (this.source[this.#i] === '}') return void this.#i++
+    for (;;) {
+      this.#blank()
+      if (this.source[this.#i] !== '"') this.#fail()
+      const at = this.#here()
+      const key = this.#string()
+      const child = [...path, key]
+      if (!this.#index.has(keyOf(child))) this.#index.set(keyOf(child), at)
+      this.#blank()
+      if (this.source[this.#i] !== ':') this.#fail()
+      this.#i++
+      this.#value(child)
+      this.#blank()
+      const next = this.source[this.#i++]
+      if (next === '}') return
+      if (next !== ',') {
+        this.#i--
+        this.#fail()
+      }
+    }
+  }
+
+  #array(path: (string | number)[]): void {
+    this.#i++
+    this.#blank()
+    if (this.source[this.#i] === ']') return void this.#i++
+    for (let n = 0; ; n++) {
+      this.#blank()
+      const child = [...path, n]
+      this.#index.set(keyOf(child), this.#here())
+      this.#value(child)
+      this.#blank()
+      const next = this.source[this.#i++]
+      if (next === ']') return
+      if (next !== ',') {
+        this.#i--
+        this.#fail()
+      }
+    }
+  }
+
+  #string(): string {
+    const start = this.#i
+    this.#i++
+    for (;;) {
+      const c = this.source[this.#i]
+      if (c === undefined || c === '\n') this.#fail()
+      if (c === '\\') this.#i += 2
+      else if (c === '"') break
+      else this.#i++
+    }
+    this.#i++
+    return JSON.parse(this.source.slice(start, this.#i)) as string
+  }
+}
