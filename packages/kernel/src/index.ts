@@ -32,7 +32,6 @@ export { readMarkdown, type Markdown } from './profile/frontmatter.js'
 export {
   MANAGED_KEYS,
   SERVER_NAME,
-  isObject,
   mcpFileOf,
   readMcpFile,
   serverFrom,

@@ -167,3 +167,22 @@ class Scanner {
     return JSON.parse(this.source.slice(start, this.#i)) as string
   }
 }
+
+/** A plain object: what JSON and TOML call an object or a table. */
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/** A problem reporter for one document: each problem gets the file, the key path and where it is written. */
+export function problemsIn(file: string, locate: (path: KeyPath) => Position | undefined) {
+  const problems: Problem[] = []
+  const report = (path: readonly (string | number)[], message: string, suggestion?: string): void => {
+    const at = locate(path)
+    problems.push({
+      file,
+      ...(at ? { line: at.line, column: at.column } : {}),
+      ...(path.length ? { path: path.join('.') } : {}),
+      message,
+      ...(suggestion ? { suggestion } : {}),
+    })
+  }
+  return { problems, report }
+}

@@ -5,8 +5,8 @@ const isTable = (v: unknown): v is Record<string, TomlValue> => v !== null && ty
 const isTableArray = (v: unknown): v is readonly Record<string, TomlValue>[] =>
   Array.isArray(v) && v.length > 0 && v.every(isTable)
 
-/** A key as TOML writes it: bare when it can be, quoted otherwise. */
-export const tomlKey = (key: string): string => (/^[A-Za-z0-9_-]+$/.test(key) ? key : tomlString(key))
+/** A key as TOML writes it: bare when it can be, quoted otherwise (never multi-line: a key cannot be). */
+export const tomlKey = (key: string): string => (/^[A-Za-z0-9_-]+$/.test(key) ? key : basic(key))
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what must be escaped
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g
@@ -17,9 +17,7 @@ const escapeControl = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart
  * basic string, so prompts stay readable; everything else a basic string.
  */
 export function tomlString(text: string): string {
-  if (!text.includes('\n')) {
-    return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\t/g, '\\t').replace(CONTROL, escapeControl)}"`
-  }
+  if (!text.includes('\n')) return basic(text)
   const body = text
     .replace(/\\/g, '\\\\')
     .replace(/\r/g, '\\r')
@@ -28,6 +26,17 @@ export function tomlString(text: string): string {
     .replace(/"(?="")/g, '\\"')
     .replace(/"$/, '\\"')
   return `"""\n${body}"""`
+}
+
+function basic(text: string): string {
+  const escaped = text
+    .replace(/\\/g, '\\\\')
+    .replace(/"/g, '\\"')
+    .replace(/\t/g, '\\t')
+    .replace(/\n/g, '\\n')
+    .replace(/\r/g, '\\r')
+    .replace(CONTROL, escapeControl)
+  return `"${escaped}"`
 }
 
 function inline(value: TomlValue): string {

@@ -2,6 +2,8 @@ import { createRequire } from 'node:module'
 import {
   PLUGIN_API_VERSION,
   defineRenderer,
+  isObject,
+  problemsIn,
   stringifyToml,
   tomlLocator,
   type CombinePart,
@@ -83,8 +85,6 @@ function readToml(content: string, file: string): TomlRead {
   }
 }
 
-const isTable = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
-
 /** Joins TOML documents whose top-level keys are disjoint; an overlap is refused, naming the key. */
 export function combineToml(parts: readonly CombinePart[]): CombineResult {
   const merged: Record<string, TomlValue> = {}
@@ -117,19 +117,17 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
   if (!doc) return { ok: true, items: { mcp: [] }, left: [] }
   const read = readToml(doc.content, doc.file)
   if (!read.ok) return { ok: false, problems: [read.problem] }
-  const locate = tomlLocator(doc.content)
-  const problems: Problem[] = []
-  const problem = (path: string[], message: string) => {
-    const at = locate(path)
-    problems.push({ file: doc.file, ...(at ? { line: at.line, column: at.column } : {}), path: path.join('.'), message })
-  }
+  const { problems, report: problem } = problemsIn(doc.file, tomlLocator(doc.content))
   const list = read.data['mcp_servers'] ?? {}
-  if (!isTable(list)) return { ok: false, problems: [{ file: doc.file, path: 'mcp_servers', message: 'expected a table of servers' }] }
+  if (!isObject(list)) {
+    problem(['mcp_servers'], 'expected a table of servers by name')
+    return { ok: false, problems }
+  }
   const servers: McpServer[] = []
   const left: { name: string; reason: string }[] = []
   for (const [server, raw] of Object.entries(list)) {
     const at = (...p: string[]) => ['mcp_servers', server, ...p]
-    if (!isTable(raw)) {
+    if (!isObject(raw)) {
       problem(at(), 'expected a table')
       continue
     }
@@ -161,7 +159,7 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
     }
     const strings = (key: string): Record<string, string> => {
       const v = raw[key] ?? {}
-      if (!isTable(v) || Object.values(v).some((s) => typeof s !== 'string')) {
+      if (!isObject(v) || Object.values(v).some((s) => typeof s !== 'string')) {
         problem(at(key), 'expected a table of strings')
         return {}
       }

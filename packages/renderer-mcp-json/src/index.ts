@@ -2,6 +2,8 @@ import { createRequire } from 'node:module'
 import {
   PLUGIN_API_VERSION,
   defineRenderer,
+  isObject,
+  problemsIn,
   readJson,
   serverValues,
   type CombinePart,
@@ -76,8 +78,6 @@ export function combineJson(parts: readonly CombinePart[]): CombineResult {
   return { ok: true, content: json(merged) }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
-
 /**
  * Reads an `mcpServers` document back (`.mcp.json`, or the user scope of
  * `~/.claude.json`). `${VAR}` and `${VAR:-default}` are resolved against the
@@ -91,20 +91,18 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
   const read = readJson(doc.content, doc.file)
   if (!read.ok) return { ok: false, problems: [read.problem] }
   const { data, locate } = read.doc
-  const problem = (path: (string | number)[], message: string) => {
-    const at = locate(path)
-    return { file: doc.file, ...(at ? { line: at.line, column: at.column } : {}), path: path.join('.'), message }
+  const { problems, report: problem } = problemsIn(doc.file, locate)
+  const list = isObject(data) ? (data['mcpServers'] ?? {}) : undefined
+  if (!isObject(list)) {
+    problem(isObject(data) ? ['mcpServers'] : [], 'expected an object of servers by name under `mcpServers`')
+    return { ok: false, problems }
   }
-  if (!isObject(data)) return { ok: false, problems: [problem([], 'expected a JSON object')] }
-  const list = data['mcpServers'] ?? {}
-  if (!isObject(list)) return { ok: false, problems: [problem(['mcpServers'], 'expected an object of servers by name')] }
   const servers: McpServer[] = []
   const left: { name: string; reason: string }[] = []
-  const problems = []
   for (const [server, raw] of Object.entries(list)) {
     const at = (...p: (string | number)[]) => ['mcpServers', server, ...p]
     if (!isObject(raw)) {
-      problems.push(problem(at(), 'expected an object'))
+      problem(at(), 'expected an object')
       continue
     }
     const type = raw['type'] ?? (raw['url'] !== undefined ? 'http' : 'stdio')
@@ -113,7 +111,7 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       continue
     }
     if (type !== 'stdio' && type !== 'http' && type !== 'sse') {
-      problems.push(problem(at('type'), `expected "stdio", "http", "sse" or "ws", found ${JSON.stringify(type)}`))
+      problem(at('type'), `expected "stdio", "http", "sse" or "ws", found ${JSON.stringify(type)}`)
       continue
     }
     const known = type === 'stdio' ? ['type', 'command', 'args', 'env'] : ['type', 'url', 'headers']
@@ -121,7 +119,7 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
     const unset = new Set<string>()
     const value = (v: unknown, p: (string | number)[]): string | undefined => {
       if (typeof v !== 'string') {
-        problems.push(problem(p, 'expected a string'))
+        problem(p, 'expected a string')
         return undefined
       }
       return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, inner: string) => {
@@ -136,7 +134,7 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
     const strings = (key: string): Record<string, string> => {
       const v = raw[key] ?? {}
       if (!isObject(v)) {
-        problems.push(problem(at(key), 'expected an object of strings'))
+        problem(at(key), 'expected an object of strings')
         return {}
       }
       return Object.fromEntries(Object.entries(v).map(([k, s]) => [k, value(s, at(key, k)) ?? '']))
@@ -145,7 +143,7 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
     if (type === 'stdio') {
       const command = value(raw['command'], at('command'))
       const rawArgs = raw['args'] ?? []
-      if (!Array.isArray(rawArgs)) problems.push(problem(at('args'), 'expected a list of strings'))
+      if (!Array.isArray(rawArgs)) problem(at('args'), 'expected a list of strings')
       const args = Array.isArray(rawArgs) ? rawArgs.map((a, n) => value(a, at('args', n)) ?? '') : []
       const envs = strings('env')
       if (command !== undefined) parsed = { name: server, transport: 'stdio', command, args, env: envs }

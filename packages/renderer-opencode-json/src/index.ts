@@ -2,13 +2,14 @@ import { createRequire } from 'node:module'
 import {
   PLUGIN_API_VERSION,
   defineRenderer,
+  isObject,
+  problemsIn,
   readJson,
   serverValues,
   type DroppedItem,
   type McpServer,
   type ParseDocument,
   type ParseResult,
-  type Problem,
   type RefusedValue,
   type RenderOutput,
 } from '@omh/kernel/plugin'
@@ -46,8 +47,6 @@ export function renderServers(servers: readonly McpServer[], harness: string) {
   return { mcp, dropped, refused }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
-
 const LOCAL_KEYS = ['type', 'command', 'environment', 'enabled']
 const REMOTE_KEYS = ['type', 'url', 'headers', 'enabled']
 
@@ -63,14 +62,12 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
   const read = readJson(doc.content, doc.file)
   if (!read.ok) return { ok: false, problems: [read.problem] }
   const { data, locate } = read.doc
-  const problems: Problem[] = []
-  const problem = (path: (string | number)[], message: string) => {
-    const at = locate(path)
-    problems.push({ file: doc.file, ...(at ? { line: at.line, column: at.column } : {}), path: path.join('.'), message })
+  const { problems, report: problem } = problemsIn(doc.file, locate)
+  const list = isObject(data) ? (data['mcp'] ?? {}) : undefined
+  if (!isObject(list)) {
+    problem(isObject(data) ? ['mcp'] : [], 'expected an object of servers by name under `mcp`')
+    return { ok: false, problems }
   }
-  if (!isObject(data)) return { ok: false, problems: [{ file: doc.file, message: 'expected a JSON object' }] }
-  const list = data['mcp'] ?? {}
-  if (!isObject(list)) return { ok: false, problems: [{ file: doc.file, path: 'mcp', message: 'expected an object of servers by name' }] }
   const servers: McpServer[] = []
   const left: { name: string; reason: string }[] = []
   for (const [server, raw] of Object.entries(list)) {

@@ -1,12 +1,16 @@
 import path from 'node:path'
 import type { Problem } from '../errors.js'
 import { closest, dotted } from '../issues.js'
-import { readJson, type JsonDocument } from '../json.js'
+import { isObject, readJson, type JsonDocument } from '../json.js'
 import type { McpServer } from '../model.js'
 import { textOf, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
 
-/** A server name: safe as a table key, a tool prefix and a file-free word in every harness. */
-export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/
+/**
+ * A server name: safe as a table key and a tool prefix in every harness. Not
+ * digits alone: JavaScript orders such keys first, so the file's order would
+ * not survive a read.
+ */
+export const SERVER_NAME = /^(?!\d+$)[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
 /** The keys of a server entry omh reads and writes; any other key is the user's. */
 export const MANAGED_KEYS = ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers'] as const
@@ -80,7 +84,7 @@ export function serverFrom(name: string, raw: unknown, report: Report): McpServe
     before.count++
     report(p, m, s)
   }
-  if (!SERVER_NAME.test(name)) say([], 'a server name is letters, digits, `.`, `_` and `-`, starting with a letter or digit')
+  if (!SERVER_NAME.test(name)) say([], 'a server name is letters, digits, `.`, `_` and `-`, starting with a letter or digit, and not digits alone')
   if (!isObject(raw)) {
     say([], 'expected an object with `command` (a program omh starts) or `url` (a server it reaches)')
     return undefined
@@ -157,8 +161,6 @@ export function serverToJson(server: McpServer): Record<string, unknown> {
     ...(Object.keys(server.headers).length ? { headers: { ...server.headers } } : {}),
   }
 }
-
-export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 export const mcpSource: CatalogueSource<'mcp'> = {
   capability: 'mcp',
