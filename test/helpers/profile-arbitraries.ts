@@ -36,9 +36,9 @@ export const servers = fc.uniqueArray(fc.oneof(stdioServer, remoteServer), { sel
 
 export const adapterFacts: AdapterFacts = { name: 'h', tools: {}, paths: {} }
 
-export function mcpInput(format: string, items: readonly McpServer[], path = '/work/servers'): RenderInput {
+export function mcpInput(format: string, items: readonly McpServer[], path = '/work/servers'): RenderInput<undefined> {
   const binding: Binding = { path, also: [], render: format }
-  return { capability: 'mcp', items, binding, adapter: adapterFacts, options: undefined } as RenderInput
+  return { capability: 'mcp', items, binding, adapter: adapterFacts, options: undefined } as RenderInput<undefined>
 }
 
 export function parseContext(format: string, env: Readonly<Record<string, string | undefined>> = {}): ParseContext {
