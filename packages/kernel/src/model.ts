@@ -60,7 +60,11 @@ export interface Subagent {
   readonly description: string
   /** omh tool words; absent means every tool. */
   readonly tools?: readonly ToolWord[]
-  readonly model?: string
+  /**
+   * The model, in the harness's own words: one name for every harness, or a
+   * name per harness (keyed by adapter name); a harness not named inherits.
+   */
+  readonly model?: string | Readonly<Record<string, string>>
   /** Host file of the subagent. */
   readonly source: string
   /** The system prompt. */
@@ -120,6 +124,10 @@ export interface ProfileItems {
   readonly subagents: readonly Subagent[]
   readonly hooks: readonly Hook[]
 }
+
+/** The model a subagent asks of one harness, if any. */
+export const modelFor = (agent: Subagent, harness: string): string | undefined =>
+  typeof agent.model === 'string' ? agent.model : agent.model?.[harness]
 
 export type ItemOf<C extends CapabilityClass> = ProfileItems[C][number]
 

@@ -3,6 +3,7 @@ import {
   PLUGIN_API_VERSION,
   TOOL_WORDS,
   defineRenderer,
+  modelFor,
   type AdapterFacts,
   type DroppedItem,
   type RenderOutput,
@@ -31,7 +32,7 @@ export function yamlString(text: string): string {
 const spellings = (adapter: AdapterFacts, word: ToolWord): string[] =>
   (adapter.tools[word] ?? '').split('|').map((s) => s.trim()).filter(Boolean)
 
-const document = (frontmatter: readonly string[], body: string) => `---\n${frontmatter.join('\n')}\n---\n${body}`
+const document = (frontmatter: readonly string[], body: string) => `---\n${frontmatter.join('\n')}\n---\n\n${body}`
 
 /**
  * Claude Code's shape: `name` (without it the file is silently skipped),
@@ -46,7 +47,8 @@ export function claudeAgent(agent: Subagent, adapter: AdapterFacts): { content: 
     if (missing.length) return { reason: `no \`${missing[0]}\` tool` }
     lines.push(agent.tools.length ? `tools: ${agent.tools.flatMap((w) => spellings(adapter, w)).join(', ')}` : 'tools: []')
   }
-  if (agent.model) lines.push(`model: ${yamlString(agent.model)}`)
+  const model = modelFor(agent, adapter.name)
+  if (model) lines.push(`model: ${yamlString(model)}`)
   return { content: document(lines, agent.body) }
 }
 
@@ -58,7 +60,8 @@ export function claudeAgent(agent: Subagent, adapter: AdapterFacts): { content: 
  */
 export function opencodeAgent(agent: Subagent, adapter: AdapterFacts): { content: string } | { reason: string } {
   const lines = [`description: ${yamlString(agent.description)}`, 'mode: subagent']
-  if (agent.model) lines.push(`model: ${yamlString(agent.model)}`)
+  const model = modelFor(agent, adapter.name)
+  if (model) lines.push(`model: ${yamlString(model)}`)
   if (agent.tools) {
     const withheld = TOOL_WORDS.filter((w) => !agent.tools!.includes(w))
     const unspelled = withheld.filter((w) => !spellings(adapter, w).length)

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, stringifyToml, type DroppedItem, type RenderOutput, type StagedFile, type Subagent } from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, stringifyToml, type DroppedItem, type RenderOutput, type StagedFile, type Subagent } from '@omh/kernel/plugin'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
@@ -10,13 +10,14 @@ const { name, version } = createRequire(import.meta.url)('../package.json') as {
  * and a subagent limited to some tools is dropped: Codex has no way to say
  * it.
  */
-export function codexAgent(agent: Subagent): { content: string } | { reason: string } {
+export function codexAgent(agent: Subagent, harness: string): { content: string } | { reason: string } {
   if (agent.tools && !TOOL_WORDS.every((w) => agent.tools!.includes(w))) return { reason: 'no way to limit a subagent’s tools' }
+  const model = modelFor(agent, harness)
   return {
     content: stringifyToml({
       name: agent.name,
       description: agent.description,
-      ...(agent.model ? { model: agent.model } : {}),
+      ...(model ? { model } : {}),
       developer_instructions: agent.body,
     }),
   }
@@ -33,7 +34,7 @@ export default defineRenderer({
     const files: StagedFile[] = []
     const dropped: DroppedItem[] = []
     for (const agent of input.items) {
-      const out = codexAgent(agent)
+      const out = codexAgent(agent, input.adapter.name)
       if ('reason' in out) dropped.push({ capability: 'subagents', name: agent.name, reason: out.reason })
       else files.push({ kind: 'file', guest: `${input.binding.path}/${agent.name}.toml`, content: out.content, syntax: 'toml' })
     }

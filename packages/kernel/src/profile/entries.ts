@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { Problem } from '../errors.js'
+import { isObject } from '../json.js'
 import { closest } from '../issues.js'
 import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '../model.js'
 import { namesIn, textOf, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
@@ -169,7 +170,10 @@ async function loadSubagent(name: string, file: string): Promise<Loaded<Subagent
     problems.push({ ...at(file, md, 'tools'), message, ...(suggestion ? { suggestion } : {}) }),
   )
   const model = fm['model']
-  if (model !== undefined && (typeof model !== 'string' || !model.trim())) problems.push({ ...at(file, md, 'model'), message: 'expected a model name' })
+  const named = (v: unknown) => typeof v === 'string' && v.trim() !== ''
+  if (model !== undefined && !named(model) && !(isObject(model) && Object.values(model).every(named))) {
+    problems.push({ ...at(file, md, 'model'), message: 'expected a model name, or a map of harness name to model name' })
+  }
   if (!md.body.trim()) problems.push({ file, message: 'has no prompt: the text after the frontmatter is what the subagent is told' })
   if (problems.length) return fail(problems)
   return {
@@ -178,9 +182,10 @@ async function loadSubagent(name: string, file: string): Promise<Loaded<Subagent
       name,
       description: description as string,
       ...(tools ? { tools } : {}),
-      ...(typeof model === 'string' ? { model } : {}),
+      ...(model !== undefined ? { model: model as string | Record<string, string> } : {}),
       source: file,
-      body: md.body,
+      // The prompt, without the blank lines that separate it from the frontmatter.
+      body: `${md.body.trim()}\n`,
     },
   }
 }
