@@ -40,4 +40,14 @@ export {
   type McpFile,
 } from './profile/mcp-file.js'
 export { replaceFile, snapshot, type FileSnapshot } from './files.js'
+export {
+  applyPlan,
+  openMcpDocument,
+  planPut,
+  planWrites,
+  writePlan,
+  type McpChange,
+  type McpChangeKind,
+  type McpDocument,
+} from './profile/mcp-edit.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
