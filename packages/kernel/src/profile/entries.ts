@@ -11,9 +11,10 @@ const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
 const fail = (problems: Problem[]): Loaded<never> => ({ ok: false, problems })
 
-async function markdownAt(file: string): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
-  const text = (await textOf(file)) ?? ''
-  const read = await readMarkdown(text, file)
+async function markdownAt(file: string, missing?: Problem): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
+  const text = await textOf(file)
+  if (text === undefined && missing) return { ok: false, problems: [missing] }
+  const read = await readMarkdown(text ?? '', file)
   return read.ok ? read : { ok: false, problems: [read.problem] }
 }
 
@@ -92,8 +93,7 @@ export const skillsSource: CatalogueSource<'skills'> = {
 
 async function loadSkill(name: string, dir: string): Promise<Loaded<Skill>> {
   const file = path.join(dir, 'SKILL.md')
-  if ((await textOf(file)) === undefined) return fail([{ file: dir, message: 'has no SKILL.md' }])
-  const read = await markdownAt(file)
+  const read = await markdownAt(file, { file: dir, message: 'has no SKILL.md' })
   if (!read.ok) return fail(read.problems)
   const md = read.value
   const fm = md.frontmatter

@@ -40,6 +40,8 @@ export async function readMarkdown(source: string, file: string): Promise<Markdo
   const raw = rest.slice(0, close.index)
   const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, '')
   if (!raw.trim()) return { ok: true, value: { frontmatter: {}, body, lines: {} } }
+  const simple = plainMapping(raw)
+  if (simple) return { ok: true, value: { frontmatter: simple.data, body, lines: simple.lines } }
   const { load, YAMLException } = await loadYaml()
   let data: unknown
   try {
@@ -58,4 +60,33 @@ export async function readMarkdown(source: string, file: string): Promise<Markdo
     if (m && !(m[1]! in lines)) lines[m[1]!] = n + 2
   })
   return { ok: true, value: { frontmatter: data as Record<string, unknown>, body, lines } }
+}
+
+const PLAIN_LINE = /^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S(?:.*\S)?)[ \t]*$/
+// Words YAML's core schema reads as booleans or null, in any case.
+const NOT_A_STRING = /^(?:true|false|yes|no|on|off|null|~)$/i
+
+/**
+ * Most frontmatter is `key: words` on every line. Read that directly, exactly
+ * as YAML would (a string), and leave anything else to the YAML parser: a
+ * catalogue of hundreds of skills is resolved on every launch.
+ */
+function plainMapping(raw: string): { data: Record<string, string>; lines: Record<string, number> } | undefined {
+  const data: Record<string, string> = {}
+  const lines: Record<string, number> = {}
+  const all = raw.split('\n')
+  for (let n = 0; n < all.length; n++) {
+    const line = all[n]!.replace(/\r$/, '')
+    if (!line.trim()) continue
+    const m = PLAIN_LINE.exec(line)
+    if (!m) return undefined
+    const [, key, value] = m as unknown as [string, string, string]
+    // Anything YAML could read as more than plain words: quotes, flow collections, anchors,
+    // tags, block scalars, numbers, comments, nested `key: value`.
+    if (/^[-?:,[\]{}#&*!|>'"%@`.+\d]/.test(value) || /:\s|:$|\s#/.test(value) || NOT_A_STRING.test(value)) return undefined
+    if (key in data) return undefined
+    data[key] = value
+    lines[key] = n + 2
+  }
+  return { data, lines }
 }
