@@ -186,3 +186,37 @@ export function problemsIn(file: string, locate: (path: KeyPath) => Position | u
   }
   return { problems, report }
 }
+
+/** One server entry of a harness document, and how to name a key inside it in a problem. */
+export interface ServerEntry {
+  readonly name: string
+  readonly raw: Record<string, unknown>
+  /** The key path of this entry, or of a key inside it. */
+  at(...path: (string | number)[]): (string | number)[]
+}
+
+/**
+ * The entries of the server map at `key` of a parsed document (`mcpServers`,
+ * `mcp`, `mcp_servers`), for a parser to read one by one. A map that is not
+ * an object, and an entry that is not, are reported; the rest are returned.
+ */
+export function serverEntries(
+  file: string,
+  data: unknown,
+  key: string,
+  locate: (path: KeyPath) => Position | undefined,
+): { entries: ServerEntry[]; problems: Problem[]; report: ReturnType<typeof problemsIn>['report'] } {
+  const { problems, report } = problemsIn(file, locate)
+  const map = isObject(data) ? (data[key] ?? {}) : undefined
+  if (!isObject(map)) {
+    report(isObject(data) ? [key] : [], `expected an object of servers by name under \`${key}\``)
+    return { entries: [], problems, report }
+  }
+  const entries: ServerEntry[] = []
+  for (const [name, raw] of Object.entries(map)) {
+    const at = (...path: (string | number)[]) => [key, name, ...path]
+    if (isObject(raw)) entries.push({ name, raw, at })
+    else report(at(), 'expected an object')
+  }
+  return { entries, problems, report }
+}

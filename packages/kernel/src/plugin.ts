@@ -352,6 +352,6 @@ export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
 // and so do the readers their parsers need to report a file's line.
 export * from './model.js'
 export type { Problem } from './errors.js'
-export { isObject, jsonIndent, problemsIn, readJson, type JsonDocument, type JsonRead } from './json.js'
+export { isObject, jsonIndent, problemsIn, readJson, serverEntries, type JsonDocument, type JsonRead, type ServerEntry } from './json.js'
 export { tomlLocator, type KeyPath, type Position } from './toml-locate.js'
 export { stringifyToml, tomlKey, tomlString, type TomlValue } from './toml-write.js'

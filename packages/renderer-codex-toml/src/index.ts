@@ -3,7 +3,7 @@ import {
   PLUGIN_API_VERSION,
   defineRenderer,
   isObject,
-  problemsIn,
+  serverEntries,
   stringifyToml,
   tomlLocator,
   type CombinePart,
@@ -117,20 +117,10 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
   if (!doc) return { ok: true, items: { mcp: [] }, left: [] }
   const read = readToml(doc.content, doc.file)
   if (!read.ok) return { ok: false, problems: [read.problem] }
-  const { problems, report: problem } = problemsIn(doc.file, tomlLocator(doc.content))
-  const list = read.data['mcp_servers'] ?? {}
-  if (!isObject(list)) {
-    problem(['mcp_servers'], 'expected a table of servers by name')
-    return { ok: false, problems }
-  }
+  const { entries, problems, report: problem } = serverEntries(doc.file, read.data, 'mcp_servers', tomlLocator(doc.content))
   const servers: McpServer[] = []
   const left: { name: string; reason: string }[] = []
-  for (const [server, raw] of Object.entries(list)) {
-    const at = (...p: string[]) => ['mcp_servers', server, ...p]
-    if (!isObject(raw)) {
-      problem(at(), 'expected a table')
-      continue
-    }
+  for (const { name: server, raw, at } of entries) {
     if (raw['enabled'] === false) {
       left.push({ name: server, reason: 'disabled in this file (`enabled = false`)' })
       continue
@@ -146,7 +136,7 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       }
     }
     const unset: string[] = []
-    const fromEnv = (variable: unknown, path: string[]): string | undefined => {
+    const fromEnv = (variable: unknown, path: (string | number)[]): string | undefined => {
       if (typeof variable !== 'string') return void problem(path, 'expected a variable name')
       const value = env[variable]
       if (value === undefined) unset.push(variable)

@@ -3,8 +3,8 @@ import {
   PLUGIN_API_VERSION,
   defineRenderer,
   isObject,
-  problemsIn,
   readJson,
+  serverEntries,
   serverValues,
   type DroppedItem,
   type McpServer,
@@ -61,21 +61,10 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
   if (!doc) return { ok: true, items: { mcp: [] }, left: [] }
   const read = readJson(doc.content, doc.file)
   if (!read.ok) return { ok: false, problems: [read.problem] }
-  const { data, locate } = read.doc
-  const { problems, report: problem } = problemsIn(doc.file, locate)
-  const list = isObject(data) ? (data['mcp'] ?? {}) : undefined
-  if (!isObject(list)) {
-    problem(isObject(data) ? ['mcp'] : [], 'expected an object of servers by name under `mcp`')
-    return { ok: false, problems }
-  }
+  const { entries, problems, report: problem } = serverEntries(doc.file, read.doc.data, 'mcp', read.doc.locate)
   const servers: McpServer[] = []
   const left: { name: string; reason: string }[] = []
-  for (const [server, raw] of Object.entries(list)) {
-    const at = (...p: (string | number)[]) => ['mcp', server, ...p]
-    if (!isObject(raw)) {
-      problem(at(), 'expected an object')
-      continue
-    }
+  for (const { name: server, raw, at } of entries) {
     if (raw['enabled'] === false) {
       left.push({ name: server, reason: 'disabled in this file (`enabled: false`)' })
       continue
