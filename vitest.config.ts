@@ -26,6 +26,11 @@ export default defineConfig({
         extends: true,
         test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
       },
+      {
+        // Real harness binaries, installed by .ci/run; each file skips, saying so, without them.
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.e2e.test.ts'], testTimeout: 120_000 },
+      },
     ],
   },
 })

@@ -139,7 +139,7 @@ export default class Render extends OmhCommand<RenderResult> {
       }
     }
     for (const notice of result.notices) this.notice(`${this.errStyle.bold('omh:')} ${notice}`)
-    const summary = droppedSummary(result.dropped)
+    const summary = droppedSummary(result.dropped, this.verbose)
     if (summary) {
       this.notice(`${this.errStyle.bold('omh:')} ${result.harness} — ${summary}`)
       if (this.verbose) for (const line of droppedDetail(result.dropped)) this.notice(line)

@@ -14,6 +14,7 @@ describe('omh render', () => {
       ['mcp', true],
       ['commands', true],
       ['subagents', true],
+      ['hooks', true],
     ])
     expect(result.selection.find((s: { capability: string }) => s.capability === 'rules').use).toMatchObject({
       value: ['testing', 'style'],

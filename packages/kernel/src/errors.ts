@@ -102,6 +102,17 @@ export const FILE_UNWRITABLE = define({
   hint: () => 'The file is as it was before. Fix the permissions of its directory, then run the command again.',
 })
 
+export const HOOK_INVALID = define({
+  code: 'HOOK_INVALID',
+  exit: 2,
+  message: (files: readonly string[], count: number) =>
+    files.length === 1
+      ? `${files[0]} has ${count} problem${count === 1 ? '' : 's'}:`
+      : `${files.length} hook files have ${count} problems:`,
+  hint: () =>
+    'A hook file holds `on`, optional `tools` and `when`, and exactly one of `run`, `inject` or `refuse`; docs/hooks.md explains each. Nothing was staged.',
+})
+
 export const IMPORT_INVALID = define({
   code: 'IMPORT_INVALID',
   exit: 2,
@@ -304,6 +315,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   FILE_CHANGED,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
+  HOOK_INVALID,
   IMPORT_INVALID,
   IMPORT_SOURCE_MISSING,
   IMPORT_UNSUPPORTED,

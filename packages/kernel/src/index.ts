@@ -50,4 +50,6 @@ export {
   type McpChangeKind,
   type McpDocument,
 } from './profile/mcp-edit.js'
+export { findHooks, hookFileSchema, parseHookFile, resolveHooks, type HookFile, type HookParse, type HookSource, type HookSources } from './profile/hooks.js'
+export { parseJson, type JsonSyntaxError } from './json.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'

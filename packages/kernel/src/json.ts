@@ -1,50 +1,51 @@
 import type { Problem } from './errors.js'
-import type { KeyPath, Position } from './toml-locate.js'
+import { keyOf, locator, type KeyPath, type Position } from './toml-locate.js'
 
 /** A parsed JSON document that can say where each of its keys was written. */
 export interface JsonDocument {
   readonly file: string
   readonly data: unknown
-  /** Where the key at `path` (or its nearest written ancestor) is defined. */
+  /** Where the key at `path` (or its nearest written ancestor) is written. */
   locate(path: KeyPath): Position | undefined
+}
+
+/** Why a JSON text did not parse, and where, when the engine says. */
+export interface JsonSyntaxError {
+  readonly message: string
+  readonly line?: number
+  readonly column?: number
+}
+
+/** Parses JSON; a syntax error is a value carrying the engine's words, line and column. */
+export function parseJson(source: string, file: string): { ok: true; doc: JsonDocument } | { ok: false; error: JsonSyntaxError } {
+  let data: unknown
+  try {
+    data = JSON.parse(source)
+  } catch (error) {
+    const text = (error as Error).message
+    const at = /\(line (\d+) column (\d+)\)/.exec(text)
+    const message = text
+      .replace(/ in JSON at position \d+.*$/s, '')
+      .replace(/, ".*" is not valid JSON$/s, '')
+      .replace(/^Unexpected end of JSON input$/, 'the text ends before the JSON does')
+    return { ok: false, error: { message, ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}) } }
+  }
+  return { ok: true, doc: { file, data, locate: locator(() => new Scanner(source).index()) } }
 }
 
 export type JsonRead = { readonly ok: true; readonly doc: JsonDocument } | { readonly ok: false; readonly problem: Problem }
 
 /**
- * Parses JSON and, on failure, says where: `JSON.parse` decides what is valid,
- * and a small scanner finds the line and column, since the engine's messages
- * give a position only for some errors.
+ * Parses JSON, and on failure always says where: the engine gives a line for
+ * some errors only, so a small scanner finds it for the others.
  */
 export function readJson(source: string, file: string): JsonRead {
-  let data: unknown
-  try {
-    data = JSON.parse(source)
-  } catch (error) {
-    const scan = new Scanner(source)
-    const at = scan.failure() ?? { line: 1, column: 1 }
-    const what = (error as Error).message.split('\n')[0]!.replace(/, ".*$/s, '').replace(/ in JSON at position.*$/, '')
-    return { ok: false, problem: { file, line: at.line, column: at.column, message: `not valid JSON: ${what}` } }
-  }
-  let index: Map<string, Position> | undefined
-  return {
-    ok: true,
-    doc: {
-      file,
-      data,
-      locate(path) {
-        index ??= new Scanner(source).index()
-        for (let n = path.length; n > 0; n--) {
-          const hit = index.get(keyOf(path.slice(0, n)))
-          if (hit) return hit
-        }
-        return undefined
-      },
-    },
-  }
+  const parsed = parseJson(source, file)
+  if (parsed.ok) return parsed
+  const { message, line, column } = parsed.error
+  const at = line ? { line, column: column ?? 1 } : (new Scanner(source).failure() ?? { line: 1, column: 1 })
+  return { ok: false, problem: { file, line: at.line, column: at.column, message: `not valid JSON: ${message}` } }
 }
-
-const keyOf = (path: KeyPath) => path.map(String).join('\u0000')
 
 /** The indentation a JSON document uses, so a rewrite keeps the user's style. */
 export function jsonIndent(source: string): string | number {

@@ -5,16 +5,16 @@ export interface Position {
   readonly column: number
 }
 
+export const keyOf = (path: KeyPath): string => path.map(String).join('\u0000')
+
 /**
- * Where each key path of a TOML document is written: a function answering
- * for `path` or its nearest written ancestor. The index is built on the first
- * question. It has no dependency, so a parser can report lines without
- * loading a TOML library twice.
+ * Answers where a key path (or its nearest written ancestor) is, from an index
+ * of key positions built on first use: most documents never need it.
  */
-export function tomlLocator(source: string): (path: KeyPath) => Position | undefined {
+export function locator(build: () => Map<string, Position>): (path: KeyPath) => Position | undefined {
   let index: Map<string, Position> | undefined
   return (path) => {
-    index ??= indexKeys(source)
+    index ??= build()
     for (let n = path.length; n > 0; n--) {
       const hit = index.get(keyOf(path.slice(0, n)))
       if (hit) return hit
@@ -23,7 +23,11 @@ export function tomlLocator(source: string): (path: KeyPath) => Position | undef
   }
 }
 
-const keyOf = (path: KeyPath) => path.map(String).join('\u0000')
+/**
+ * Where each key path of a TOML document is written. It has no dependency, so
+ * a parser can report lines without loading a TOML library a second time.
+ */
+export const tomlLocator = (source: string): ((path: KeyPath) => Position | undefined) => locator(() => indexKeys(source))
 
 /**
  * Maps every key path written in a TOML document to where it was written.

@@ -2,7 +2,7 @@ import { parse, TomlError } from 'smol-toml'
 import { OmhError, TOML_SYNTAX } from './errors.js'
 import { tomlLocator, type KeyPath, type Position } from './toml-locate.js'
 
-export { tomlLocator, type KeyPath, type Position } from './toml-locate.js'
+export { keyOf, locator, tomlLocator, type KeyPath, type Position } from './toml-locate.js'
 
 /** A parsed TOML file that can say where each of its keys was written. */
 export interface TomlDocument {

@@ -14,7 +14,6 @@ import {
   type ParseResult,
   type RefusedValue,
   type RenderOutput,
-  type StagedFile,
 } from '@omh/kernel/plugin'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
@@ -151,34 +150,23 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
   return { ok: true, items: { mcp: servers }, left }
 }
 
-function render(servers: readonly McpServer[], path: string, harness: string, approvals?: string): RenderOutput {
-  if (!servers.length) return { files: [], dropped: [] }
-  const { mcpServers, dropped, refused } = renderServers(servers, harness)
-  const files: StagedFile[] = []
-  const names = Object.keys(mcpServers)
-  if (names.length) {
-    files.push({ kind: 'file', guest: path, content: json({ mcpServers }), syntax: 'json' })
-    if (approvals) files.push({ kind: 'file', guest: approvals, content: json({ enabledMcpjsonServers: names }), syntax: 'json' })
-  }
-  return { files, dropped, refused }
-}
-
 /**
- * `mcp-json`: the `mcpServers` document. `claude-mcp-json`: the same, for a
- * project `.mcp.json`, plus the user settings entry that approves exactly
- * these servers; without it an interactive Claude Code session lists them as
- * pending and starts none.
+ * The `mcpServers` document. A project `.mcp.json` also needs the user
+ * settings to approve its servers before an interactive Claude Code session
+ * starts them; the hooks binding's settings file does that, from the same
+ * profile.
  */
 export default defineRenderer({
   kind: 'renderer',
   apiVersion: PLUGIN_API_VERSION,
   meta: { name, version },
-  formats: ['mcp-json', 'claude-mcp-json'],
+  formats: ['mcp-json'],
   classes: ['mcp'],
-  render(input, context): RenderOutput {
-    if (input.capability !== 'mcp') return { files: [], dropped: [] }
-    const approvals = input.binding.render === 'claude-mcp-json' ? `${context.guestHome}/.claude/settings.json` : undefined
-    return render(input.items, input.binding.path, input.adapter.name, approvals)
+  render(input): RenderOutput {
+    if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
+    const { mcpServers, dropped, refused } = renderServers(input.items, input.adapter.name)
+    if (!Object.keys(mcpServers).length) return { files: [], dropped, refused }
+    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused }
   },
   parse: (documents, context) => parseServers(documents, context.env),
   combine: { json: combineJson },

@@ -70,15 +70,6 @@ describe('mcp-json', () => {
     expect(!broken.ok && broken.problems[0]).toMatchObject({ file: 'f.json', line: 2, column: 18 })
   })
 
-  it('approves exactly the staged servers in the user settings for claude-mcp-json', () => {
-    const out = plugin.render(
-      mcpInput('claude-mcp-json', [{ name: 'a', transport: 'stdio', command: 'x', args: [], env: {} }], '/work/.mcp.json'),
-      renderContext,
-    ) as RenderOutput
-    expect(out.files.map((f) => f.guest)).toEqual(['/work/.mcp.json', '/home/agent/.claude/settings.json'])
-    expect((out.files[1] as StagedFile).content).toBe('{\n  "enabledMcpjsonServers": [\n    "a"\n  ]\n}\n')
-  })
-
   it('combines JSON documents with disjoint top-level keys and refuses an overlap', () => {
     expect(combineJson([{ binding: 'capabilities.mcp', content: '{"a":1}' }, { binding: 'capabilities.hooks', content: '{"b":2}' }])).toEqual({
       ok: true,

@@ -50,6 +50,8 @@ export interface CatalogueSource<C extends CapabilityClass = CapabilityClass> {
   where(at: CatalogueLocation): string
   list(at: CatalogueLocation): Promise<Listing<ItemOf<C>>>
   extra?(at: CatalogueLocation): Promise<Extra<ItemOf<C>>>
+  /** The error to report when only this class's entries have problems; absent: PROFILE_INVALID. */
+  invalid?(problems: readonly Problem[]): OmhError
 }
 
 // Catalogue files are many and small: reading them synchronously costs a tenth of the thread

@@ -4,13 +4,14 @@ import { CAPABILITY_CLASSES, emptyProfile, type CapabilityClass, type ProfileIte
 import type { Decided } from '../settings/load.js'
 import type { CatalogueLocation, CatalogueSource } from './catalogue.js'
 import { commandsSource, rulesSource, skillsSource, subagentsSource } from './entries.js'
+import { hooksSource } from './hooks-source.js'
 import { mcpSource } from './mcp-file.js'
 
 /**
  * Every class the catalogue keeps, in capability order. A class missing here
  * resolves to nothing.
  */
-export const CATALOGUE_SOURCES: readonly CatalogueSource[] = [rulesSource, skillsSource, mcpSource, commandsSource, subagentsSource]
+export const CATALOGUE_SOURCES: readonly CatalogueSource[] = [rulesSource, skillsSource, mcpSource, commandsSource, subagentsSource, hooksSource]
 
 export interface ProfileSources extends CatalogueLocation {
   /** The effective `[use]`, per class, with the layer that decided it. */
@@ -63,7 +64,9 @@ export async function resolveProfile(sources: ProfileSources, catalogue = CATALO
       })
     }
     const selected = wanted.filter((name) => byName.has(name))
-    return { source, use, available, selected, entries: selected.map((name) => byName.get(name)!) }
+    const files = new Set(listing.entries.map((e) => e.source))
+    const owns = (problem: Problem) => problem.file !== undefined && [...files].some((f) => problem.file === f || problem.file!.startsWith(`${f}/`))
+    return { source, use, available, selected, entries: selected.map((name) => byName.get(name)!), owns }
   })
   if (unknown.length) throw OmhError.of(USE_UNKNOWN, { args: [unknown[0]!.file!, unknown.length], problems: unknown })
 
@@ -87,7 +90,10 @@ export async function resolveProfile(sources: ProfileSources, catalogue = CATALO
   )
   if (problems.length) {
     problems.sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0))
-    throw OmhError.of(PROFILE_INVALID, { args: [problems.length], problems })
+    // A class with an error of its own reports it when it is the only one with problems.
+    const failing = plans.filter((p) => problems.some((pr) => p.owns(pr)))
+    const own = failing.length === 1 ? failing[0]!.source.invalid : undefined
+    throw own ? own(problems) : OmhError.of(PROFILE_INVALID, { args: [problems.length], problems })
   }
 
   const selection = {} as Record<CapabilityClass, ClassSelection>
