@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { Args, Flags } from '@oclif/core'
-import { CAPABILITY_CLASSES, GUEST_WORK, resolveProfile, type Adapter, type DroppedItem, type StagedEntry } from '@omh/kernel'
+import { CAPABILITY_CLASSES, projectRulesOf, resolveProfile, type DroppedItem, type StagedEntry } from '@omh/kernel'
 import { droppedDetail, droppedSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { bytes, table } from '../lib/table.js'
@@ -69,7 +69,7 @@ export default class Render extends OmhCommand<RenderResult> {
     const profile = await resolveProfile({
       omhHome: kernel.omhHome,
       ...(kernel.repoRoot ? { projectDir: kernel.repoRoot } : {}),
-      projectRules: projectRules(adapter),
+      projectRules: projectRulesOf(adapter),
       use: kernel.settings.use,
     })
     const report = await kernel.render(adapter, profile)
@@ -145,13 +145,6 @@ export default class Render extends OmhCommand<RenderResult> {
       if (this.verbose) for (const line of droppedDetail(result.dropped)) this.notice(line)
     }
   }
-}
-
-/** The project's own rules files an adapter writes over, so the resolver composes them instead of hiding them. */
-function projectRules(adapter: Adapter): string[] {
-  const rules = adapter.bindings.find((b) => b.capability === 'rules')
-  if (!rules) return []
-  return [rules.path, ...rules.also].filter((p) => path.posix.dirname(p) === GUEST_WORK).map((p) => path.posix.basename(p))
 }
 
 async function listing(entry: StagedEntry, content: boolean): Promise<FileListing> {

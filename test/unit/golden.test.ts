@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { GUEST_WORK, Kernel, resolveProfile, stage } from '@omh/kernel'
+import { Kernel, projectRulesOf, resolveProfile, stage } from '@omh/kernel'
 import { ROOT } from '../helpers/run.js'
 import { testdir } from '../helpers/testdir.js'
 
@@ -33,11 +33,10 @@ describe('golden staging for every bundled adapter', () => {
         fallbackDirs: [ROOT],
       })
       const adapter = await kernel.adapter(harness)
-      const rules = adapter.bindings.find((b) => b.capability === 'rules')!
       const profile = await resolveProfile({
         omhHome: kernel.omhHome,
         projectDir: path.join(GOLDEN, 'project'),
-        projectRules: [rules.path, ...rules.also].filter((p) => path.posix.dirname(p) === GUEST_WORK).map((p) => path.posix.basename(p)),
+        projectRules: projectRulesOf(adapter),
         use: kernel.settings.use,
       })
       const report = await kernel.render(adapter, profile)

@@ -22,6 +22,7 @@ export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type
 export { resolvePluginModule } from './plugins/resolve.js'
 export {
   CATALOGUE_SOURCES,
+  projectRulesOf,
   resolveProfile,
   type ClassSelection,
   type ProfileSources,

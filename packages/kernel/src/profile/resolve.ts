@@ -1,6 +1,8 @@
 import { OmhError, PROFILE_INVALID, USE_UNKNOWN, type Problem } from '../errors.js'
 import { closest } from '../issues.js'
-import { CAPABILITY_CLASSES, emptyProfile, type CapabilityClass, type ProfileItems } from '../model.js'
+import path from 'node:path'
+import type { Adapter } from '../adapter/load.js'
+import { CAPABILITY_CLASSES, GUEST_WORK, emptyProfile, type CapabilityClass, type ProfileItems } from '../model.js'
 import type { Decided } from '../settings/load.js'
 import type { CatalogueLocation, CatalogueSource } from './catalogue.js'
 import { commandsSource, rulesSource, skillsSource, subagentsSource } from './entries.js'
@@ -16,6 +18,17 @@ export const CATALOGUE_SOURCES: readonly CatalogueSource[] = [rulesSource, skill
 export interface ProfileSources extends CatalogueLocation {
   /** The effective `[use]`, per class, with the layer that decided it. */
   readonly use: Readonly<Partial<Record<string, Decided<readonly string[]>>>>
+}
+
+/**
+ * The project's own rules files an adapter stages over (its rules binding's
+ * `path` and `also` at the top of the worktree), so the resolver composes the
+ * project's copy instead of hiding it. Pass it as `projectRules`.
+ */
+export function projectRulesOf(adapter: Adapter): string[] {
+  const rules = adapter.bindings.find((b) => b.capability === 'rules')
+  if (!rules) return []
+  return [rules.path, ...rules.also].filter((p) => path.posix.dirname(p) === GUEST_WORK).map((p) => path.posix.basename(p))
 }
 
 /** How one class was selected, and who decided. */
