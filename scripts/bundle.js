@@ -1,6 +1,7 @@
 // Bundles the CLI (oclif, the kernel and every command) into dist/omh.js.
 // A short command's wall time is mostly module resolution; one file removes it.
 // Plugins stay separate: they are found at run time, like third-party ones.
+import { createRequire } from 'node:module'
 import { build } from 'esbuild'
 
 await build({
@@ -16,6 +17,8 @@ await build({
   logLevel: 'warning',
   // cosmiconfig loads TypeScript only for a .ts config file; omh reads none.
   external: ['typescript'],
+  // cosmiconfig requires js-yaml and the profile imports it: one copy (the CommonJS one) serves both.
+  alias: { 'js-yaml': createRequire(import.meta.url).resolve('js-yaml', { paths: ['packages/kernel'] }) },
   banner: {
     js: "import { createRequire as __omhCreateRequire } from 'node:module'; const require = __omhCreateRequire(import.meta.url);",
   },

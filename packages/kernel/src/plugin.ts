@@ -133,10 +133,29 @@ export interface DroppedItem {
   readonly reason: string
 }
 
+/**
+ * A value the renderer will not stage because the harness would change it
+ * before use: text it substitutes (`${VAR}`, `{env:VAR}`), for instance. The
+ * kernel gathers every refusal of every binding into one error and stages
+ * nothing.
+ */
+export interface RefusedValue {
+  readonly capability: CapabilityClass
+  /** The item holding the value. */
+  readonly name: string
+  /** Where in the item, as a dotted path (`args[1]`, `env.TOKEN`, `headers.Authorization`). */
+  readonly field: string
+  readonly value: string
+  /** What the harness would do with it, in words (`the harness substitutes \`${…}\``). */
+  readonly reason: string
+}
+
 /** What a renderer returns. Deterministic: equal inputs give byte-equal outputs. */
 export interface RenderOutput {
   readonly files: readonly StagedEntry[]
   readonly dropped: readonly DroppedItem[]
+  /** Values the harness would not receive as written. Any refusal stops the render. */
+  readonly refused?: readonly RefusedValue[]
   /**
    * Environment the container needs for the rendered files to work, such as a
    * secret that a document names by variable instead of holding. Never written
@@ -344,6 +363,11 @@ export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): Render
 /** Typing helper for runtime packages; returns its argument unchanged. */
 export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
 
-// Renderers import only this module, so the vocabulary they read travels with it.
+// Renderers import only this module, so the vocabulary they read travels with it,
+// and so do the readers their parsers need to report a file's line.
 export * from './model.js'
+export type { Problem } from './errors.js'
+export { isObject, jsonIndent, problemsIn, readJson, serverEntries, type JsonDocument, type JsonRead, type ServerEntry } from './json.js'
+export { tomlLocator, type KeyPath, type Position } from './toml-locate.js'
+export { stringifyToml, tomlKey, tomlString, type TomlValue } from './toml-write.js'
 export * from './hook-text.js'

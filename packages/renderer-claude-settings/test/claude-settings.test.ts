@@ -179,7 +179,11 @@ describe('claude-settings: what else the file carries', () => {
   })
 
   it('approves nothing when MCP servers live anywhere else, and writes no file with nothing to carry', () => {
-    const out = render([], { mcp: [server('github')] })
+    const elsewhere = {
+      ...claude,
+      adapter: { ...claude.adapter, bindings: claude.adapter.bindings.map((b) => (b.capability === 'mcp' ? { ...b, path: '/home/agent/.mcp.json' } : b)) },
+    }
+    const out = renderer.render(hooksInput([], elsewhere, { mcp: [server('github')] }), context) as RenderOutput
     expect(out).toEqual({ files: [], dropped: [] })
   })
 })

@@ -88,8 +88,8 @@ const good: RunnerReport = {
   digest: {
     '/work/RULES.md': { sha256: expected['/work/RULES.md'], kind: 'file' },
     '/home/agent/.h/plugin.js': { sha256: expected['/home/agent/.h/plugin.js'], kind: 'file' },
-    '/home/agent/.h/skills/review': { sha256: 'r'.repeat(64), kind: 'dir' },
-    '/home/agent/.h/skills/deploy': { sha256: 'd'.repeat(64), kind: 'dir' },
+    '/home/agent/.h/skills/review': { sha256: 'r'.repeat(64), kind: 'directory' },
+    '/home/agent/.h/skills/deploy': { sha256: 'd'.repeat(64), kind: 'directory' },
     '/home/agent/.h/commands/fix.md': { sha256: 'f'.repeat(64), kind: 'file' },
   },
   syntax: { '/home/agent/.h/plugin.js': { ok: true, output: '' } },

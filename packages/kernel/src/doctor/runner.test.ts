@@ -12,7 +12,7 @@ describe('doctor runner', () => {
     const dir = testdir({ 'a.txt': 'hello', 'skill/SKILL.md': '---\nname: s\n---\n', 'skill/tools/run.sh': 'echo hi' })
     expect(digestOf(path.join(dir, 'a.txt'))).toEqual({ sha256: digestBytes('hello'), kind: 'file' })
     const before = digestOf(path.join(dir, 'skill'))
-    expect(before).toMatchObject({ kind: 'dir' })
+    expect(before).toMatchObject({ kind: 'directory' })
     const copy = testdir({ 'skill/SKILL.md': '---\nname: s\n---\n', 'skill/tools/run.sh': 'echo hi' })
     expect(digestOf(path.join(copy, 'skill'))).toEqual(before)
     chmodSync(path.join(copy, 'skill/tools/run.sh'), 0o755)

@@ -37,7 +37,7 @@ export interface RunnerPlan {
 }
 
 /** A digest, or why there is none. */
-export type Digest = { readonly sha256: string; readonly kind: 'file' | 'dir' } | { readonly error: string }
+export type Digest = { readonly sha256: string; readonly kind: 'file' | 'directory' } | { readonly error: string }
 
 export interface RunnerReport {
   readonly digest: Readonly<Record<string, Digest>>
@@ -82,7 +82,7 @@ export function digestOf(root: string): Digest {
       }
     }
     walk(root, '')
-    return { sha256: hash.digest('hex'), kind: 'dir' }
+    return { sha256: hash.digest('hex'), kind: 'directory' }
   } catch (error) {
     return { error: reason(error) }
   }
