@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { adapterSchema } from '../src/adapter/schema.js'
 import { toAdapter } from '../src/adapter/load.js'
 import { type CapabilityClass } from '../src/model.js'
-import { judgeProbes, probesNeeded, type CapabilityUnderTest, type ExpectedItem, type ProbeRun } from '../src/probe/judge.js'
+import { judgeProbes, probesNeeded, type CapabilityUnderTest, type ProbeRun } from '../src/probe/judge.js'
 import { parseToml } from '../src/toml.js'
 
 const fixtures = path.join(import.meta.dirname, 'fixtures/probes')
@@ -92,7 +92,7 @@ session-start = "SessionStart"
 }
 
 /** The hand-made profile: one item per class (two hooks). */
-const ITEMS: Record<CapabilityClass, ExpectedItem[]> = {
+const ITEMS: Record<CapabilityClass, { name: string; origin?: string }[]> = {
   rules: [{ name: 'omh-probe-rule', origin: 'rules/omh-probe-rule.md' }],
   skills: [{ name: 'omh-skill-probe' }],
   mcp: [{ name: 'omh-echo' }],
