@@ -1,8 +1,9 @@
 /**
  * The probe judge on what the real harnesses printed (Claude Code 2.1.332,
  * OpenCode 1.18.33, Codex 0.171.0), captured offline from a hand-made profile
- * with one item in every class: `loaded/` with everything where each harness
- * reads it, `broken/` with one fault per class. See fixtures/probes/README.md.
+ * with one item in every class, where the bundled adapters put it: `loaded/`
+ * with everything in place, `broken/` with one fault per class. See
+ * fixtures/probes/README.md.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -14,82 +15,8 @@ import { judgeProbes, probesNeeded, type CapabilityUnderTest, type ProbeRun } fr
 import { parseToml } from '../src/toml.js'
 
 const fixtures = path.join(import.meta.dirname, 'fixtures/probes')
-
-/** Where the hand-made profile put each class, per harness: the paths the bundled adapters bind. */
-const BASES: Record<string, string> = {
-  claude: `
-name = "claude"
-bin = "claude"
-install = "i"
-[capabilities.rules]
-path = "/work/CLAUDE.md"
-render = "concat"
-[capabilities.skills]
-path = "$HOME/.claude/skills"
-render = "dir"
-[capabilities.mcp]
-path = "/work/.mcp.json"
-render = "claude-mcp-json"
-[capabilities.commands]
-path = "$HOME/.claude/commands"
-render = "dir"
-[capabilities.subagents]
-path = "$HOME/.claude/agents"
-render = "claude-agents"
-[capabilities.hooks]
-path = "$HOME/.claude/settings.json"
-render = "claude-settings"
-[capabilities.hooks.events]
-session-start = "SessionStart"
-`,
-  opencode: `
-name = "opencode"
-bin = "opencode"
-install = "i"
-[capabilities.rules]
-path = "/work/AGENTS.md"
-render = "concat"
-[capabilities.skills]
-path = "$HOME/.config/opencode/skills"
-render = "dir"
-[capabilities.mcp]
-path = "$HOME/.config/opencode/opencode.json"
-render = "opencode-json"
-[capabilities.commands]
-path = "$HOME/.config/opencode/commands"
-render = "dir"
-[capabilities.subagents]
-path = "$HOME/.config/opencode/agents"
-render = "opencode-agents"
-[capabilities.hooks]
-path = "$HOME/.config/opencode/plugin/omh.js"
-render = "opencode-plugin"
-[capabilities.hooks.events]
-session-start = "session.created"
-`,
-  codex: `
-name = "codex"
-bin = "codex"
-install = "i"
-[capabilities.rules]
-path = "/work/AGENTS.md"
-render = "concat"
-[capabilities.skills]
-path = "$HOME/.agents/skills"
-render = "dir"
-[capabilities.mcp]
-path = "$HOME/.codex/config.toml"
-render = "codex-toml"
-[capabilities.subagents]
-path = "$HOME/.codex/agents"
-render = "codex-agents"
-[capabilities.hooks]
-path = "$HOME/.codex/hooks.json"
-render = "codex-hooks"
-[capabilities.hooks.events]
-session-start = "SessionStart"
-`,
-}
+/** The bundled adapters, whose probes these outputs answer. */
+const adapters = path.resolve(import.meta.dirname, '../../../adapters')
 
 /** The hand-made profile: one item per class (two hooks). */
 const ITEMS: Record<CapabilityClass, { name: string; origin?: string }[]> = {
@@ -102,10 +29,11 @@ const ITEMS: Record<CapabilityClass, { name: string; origin?: string }[]> = {
 }
 
 function load(harness: string) {
-  const doc = parseToml(`${BASES[harness]}\n${readFileSync(path.join(fixtures, harness, 'probes.toml'), 'utf8')}`, `${harness}.toml`)
+  const file = path.join(adapters, `${harness}.toml`)
+  const doc = parseToml(readFileSync(file, 'utf8'), file)
   const parsed = adapterSchema.safeParse(doc.data)
   if (!parsed.success) throw new Error(JSON.stringify(parsed.error.issues, null, 2))
-  const adapter = toAdapter(`${harness}.toml`, parsed.data)
+  const adapter = toAdapter(file, parsed.data)
   const capabilities: CapabilityUnderTest[] = adapter.bindings.map((b) => ({
     capability: b.capability,
     path: b.path,
