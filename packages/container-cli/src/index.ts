@@ -120,6 +120,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     (await execa())(program, call.args, {
       ...baseOptions(context, call.env),
       reject: false,
+      stripFinalNewline: false,
       stdin: interactive || terminal ? 'inherit' : 'ignore',
       stdout: terminal ? 'inherit' : 'pipe',
       stderr: terminal ? 'inherit' : 'pipe',
