@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { compare, report } from './lib.js'
+import { benchRuntimes } from './runtimes.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
@@ -22,6 +23,7 @@ try {
       { runs, env, cwd: home },
     ),
   )
+  benchRuntimes({ runs })
 } finally {
   rmSync(home, { recursive: true, force: true })
 }

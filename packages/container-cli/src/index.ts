@@ -68,7 +68,7 @@ const stdinIsTerminal = () => Boolean(process.stdin.isTTY)
 
 export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
   const { engine, program } = dialect
-  const execa = async () => (await import('execa')).execa
+  const execa = async () => (await import('./execa.js')).execa
 
   const baseOptions = (context: RuntimeContext, env: Record<string, string> = {}) =>
     ({
