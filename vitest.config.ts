@@ -28,8 +28,8 @@ export default defineConfig({
         test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
       },
       {
-        // Real Docker and Podman: image builds take minutes the first time, and
-        // files run one after another so engines are not shared between them.
+        // Real Docker and Podman and real harness binaries: image builds take
+        // minutes the first time, and files run one after another.
         extends: true,
         test: {
           name: 'e2e',

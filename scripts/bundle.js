@@ -8,7 +8,8 @@ const common = {
   platform: 'node',
   format: 'esm',
   target: 'node22',
-  minifySyntax: true,
+  minify: true,
+  keepNames: true,
   legalComments: 'none',
   logLevel: 'warning',
   banner: {

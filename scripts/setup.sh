@@ -53,6 +53,16 @@ omh_setup() {
   fi
 
   (cd "$root" && npm ci --no-audit --no-fund >&2 && npm run build >&2) || return 1
+
+  # The hooks omh writes for Codex only run when Codex itself trusts them, and
+  # only the real binary can say so: the end-to-end tests use the release the
+  # adapter installs.
+  local codex_prefix="${OMH_E2E_CACHE:-$HOME/.cache/omh/e2e}/codex-0.171.0"
+  if [ ! -x "$codex_prefix/node_modules/.bin/codex" ]; then
+    echo "setup: installing @openai/codex@0.171.0 for the end-to-end tests" >&2
+    npm install --prefix "$codex_prefix" --ignore-scripts --no-save --no-audit --no-fund @openai/codex@0.171.0 >&2 || return 1
+  fi
+  export OMH_CODEX_BIN="$codex_prefix/node_modules/.bin/codex"
 }
 
 omh_setup

@@ -94,7 +94,7 @@ export default class Render extends OmhCommand<RenderResult> {
     }
     this.log(table(rows, '  '))
     if (result.env.length) this.log(s.dim(`  container env: ${result.env.join(', ')}`))
-    const summary = droppedSummary(result.dropped)
+    const summary = droppedSummary(result.dropped, this.verbose)
     if (summary) {
       this.notice(`${this.errStyle.bold('omh:')} ${result.harness} — ${summary}`)
       if (this.verbose) for (const line of droppedDetail(result.dropped)) this.notice(line)

@@ -89,6 +89,17 @@ export const FILE_UNREADABLE = define({
   hint: () => 'omh never treats an unreadable file as an empty one. Fix its permissions or remove it.',
 })
 
+export const HOOK_INVALID = define({
+  code: 'HOOK_INVALID',
+  exit: 2,
+  message: (files: readonly string[], count: number) =>
+    files.length === 1
+      ? `${files[0]} has ${count} problem${count === 1 ? '' : 's'}:`
+      : `${files.length} hook files have ${count} problems:`,
+  hint: () =>
+    'A hook file holds `on`, optional `tools` and `when`, and exactly one of `run`, `inject` or `refuse`; docs/hooks.md explains each. Nothing was staged.',
+})
+
 export const IMAGE_BUILD_FAILED = define({
   code: 'IMAGE_BUILD_FAILED',
   exit: 1,
@@ -253,6 +264,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   CONTAINER_FAILED,
   EDITOR_INVALID,
   FILE_UNREADABLE,
+  HOOK_INVALID,
   IMAGE_BUILD_FAILED,
   INTERNAL,
   NOT_A_REPOSITORY,

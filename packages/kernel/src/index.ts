@@ -21,6 +21,8 @@ export { settingsSchema, type Settings } from './settings/schema.js'
 export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type LayerName, type SettingsLayer } from './settings/load.js'
 export { resolvePluginModule } from './plugins/resolve.js'
 export { resolveProfile, type ProfileSources } from './profile/resolve.js'
+export { findHooks, hookFileSchema, parseHookFile, resolveHooks, type HookFile, type HookParse, type HookSource, type HookSources } from './profile/hooks.js'
+export { parseJson, type JsonDocument } from './json.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
 export {
   GUEST_OMH,

@@ -158,6 +158,14 @@ describe('Kernel render', () => {
     expect(report.dropped).toEqual([{ capability: 'skills', name: 's', reason: 'unsupported' }])
   })
 
+  it('shows a renderer the whole profile, so one document can agree with another binding', async () => {
+    const body = `return { files: [{ kind: 'file', guest: input.binding.path, content: input.profile.skills.map((s) => s.name).join() }], dropped: [] }`
+    const kernel = await kernelIn({ 'defaults.toml': 'plugins = ["./r.mjs"]\n', 'r.mjs': renderer('r', 'r', body), 'adapters/h.toml': adapter('r') })
+    const profile = { ...emptyProfile(), skills: [{ name: 'a', description: 'd', source: '/x/a' }] }
+    const report = await kernel.render(await kernel.adapter('h'), profile)
+    expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'a' }])
+  })
+
   it('refuses two bindings writing one path when nothing combines them', async () => {
     const twice = `${adapter('concat')}[capabilities.skills]\npath = "/work/AGENTS.md"\nrender = "concat"\n`
     const kernel = await kernelIn({

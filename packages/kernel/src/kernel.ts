@@ -421,7 +421,7 @@ export class Kernel {
         })
       }
       const options = renderer.plugin.options ? z.parse(renderer.plugin.options, binding.options ?? {}) : undefined
-      const input = { capability, items, binding, adapter: facts, options } as RenderInput
+      const input = { capability, items, binding, adapter: facts, options, profile } as RenderInput
       const output = await this.hooks.render.get(binding.render)!.promise(input, context)
       if (!output) {
         throw OmhError.of(PLUGIN_ERROR, {

@@ -10,7 +10,7 @@
  */
 import type { $ZodType } from 'zod/v4/core'
 import type { Problem } from './errors.js'
-import type { CapabilityClass, ItemOf, ProfileItems, ToolWord } from './model.js'
+import type { CapabilityClass, ItemOf, Moment, ProfileItems, ToolWord } from './model.js'
 
 /** The plugin API this kernel speaks. Bumped only on a breaking change of a contract. */
 export const PLUGIN_API_VERSION = 1 as const
@@ -45,9 +45,17 @@ export interface Binding {
   /** Hooks only: payload field → where the harness keeps it, in the renderer's own language. */
   readonly fields?: Readonly<Partial<Record<string, string>>>
   /** Hooks only: how the harness accepts advisory text. Absent: it cannot. */
-  readonly inject?: { readonly template: string }
+  readonly inject?: HookProtocol
   /** Hooks only: how the harness blocks a call with a reason. Absent: it cannot. */
-  readonly refuse?: { readonly template: string }
+  readonly refuse?: HookProtocol
+}
+
+/** How a harness takes a hook's words: a template in the renderer's language, and where it works. */
+export interface HookProtocol {
+  /** Filled per hook: `{{text}}` becomes the hook's text as a value of the renderer's language, `{{event}}` the harness's event name. */
+  readonly template: string
+  /** The moments at which the harness reads what the template produces. Absent: every moment in `events`. */
+  readonly at?: readonly Moment[]
 }
 
 /** The facts about the adapter a renderer may need beyond its binding. */
@@ -65,6 +73,13 @@ interface RenderInputBase<O> {
   readonly adapter: AdapterFacts
   /** The binding's `[capabilities.<class>.options]`, already checked against `options`. */
   readonly options: O
+  /**
+   * The whole selected profile. A renderer renders only `items`; it reads the
+   * rest when its document must agree with what another binding writes (a
+   * settings file approving the MCP servers another document declares).
+   * @since 1
+   */
+  readonly profile: ProfileItems
 }
 
 /** What a renderer is asked to render: one capability class's items for one binding. */
@@ -366,4 +381,5 @@ export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
 // Plugins import only this module, so the vocabulary they read and the errors
 // a runtime throws travel with it.
 export * from './model.js'
+export * from './hook-text.js'
 export { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, isOmhError } from './errors.js'

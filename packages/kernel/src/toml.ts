@@ -31,22 +31,26 @@ export function parseToml(source: string, file: string): TomlDocument {
     }
     throw error
   }
-  let index: Map<string, Position> | undefined
-  return {
-    file,
-    data,
-    locate(path) {
-      index ??= indexKeys(source)
-      for (let n = path.length; n > 0; n--) {
-        const hit = index.get(keyOf(path.slice(0, n)))
-        if (hit) return hit
-      }
-      return undefined
-    },
-  }
+  return { file, data, locate: locator(() => indexKeys(source)) }
 }
 
-const keyOf = (path: KeyPath) => path.map(String).join('\u0000')
+export const keyOf = (path: KeyPath): string => path.map(String).join('\u0000')
+
+/**
+ * Answers where a key path (or its nearest written ancestor) is, from an index
+ * of key positions built on first use: most documents never need it.
+ */
+export function locator(build: () => Map<string, Position>): (path: KeyPath) => Position | undefined {
+  let index: Map<string, Position> | undefined
+  return (path) => {
+    index ??= build()
+    for (let n = path.length; n > 0; n--) {
+      const hit = index.get(keyOf(path.slice(0, n)))
+      if (hit) return hit
+    }
+    return undefined
+  }
+}
 
 /**
  * Maps every key path written in a TOML document to where it was written.

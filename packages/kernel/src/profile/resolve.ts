@@ -3,6 +3,7 @@ import path from 'node:path'
 import { FILE_UNREADABLE, OmhError } from '../errors.js'
 import { emptyProfile, type ProfileItems, type RuleSection } from '../model.js'
 import type { Decided } from '../settings/load.js'
+import { resolveHooks } from './hooks.js'
 
 export interface ProfileSources {
   readonly omhHome: string
@@ -13,7 +14,8 @@ export interface ProfileSources {
 
 /** The user's profile, selected by `[use]`, in composition order. */
 export async function resolveProfile(sources: ProfileSources): Promise<ProfileItems> {
-  return { ...emptyProfile(), rules: await resolveRules(sources) }
+  const hooks = await resolveHooks({ omhHome: sources.omhHome, projectDir: sources.projectDir, allow: sources.use['hooks']?.value })
+  return { ...emptyProfile(), rules: await resolveRules(sources), hooks }
 }
 
 async function resolveRules(sources: ProfileSources): Promise<RuleSection[]> {
