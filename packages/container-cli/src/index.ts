@@ -87,11 +87,11 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         ...(options.timeout ? { timeout: options.timeout } : {}),
       })
 
-  const failed = (what: string, result: Result, advice?: string): OmhError => {
+  const failed = (what: string, result: Result): OmhError => {
     const error = result as unknown as ExecaError
     return OmhError.of(CONTAINER_FAILED, {
       args: [engine, what, error.shortMessage ?? `exit status ${result.exitCode}`],
-      hintArgs: [advice],
+      hintArgs: [],
       cause: error,
       details: { why: error.shortMessage },
     })
@@ -109,7 +109,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       if (why) {
         throw OmhError.of(CONTAINER_FAILED, {
           args: [engine, `mount ${mount.host} at ${mount.guest}`, why],
-          hintArgs: ['Move or rename the file so its path has neither.'],
+          hintArgs: ['A mount names an absolute path without commas or line breaks: move or rename it.'],
         })
       }
     }

@@ -182,8 +182,8 @@ export const RUNTIME_NOT_FOUND = define({
       : `The container engine "${wanted}" is not usable here:`,
   hint: (wanted: string, engines: readonly string[]) =>
     wanted === 'auto'
-      ? `Do what the line above says for the engine you use (installed runtimes, asked in this order: ${list(engines)}), or name one with \`runtime\` in settings or --runtime.`
-      : `Do what the line above says, or choose another engine (${list(engines.filter((e) => e !== wanted))}) with \`runtime\` in settings or --runtime; \`auto\` takes the first that answers.`,
+      ? `Follow the advice for the engine you want (they are asked in this order: ${list(engines)}), or name one with \`runtime\` in settings or --runtime.`
+      : `Follow the advice above, or choose another engine (${list(engines.filter((e) => e !== wanted))}) with \`runtime\` in settings or --runtime; \`auto\` takes the first that answers.`,
 })
 
 export const RUNTIME_UNKNOWN = define({

@@ -241,7 +241,7 @@ describe('choosing a runtime', () => {
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
     expect(error.exit).toBe(1)
     expect(error.message).toBe('The container engine "alpha" is not usable here:')
-    expect(error.problems).toEqual([{ path: 'alpha', message: 'not installed (no `alpha` on PATH). Install alpha' }])
+    expect(error.problems).toEqual([{ path: 'alpha', message: 'not installed (no `alpha` on PATH). Install alpha.' }])
     expect(error.hint).toContain('choose another engine (beta)')
   })
 
@@ -256,10 +256,10 @@ describe('choosing a runtime', () => {
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
     expect(error.message).toBe('No container engine answers here (tried alpha, beta):')
     expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      'alpha: not installed (no `alpha` on PATH). Install alpha',
-      'beta: installed, but the engine does not answer',
+      'alpha: not installed (no `alpha` on PATH). Install alpha.',
+      'beta: installed, but the engine does not answer.',
     ])
-    expect(error.hint).toContain('asked in this order: alpha, beta')
+    expect(error.hint).toContain('they are asked in this order: alpha, beta')
   })
 
   it('an engine no plugin drives is a usage error naming where it was asked for, with a near miss', async () => {

@@ -492,7 +492,7 @@ export class Kernel {
     throw OmhError.of(RUNTIME_NOT_FOUND, {
       args: [engine, request.tried.map((t) => t.engine)],
       hintArgs: [engine, engines],
-      problems: request.tried.map((t) => ({ path: t.engine, message: t.hint ? `${t.reason}. ${t.hint}` : t.reason })),
+      problems: request.tried.map((t) => ({ path: t.engine, message: `${t.reason}.${t.hint ? ` ${t.hint.replace(/\.?$/, '.')}` : ''}` })),
       details: { tried: request.tried },
     })
   }
