@@ -224,6 +224,7 @@ export interface ParseContext {
 
 /** What `detect` found: this engine is usable here. */
 export interface RuntimeInfo {
+  /** The plugin's `engine`. */
   readonly engine: string
   /** The engine's server version (for an engine without a server, its own version). */
   readonly version: string
@@ -233,6 +234,7 @@ export interface RuntimeInfo {
 
 /** Why an engine is not usable, for the error listing what was tried. */
 export interface RuntimeUnavailable {
+  /** The plugin's `engine`. */
   readonly engine: string
   /** What was found, precisely: not installed, installed but not answering (and where), no permission. */
   readonly reason: string
@@ -261,6 +263,7 @@ export interface ImageRecipe {
   readonly tag: string
   /** The Containerfile text. Its `FROM` may name a public image; the engine pulls it only when absent. */
   readonly containerfile: string
+  /** Labels the built image carries (`omh.kind`, `omh.adapter`, …). */
   readonly labels: Readonly<Record<string, string>>
   /** Build-time network, e.g. `host` where the bridge cannot reach a registry. Absent: the engine's default. */
   readonly network?: string
@@ -279,21 +282,27 @@ export interface Mount {
  * flags and adds nothing but `--pull=never` (omh's tags exist only locally).
  */
 export interface ContainerSpec {
+  /** A tag that exists in the engine; it is never pulled. */
   readonly image: string
+  /** The container's name; absent, the engine makes one up. */
   readonly name?: string
+  /** Bind mounts, in order: a later mount may sit inside an earlier one (a file over `/work/CLAUDE.md`). */
   readonly mounts: readonly Mount[]
-  /** Values reach the engine through its client's environment, never its command line. */
+  /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
   readonly env: Readonly<Record<string, string>>
+  /** Labels `list` finds the container by. */
   readonly labels: Readonly<Record<string, string>>
+  /** Absolute guest directory the process starts in. */
   readonly workdir: string
   /** `uid:gid` or a user name. */
   readonly user: string
+  /** The process to run, overriding the image's command. */
   readonly argv: readonly string[]
   /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
   readonly network?: string
   /** Ports published on the host, bound to 127.0.0.1. */
   readonly ports?: readonly { readonly host: number; readonly guest: number }[]
-  /** Give the process a terminal. Ignored when omh's own stdin is not one. */
+  /** Give the process a terminal. For `run`, ignored when omh's own stdin is not one. */
   readonly tty?: boolean
   /** Give the process the user's stdin. */
   readonly interactive?: boolean
@@ -308,18 +317,22 @@ export interface ContainerSpec {
 export interface RunResult {
   /** The process's exit status. */
   readonly exitCode: number
-  /** Captured output; empty when the process had the user's terminal. */
+  /** Captured output, exactly as written; empty when the process had the user's terminal. */
   readonly stdout: string
+  /** Like `stdout`. */
   readonly stderr: string
 }
 
 export interface ContainerInfo {
   /** The full container id. */
   readonly id: string
+  /** The container's name, without a leading slash. */
   readonly name: string
+  /** Running now; a stopped container is listed too. */
   readonly running: boolean
   /** The image as the container was created from it (a tag, not an id). */
   readonly image: string
+  /** Every label the container carries, including ones inherited from its image. */
   readonly labels: Readonly<Record<string, string>>
 }
 
@@ -328,9 +341,11 @@ export interface ExecOptions {
   readonly tty: boolean
   /** Give the process the user's stdin. */
   readonly interactive?: boolean
+  /** Run as this user instead of the container's. */
   readonly user?: string
+  /** Start in this guest directory instead of the container's. */
   readonly workdir?: string
-  /** Values reach the engine through its client's environment, never its command line. */
+  /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
   readonly env?: Readonly<Record<string, string>>
   /** Capture output instead of passing the user's terminal through. */
   readonly capture?: boolean
