@@ -286,7 +286,7 @@ export interface ContainerSpec {
   readonly image: string
   /** The container's name; absent, the engine makes one up. */
   readonly name?: string
-  /** Bind mounts, in order: a later mount may sit inside an earlier one (a file over `/work/CLAUDE.md`). */
+  /** Bind mounts, in order: a later mount may sit inside an earlier one (a file over `/work/AGENTS.md`). */
   readonly mounts: readonly Mount[]
   /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
   readonly env: Readonly<Record<string, string>>
