@@ -245,8 +245,8 @@ export interface RuntimeUnavailable {
 export interface RuntimeContext {
   /**
    * The environment the engine's client runs with. Runtimes pass it whole and
-   * add nothing, so `DOCKER_HOST`, contexts and `CONTAINER_HOST` reach a
-   * remote engine unchanged.
+   * add nothing, so the variables and contexts that point a client at a
+   * remote engine work unchanged.
    */
   readonly env: Readonly<Record<string, string | undefined>>
   /** Streams a line of progress (build output) to the user's stderr. */
