@@ -54,3 +54,18 @@ export {
 export { findHooks, hookFileSchema, parseHookFile, resolveHooks, type HookFile, type HookParse, type HookSource, type HookSources } from './profile/hooks.js'
 export { parseJson, type JsonSyntaxError } from './json.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
+export {
+  GUEST_OMH,
+  GUEST_SOCKETS,
+  IMAGE_LABELS,
+  baseRecipe,
+  ensureImage,
+  harnessRecipe,
+  homeMountParents,
+  imageOptions,
+  planImages,
+  type EnsuredImage,
+  type ImageAdapter,
+  type ImageOptions,
+  type ImagePlan,
+} from './image.js'

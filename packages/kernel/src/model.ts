@@ -23,6 +23,9 @@ export type HookField = (typeof HOOK_FIELDS)[number]
 /** Where the guest side of a session lives; adapters write `$HOME` for `GUEST_HOME`. */
 export const GUEST_HOME = '/home/agent'
 export const GUEST_WORK = '/work'
+/** The unprivileged user every harness runs as; omh's base image asserts its UID when it is built. */
+export const GUEST_USER = 'agent'
+export const GUEST_UID = 1000
 
 /** One section of rules, in composition order. */
 export interface RuleSection {
