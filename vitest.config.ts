@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^@omh\/kernel$/, replacement: path.join(root, 'packages/kernel/src/index.ts') },
       { find: /^@omh\/kernel\/plugin$/, replacement: path.join(root, 'packages/kernel/src/plugin.ts') },
+      { find: /^@omh\/container-cli$/, replacement: path.join(root, 'packages/container-cli/src/index.ts') },
     ],
   },
   test: {
@@ -27,9 +28,18 @@ export default defineConfig({
         test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
       },
       {
-        // Real harness binaries, installed by .ci/run; each file skips, saying so, without them.
+        // Real Docker and Podman and real harness binaries: image builds take
+        // minutes the first time, and files run one after another.
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.e2e.test.ts'], testTimeout: 120_000 },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.e2e.test.ts'],
+          globalSetup: ['test/e2e/setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 900_000,
+          fileParallelism: false,
+          sequence: { concurrent: false },
+        },
       },
     ],
   },

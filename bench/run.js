@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { compare, report } from './lib.js'
 import { profileBench } from './profile.js'
+import { benchRuntimes } from './runtimes.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
@@ -29,6 +30,7 @@ try {
   console.log(`  in process, median of ${runs}        ${profile.ms.toFixed(1).padStart(8)} ms  (target ≤ 50 ms ${met(profile.ms <= 50)})`)
   console.log(`  first stage: files and links written  ${String(profile.first).padStart(6)}`)
   console.log(`  re-stage of the unchanged profile     ${String(profile.again).padStart(6)}     (target 0 ${met(profile.again === 0)})`)
+  benchRuntimes({ runs })
 } finally {
   rmSync(home, { recursive: true, force: true })
 }

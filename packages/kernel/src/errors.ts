@@ -105,6 +105,14 @@ export const CONSENT_REQUIRED = define({
   hint: () => 'Read the plan above, then run the same command with --yes.',
 })
 
+export const CONTAINER_FAILED = define({
+  code: 'CONTAINER_FAILED',
+  exit: 1,
+  message: (engine: string, what: string, why: string) => `${engine} could not ${what}: ${why}`,
+  hint: (advice?: string) =>
+    `${advice ? `${advice} ` : ''}Run again with --verbose to see what the engine said.`,
+})
+
 export const DOCTOR_FAILED = define({
   code: 'DOCTOR_FAILED',
   exit: 1,
@@ -151,6 +159,14 @@ export const HOOK_INVALID = define({
       : `${files.length} hook files have ${count} problems:`,
   hint: () =>
     'A hook file holds `on`, optional `tools` and `when`, and exactly one of `run`, `inject` or `refuse`; docs/hooks.md explains each. Nothing was staged.',
+})
+
+export const IMAGE_BUILD_FAILED = define({
+  code: 'IMAGE_BUILD_FAILED',
+  exit: 1,
+  message: (engine: string, tag: string, why: string) => `${engine} could not build the image ${tag}: ${why}`,
+  hint: (advice?: string) =>
+    `The build output above shows the step that failed. ${advice ?? 'Fix that step, then run again.'} Nothing half-built is reused: the next run builds it again.`,
 })
 
 export const IMPORT_INVALID = define({
@@ -278,10 +294,20 @@ export const RUNTIME_NOT_FOUND = define({
   exit: 1,
   message: (wanted: string, tried: readonly string[]) =>
     wanted === 'auto'
-      ? `No container engine answers here (tried ${list(tried)}).`
-      : `The container engine "${wanted}" is not usable here.`,
-  hint: (details: readonly string[], engines: readonly string[]) =>
-    `${details.length ? `${details.join('; ')}. ` : ''}Install and start one of: ${list(engines)}; or choose another with \`runtime\` in settings or --runtime.`,
+      ? `No container engine answers here (tried ${list(tried)}):`
+      : `The container engine "${wanted}" is not usable here:`,
+  hint: (wanted: string, engines: readonly string[]) =>
+    wanted === 'auto'
+      ? `Follow the advice for the engine you want (they are asked in this order: ${list(engines)}), or name one with \`runtime\` in settings or --runtime.`
+      : `Follow the advice above, or choose another engine (${list(engines.filter((e) => e !== wanted))}) with \`runtime\` in settings or --runtime; \`auto\` takes the first that answers.`,
+})
+
+export const RUNTIME_UNKNOWN = define({
+  code: 'RUNTIME_UNKNOWN',
+  exit: 2,
+  message: (wanted: string, origin: string) => `${origin} asks for the container engine "${wanted}", and no installed runtime plugin drives it.`,
+  hint: (engines: readonly string[], closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
 })
 
 export const SETTINGS_INVALID = define({
@@ -364,12 +390,14 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   AUTH_UNSUPPORTED,
   COMBINE_CONFLICT,
   CONSENT_REQUIRED,
+  CONTAINER_FAILED,
   DOCTOR_FAILED,
   EDITOR_INVALID,
   FILE_CHANGED,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
   HOOK_INVALID,
+  IMAGE_BUILD_FAILED,
   IMPORT_INVALID,
   IMPORT_SOURCE_MISSING,
   IMPORT_UNSUPPORTED,
@@ -386,6 +414,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   RENDER_COLLISION,
   RENDER_REFUSED,
   RUNTIME_NOT_FOUND,
+  RUNTIME_UNKNOWN,
   SETTINGS_INVALID,
   TOML_SYNTAX,
   USAGE,

@@ -112,3 +112,18 @@ export {
   type IncludeChange,
   type SshPaths,
 } from './attach.js'
+export {
+  GUEST_OMH,
+  GUEST_SOCKETS,
+  IMAGE_LABELS,
+  baseRecipe,
+  ensureImage,
+  harnessRecipe,
+  homeMountParents,
+  imageOptions,
+  planImages,
+  type EnsuredImage,
+  type ImageAdapter,
+  type ImageOptions,
+  type ImagePlan,
+} from './image.js'
