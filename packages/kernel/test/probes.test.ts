@@ -37,7 +37,7 @@ function load(harness: string) {
   const capabilities: CapabilityUnderTest[] = adapter.bindings.map((b) => ({
     capability: b.capability,
     path: b.path,
-    expect: b.expect,
+    expect: b.expect ?? [],
     items: ITEMS[b.capability],
   }))
   return { adapter, capabilities }

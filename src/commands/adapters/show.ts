@@ -37,7 +37,7 @@ export default class AdaptersShow extends OmhCommand<{ adapter: Adapter }> {
             b.render,
             [b.path, ...b.also].join(' '),
             kernel.rendererFor(b.render)?.plugin.meta.name ?? '',
-            b.expect.length ? s.dim(`doctor asks: ${[...new Set(b.expect.map((e) => e.probe))].join(', ')}`) : s.dim('doctor asks nothing'),
+            b.expect?.length ? s.dim(`doctor asks: ${[...new Set(b.expect.map((e) => e.probe))].join(', ')}`) : s.dim('doctor asks nothing'),
           ]),
           '  ',
         ),

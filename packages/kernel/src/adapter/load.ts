@@ -12,8 +12,8 @@ import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from '
 export interface ResolvedBinding extends Binding {
   readonly capability: CapabilityClass
   readonly options: Readonly<Record<string, unknown>> | undefined
-  /** What `omh doctor` must find in the harness's own output for every item staged here. */
-  readonly expect: readonly Expectation[]
+  /** What `omh doctor` must find in the harness's own output for every item staged here; absent: nothing. */
+  readonly expect?: readonly Expectation[]
 }
 
 /** A validated adapter with guest paths expanded. */

@@ -52,7 +52,7 @@ export function capabilitiesUnderTest(input: Pick<DoctorInput, 'adapter' | 'rend
   return input.adapter.bindings.map((binding) => {
     const dropped = new Set(input.render.dropped.filter((d) => d.capability === binding.capability).map((d) => d.name))
     const items: readonly ExpectedItem[] = input.profile[binding.capability].filter((item) => !dropped.has(item.name))
-    return { capability: binding.capability, path: binding.path, expect: binding.expect, items }
+    return { capability: binding.capability, path: binding.path, expect: binding.expect ?? [], items }
   })
 }
 
