@@ -5,6 +5,7 @@ import ConfigMcpAdd from './commands/config/mcp/add.js'
 import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
+import Doctor from './commands/doctor.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
 import launch from './hooks/command_not_found/launch.js'
@@ -21,6 +22,7 @@ export const COMMANDS = {
   'config:mcp:import': ConfigMcpImport,
   'config:mcp:ls': ConfigMcpLs,
   'config:mcp:rm': ConfigMcpRm,
+  doctor: Doctor,
   plugins: Plugins,
   render: Render,
 }

@@ -122,6 +122,15 @@ export const DOCTOR_FAILED = define({
     `Each ✗ above names the item and the path. A path the harness does not read is an adapter fact to fix (\`omh adapters show ${harness}\`); run \`omh doctor ${harness} --verbose\` for what each probe printed.`,
 })
 
+export const DOCTOR_RUNNER_FAILED = define({
+  code: 'DOCTOR_RUNNER_FAILED',
+  exit: 1,
+  message: (harness: string, status: number, said: string) =>
+    `The doctor's container for ${harness} ended without a report (status ${status})${said ? `: ${said}` : ''}.`,
+  hint: () =>
+    'The runner needs `node` on PATH in the harness image; check that the image runs (`--verbose` shows the cause), and that the engine can start containers with --network none.',
+})
+
 export const EDITOR_INVALID = define({
   code: 'EDITOR_INVALID',
   exit: 2,
@@ -392,6 +401,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   CONSENT_REQUIRED,
   CONTAINER_FAILED,
   DOCTOR_FAILED,
+  DOCTOR_RUNNER_FAILED,
   EDITOR_INVALID,
   FILE_CHANGED,
   FILE_UNREADABLE,

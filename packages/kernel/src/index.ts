@@ -127,3 +127,4 @@ export {
   type ImageOptions,
   type ImagePlan,
 } from './image.js'
+export { GUEST_DOCTOR, doctor, runnerFile, type DoctorHost, type DoctorReport, type DoctorRequest } from './doctor/run.js'

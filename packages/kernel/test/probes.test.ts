@@ -101,7 +101,7 @@ describe('a harness that did not load an item says so, and doctor names it', () 
   it('codex: other rules, a skill in the wrong directory, a subagent with an unknown key, a failing server, untrusted hooks, a Claude-ism in the config', () => {
     const checks = verdicts('codex', 'broken')
     expect(failed(checks)).toEqual([
-      'probe strict',
+      'strict',
       'rules: omh-probe-rule',
       'skills: omh-skill-probe',
       'mcp: omh-echo',
@@ -110,7 +110,7 @@ describe('a harness that did not load an item says so, and doctor names it', () 
       'hooks: omh-hook-guard',
     ])
     const detail = (name: string) => checks.find((c) => c.name === name)!.detail
-    expect(detail('probe strict')).toContain('exited 1 (expected 0)')
+    expect(detail('strict')).toContain('exited 1 (expected 0)')
     expect(detail('hooks: omh-hook-guard')).toMatch(/with trustStatus = "untrusted"$/)
     expect(detail('mcp: omh-echo')).toMatch(/it shows name = "omh-echo" with serverInfo\.name = null$/)
   })
@@ -122,7 +122,7 @@ describe('a probe that cannot be believed fails every check that reads it', () =
 
   it('when it printed nothing', () => {
     const checks = judgeProbes(adapter.probes, capabilities, { ...loaded, mcp: { exit: 0, stdout: '', stderr: '  \n' } })
-    expect(checks.find((c) => c.name === 'probe mcp')).toMatchObject({ ok: false, detail: '`claude mcp list` printed nothing, and a silent probe is never a pass' })
+    expect(checks.find((c) => c.name === 'mcp' && !c.capability)).toMatchObject({ ok: false, detail: '`claude mcp list` printed nothing, and a silent probe is never a pass' })
     expect(checks.find((c) => c.name === 'mcp: omh-echo')).toMatchObject({ ok: false, detail: expect.stringMatching(/^cannot tell: probe mcp printed nothing/) })
   })
 
@@ -132,9 +132,9 @@ describe('a probe that cannot be believed fails every check that reads it', () =
       mcp: { exit: null, stdout: '', stderr: '', timedOut: true },
     })
     const detail = (name: string) => bad.find((c) => c.name === name)!.detail
-    expect(detail('probe settings')).toBe('`claude doctor` exited 2 (expected 0): boom | x')
-    expect(detail('probe mcp')).toBe('`claude mcp list` did not finish within 60 s')
-    expect(detail('probe session')).toMatch(/was not run$/)
+    expect(detail('settings')).toBe('`claude doctor` exited 2 (expected 0): boom | x')
+    expect(detail('mcp')).toBe('`claude mcp list` did not finish within 60 s')
+    expect(detail('session')).toMatch(/was not run$/)
   })
 })
 

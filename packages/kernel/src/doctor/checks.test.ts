@@ -129,7 +129,7 @@ describe('doctor checks', () => {
       'syntax /home/agent/.h/plugin.js',
       'bin h',
       'token /home/agent/.h/token.json',
-      'probe probe list',
+      'probe list',
       'harness rules: style',
       'harness skills: review',
     ])
@@ -170,7 +170,7 @@ describe('doctor checks', () => {
   it('fail every class whose probe printed nothing', async () => {
     const i = await input()
     const checks = doctorChecks(i, expected, { ...good, probes: { list: { exit: 0, stdout: '', stderr: '' } } })
-    expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['probe list', 'rules: style', 'skills: review'])
+    expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['list', 'rules: style', 'skills: review'])
     expect(classVerdicts(i, checks)).toMatchObject({ rules: 'failed', skills: 'failed' })
   })
 })

@@ -114,7 +114,7 @@ export function judgeProbes(
     const run = runs[key]
     const fault = run ? faultOf(probe, run) : 'was not run'
     if (fault) broken.set(key, fault)
-    checks.push({ name: `probe ${key}`, ok: !fault, detail: `\`${commandOf(probe)}\` ${fault ?? 'answered'}`, probe: key })
+    checks.push({ name: key, ok: !fault, detail: `\`${commandOf(probe)}\` ${fault ?? 'answered'}`, probe: key })
     if (fault) continue
     const output = new Output(run!)
     for (const evidence of probe.expect ?? []) {
@@ -280,8 +280,8 @@ function nearMiss(found: readonly unknown[], fields: readonly FieldMatcher[], se
 /** What a matching value showed, in the terms of the match: its matched fields, or itself when short. */
 function shown(value: unknown, fields: readonly FieldMatcher[]): string {
   const named = fields.filter(([path]) => path !== undefined)
-  const text = named.length
-    ? named.map(([path]) => `${path} = ${JSON.stringify(scalarAt(value, path!))}`).join(', ')
-    : JSON.stringify(value)
-  return text.length > 200 ? `${text.slice(0, 199)}…` : text
+  const clip = (text: string) => (text.length > 100 ? `${text.slice(0, 99)}…"` : text)
+  return named.length
+    ? named.map(([path]) => `${path} = ${clip(JSON.stringify(scalarAt(value, path!)))}`).join(', ')
+    : clip(JSON.stringify(value))
 }
