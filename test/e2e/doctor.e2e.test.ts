@@ -1,0 +1,136 @@
+/**
+ * `omh doctor` for every bundled harness, as a user runs it: the real harness
+ * images built from npm at the adapters' pinned versions, the profile in
+ * test/fixtures/doctor (something in every capability class), and the harness
+ * itself confirming each class through the adapter's probes. Then an adapter
+ * whose skills path the harness does not read, which must fail, naming the
+ * item and the path. The images are built once here and reused by every test
+ * of the file; they are removed at the end.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { DoctorReport } from '@omh/kernel'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TEST_BASE, client, requireEngine, type Engine } from '../helpers/engines.js'
+import { BIN, ROOT } from '../helpers/run.js'
+
+const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
+const HARNESSES = ['claude', 'opencode', 'codex'] as const
+/** Doctor on one engine is what the issue asks; OMH_DOCTOR_ENGINES=docker,podman runs it on both. */
+const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',') as Engine[]
+
+interface Ran {
+  status: number
+  stdout: string
+  stderr: string
+}
+
+/** The built CLI, asynchronously: image builds take minutes and their progress streams on stderr. */
+function omh(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', (error) => resolve({ status: -1, stdout, stderr: `${stderr}${error.message}` }))
+    child.on('close', (status) => resolve({ status: status ?? -1, stdout, stderr }))
+  })
+}
+
+const reportOf = (ran: Ran): DoctorReport => {
+  const doc = JSON.parse(ran.stdout)
+  return doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
+}
+
+describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) => {
+  // The profile and the repository live as long as the file: every test reuses them.
+  let scratch: string
+  let home: string
+  let repo: string
+  const images = new Set<string>()
+  const env = () => ({ OMH_HOME: home })
+
+  beforeAll(async () => {
+    await requireEngine(engine)
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-doctor-e2e-'))
+    home = path.join(scratch, 'omh')
+    cpSync(path.join(FIXTURE, 'profile'), home, { recursive: true })
+    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
+    repo = path.join(scratch, 'repo')
+    cpSync(path.join(FIXTURE, 'project'), repo, { recursive: true })
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, stdio: 'pipe' })
+    git('init', '-q', '-b', 'main')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'init')
+  })
+
+  afterAll(() => {
+    // Harness layers first, then the base they share, once nothing uses them.
+    const bases = new Set<string>()
+    for (const tag of images) {
+      const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag]).stdout.trim()
+      if (from) bases.add(from)
+      client(engine, ['rmi', tag])
+    }
+    for (const tag of bases) client(engine, ['rmi', tag])
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  const matrix: Record<string, DoctorReport['classes']> = {}
+
+  it.each(HARNESSES)('%s confirms every capability class it can express', async (harness) => {
+    const ran = await omh(['doctor', harness, '--json'], repo, env())
+    const report = reportOf(ran)
+    images.add(report.image)
+    matrix[harness] = report.classes
+    expect(
+      report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`),
+      ran.stderr.split('\n').slice(-20).join('\n'),
+    ).toEqual([])
+    expect(ran.status).toBe(0)
+    expect(report.engine).toBe(engine)
+    const expected = { rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'proved', hooks: 'proved' }
+    // Codex has no slash commands since 0.117: its adapter binds none, so they are dropped, and said so.
+    expect(report.classes).toEqual(harness === 'codex' ? { ...expected, commands: 'dropped' } : expected)
+    expect(report.dropped.map((d) => `${d.capability} ${d.name}`)).toEqual(harness === 'codex' ? ['commands omh-cmd-probe'] : [])
+    // Every class the harness expresses was confirmed by the harness itself, not only by a mount.
+    for (const [capability, verdict] of Object.entries(report.classes)) {
+      if (verdict !== 'proved') continue
+      expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok), capability).toBe(true)
+    }
+  })
+
+  it('prints a checklist, and fails with exit 1 naming the item and the path when the adapter puts skills where the harness does not look', async () => {
+    const adapters = path.join(home, 'adapters')
+    mkdirSync(adapters, { recursive: true })
+    const bundled = readFileSync(path.join(ROOT, 'adapters/claude.toml'), 'utf8')
+    const wrong = bundled.replace('path   = "$HOME/.claude/skills"', 'path   = "$HOME/.claude/skillz"')
+    expect(wrong).not.toBe(bundled)
+    writeFileSync(path.join(adapters, 'claude.toml'), wrong)
+    try {
+      const ran = await omh(['doctor', 'claude'], repo, env())
+      expect(ran.status, ran.stderr).toBe(1)
+      expect(ran.stdout).toMatch(/✗ +harness +skills: omh-skill-probe +does not show .*name = "omh-skill-probe", path = "\/home\/agent\/\.claude\/skillz\/omh-skill-probe\/SKILL\.md"/)
+      expect(ran.stdout).toContain('skills failed')
+      expect(ran.stderr).toContain('Code: DOCTOR_FAILED')
+      const json = await omh(['doctor', 'claude', '--json'], repo, env())
+      expect(json.status).toBe(1)
+      const doc = JSON.parse(json.stdout)
+      expect(doc.error.code).toBe('DOCTOR_FAILED')
+      expect(doc.error.details.reports[0].checks.filter((c: { ok: boolean }) => !c.ok)).toMatchObject([
+        { kind: 'harness', capability: 'skills', items: ['omh-skill-probe'], detail: expect.stringContaining('/home/agent/.claude/skillz/omh-skill-probe/SKILL.md') },
+      ])
+    } finally {
+      writeFileSync(path.join(adapters, 'claude.toml'), bundled)
+    }
+  })
+
+  afterAll(() => {
+    // The harness × capability matrix this run proved, for the CI log (docs/doctor.md records it).
+    const rows = Object.entries(matrix).map(([h, classes]) => `${h.padEnd(9)} ${Object.entries(classes).map(([c, v]) => `${c}=${v}`).join(' ')}`)
+    if (rows.length) process.stderr.write(`\nomh doctor on ${engine}:\n${rows.join('\n')}\n`)
+  })
+})
