@@ -7,40 +7,25 @@
  * item and the path. The images are built once here and reused by every test
  * of the file; they are removed at the end.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { DoctorReport } from '@omh/kernel'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_BASE, client, requireEngine, type Engine } from '../helpers/engines.js'
-import { BIN, ROOT } from '../helpers/run.js'
+import { TEST_BASE, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
+import { ROOT, omhAsync } from '../helpers/run.js'
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
 const HARNESSES = ['claude', 'opencode', 'codex'] as const
 /** Doctor on one engine is what the issue asks; OMH_DOCTOR_ENGINES=docker,podman runs it on both. */
 const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',') as Engine[]
 
-interface Ran {
-  status: number
-  stdout: string
-  stderr: string
-}
 
-/** The built CLI, asynchronously: image builds take minutes and their progress streams on stderr. */
-function omh(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('error', (error) => resolve({ status: -1, stdout, stderr: `${stderr}${error.message}` }))
-    child.on('close', (status) => resolve({ status: status ?? -1, stdout, stderr }))
-  })
-}
 
-const reportOf = (ran: Ran): DoctorReport => {
+const omh = (args: readonly string[], cwd: string, env: Record<string, string>) => omhAsync(args, { cwd, env })
+
+const reportOf = (ran: { stdout: string }): DoctorReport => {
   const doc = JSON.parse(ran.stdout)
   return doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
 }
@@ -68,14 +53,7 @@ describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) 
   })
 
   afterAll(() => {
-    // Harness layers first, then the base they share, once nothing uses them.
-    const bases = new Set<string>()
-    for (const tag of images) {
-      const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag]).stdout.trim()
-      if (from) bases.add(from)
-      client(engine, ['rmi', tag])
-    }
-    for (const tag of bases) client(engine, ['rmi', tag])
+    removeBuiltImages(engine, images)
     rmSync(scratch, { recursive: true, force: true })
   })
 

@@ -129,3 +129,18 @@ export function testNetwork(engine: Engine, purpose: string): string {
   execFileSync(engine, ['network', 'create', ...labels, name], { stdio: 'pipe' })
   return name
 }
+
+/**
+ * Removes harness images omh built for a test (not labelled as test images,
+ * because the CLI built them), then the base each was built on, once nothing
+ * uses them.
+ */
+export function removeBuiltImages(engine: Engine, tags: Iterable<string>): void {
+  const bases = new Set<string>()
+  for (const tag of tags) {
+    const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag]).stdout.trim()
+    if (from) bases.add(from)
+    client(engine, ['rmi', tag])
+  }
+  for (const tag of bases) client(engine, ['rmi', tag])
+}

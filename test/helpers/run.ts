@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -29,4 +29,24 @@ export function omh(args: readonly string[], options: { cwd?: string; env?: Reco
     stderr: result.stderr,
     json: () => JSON.parse(result.stdout),
   }
+}
+
+/**
+ * The built CLI, asynchronously and without a time limit: for commands that
+ * build images for minutes (progress streams on stderr).
+ */
+export function omhAsync(args: readonly string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Omit<Ran, 'json'>> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', (error) => resolve({ status: -1, stdout, stderr: `${stderr}${error.message}` }))
+    child.on('close', (status) => resolve({ status: status ?? -1, stdout, stderr }))
+  })
 }

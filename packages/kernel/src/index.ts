@@ -128,3 +128,4 @@ export {
   type ImagePlan,
 } from './image.js'
 export { GUEST_DOCTOR, doctor, runnerFile, type DoctorHost, type DoctorReport, type DoctorRequest } from './doctor/run.js'
+export { authenticate, type AuthHost, type AuthRequest, type AuthResult } from './auth.js'

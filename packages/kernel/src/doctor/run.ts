@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { lchown, lstat, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { accountDir, chooseAccount, credentialHostPath, type AccountChoice } from '../accounts.js'
@@ -17,6 +17,7 @@ import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK, type CapabilityClass } fr
 import type { ContainerSpec, DroppedItem, Mount, RuntimeContext } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { stage } from '../stage.js'
+import { exists, handToGuest } from '../host-files.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
 
@@ -99,7 +100,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     await mkdir(doctorDir, { recursive: true })
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
-    if (process.getuid?.() === 0) await chownTree([work, ...creds.filter((c) => c.scratch).map((c) => c.host)])
+    for (const dir of [work, ...creds.filter((c) => c.scratch).map((c) => c.host)]) await handToGuest(dir)
 
     const spec: ContainerSpec = {
       image,
@@ -260,20 +261,3 @@ async function removePlaceholders(made: readonly string[]): Promise<void> {
 /** Parents first, so a mount over a file inside a mounted directory lands on top of it. */
 const sortMounts = (mounts: readonly Mount[]) =>
   [...mounts].sort((a, b) => a.guest.split('/').length - b.guest.split('/').length || a.guest.localeCompare(b.guest))
-
-/** Run as root, omh hands what the agent must write to the guest user; a user's own files are already theirs. */
-async function chownTree(targets: readonly string[]): Promise<void> {
-  const walk = async (p: string): Promise<void> => {
-    const info = await lstat(p).catch(() => undefined)
-    if (!info) return
-    await lchown(p, GUEST_UID, GUEST_GID)
-    if (info.isDirectory()) for (const name of await readdir(p)) await walk(path.join(p, name))
-  }
-  for (const t of targets) await walk(t)
-}
-
-const exists = (p: string) =>
-  lstat(p).then(
-    () => true,
-    () => false,
-  )

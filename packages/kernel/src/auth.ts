@@ -1,0 +1,128 @@
+/**
+ * `omh auth`: the harness's own login, run in its image with the adapter's
+ * `creds` mounted read-write from the account's directory, then checked on
+ * the host. Directories are mounted, not token files: a harness saves a token
+ * by renaming a new file over the old one, and a rename over a bind-mounted
+ * file fails (EBUSY), so the login would silently not persist.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { accountDir, accountToCapture, capturedAccounts, credentialHostPath, unfilledTokens } from './accounts.js'
+import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError } from './errors.js'
+import { ensureImage, imageOptions, planImages, type ImageOptions } from './image.js'
+import type { Kernel } from './kernel.js'
+import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from './model.js'
+import type { ContainerSpec, RuntimeContext } from './plugin.js'
+import { exists, handToGuest } from './host-files.js'
+
+export interface AuthRequest {
+  readonly harness: string
+  /** The account argument. */
+  readonly account?: string
+  /** `-a`. */
+  readonly flag?: string
+  /** `auto` or an engine name; absent: the `runtime` setting. */
+  readonly engine?: string
+  /** Give the harness the user's terminal. */
+  readonly tty: boolean
+}
+
+export interface AuthHost {
+  readonly context: RuntimeContext
+  notice(line: string): void
+  /** Image options instead of the settings' (tests start from an offline base). */
+  readonly images?: ImageOptions
+}
+
+export interface AuthResult {
+  readonly harness: string
+  readonly account: string
+  /** The account held a login before, and was logged into again. */
+  readonly reauthenticated: boolean
+  /** Every `token` file holds real content. False only for an adapter without `token`, which cannot tell. */
+  readonly confirmed: boolean
+  /** The harness's exit status. */
+  readonly status: number
+  /** Where the login is kept on the host. */
+  readonly directory: string
+  /** Every captured account of the harness, this one included. */
+  readonly accounts: readonly string[]
+}
+
+export async function authenticate(kernel: Kernel, request: AuthRequest, host: AuthHost): Promise<AuthResult> {
+  const adapter = await kernel.adapter(request.harness)
+  if (!adapter.creds.length) throw OmhError.of(AUTH_UNSUPPORTED, { args: [adapter.name, adapter.file] })
+  const { account, captured } = await accountToCapture(kernel.omhHome, adapter, {
+    argument: request.account,
+    flag: request.flag,
+    setting: kernel.settings.account?.value,
+  })
+  const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
+  const image = (await ensureImage(runtime, planImages(adapter, host.images ?? imageOptions(kernel.settings)), host.context, adapter.file)).tag
+
+  const dir = accountDir(kernel.omhHome, adapter.name, account)
+  const existed = await exists(dir)
+  const reauthenticated = captured.includes(account)
+  const mounts = adapter.creds.map((guest) => ({
+    host: credentialHostPath(dir, guest),
+    guest: path.posix.normalize(guest).replace(/\/$/, ''),
+    directory: guest.endsWith('/'),
+  }))
+  let status: number
+  let output: string
+  try {
+    for (const m of mounts) {
+      if (m.directory) await mkdir(m.host, { recursive: true })
+      else if (!(await exists(m.host))) {
+        await mkdir(path.dirname(m.host), { recursive: true })
+        // A harness may refuse an empty file where it expects JSON; `{}` is what it would write.
+        await writeFile(m.host, m.host.endsWith('.json') ? '{}\n' : '')
+      }
+    }
+    await handToGuest(dir)
+    const spec: ContainerSpec = {
+      image,
+      name: `omh-auth-${adapter.name}-${account}-${process.pid}`,
+      mounts: mounts.map((m) => ({ host: m.host, guest: m.guest, readOnly: false })),
+      env: { HOME: GUEST_HOME },
+      labels: { 'omh.auth': adapter.name },
+      workdir: GUEST_WORK,
+      user: `${GUEST_UID}:${GUEST_GID}`,
+      argv: [adapter.bin],
+      tty: request.tty,
+      interactive: true,
+      capDrop: ['ALL'],
+      noNewPrivileges: true,
+      init: true,
+    }
+    host.notice(`${reauthenticated ? 'logging in again' : 'logging in'} to ${adapter.name} as account "${account}"${adapter.login ? `: ${adapter.login}` : ''}`)
+    const result = await runtime.run(spec, host.context)
+    status = result.exitCode
+    // Without a terminal the harness's output was captured: the user still needs to read it.
+    output = `${result.stdout}${result.stderr}`.trim()
+    if (output) host.notice(`${adapter.name} said:\n${output.split('\n').map((l) => `  ${l}`).join('\n')}`)
+  } catch (error) {
+    if (!existed) await rm(dir, { recursive: true, force: true })
+    throw error
+  }
+
+  const unfilled = await unfilledTokens(adapter, dir)
+  if (unfilled.length) {
+    // Nothing is recorded: a new account's directory goes again. A re-login leaves the old login as it was.
+    if (!existed) await rm(dir, { recursive: true, force: true })
+    throw OmhError.of(LOGIN_INCOMPLETE, {
+      args: [adapter.name, account, unfilled, status],
+      hintArgs: [adapter.name, account, adapter.login],
+      details: { status, unfilled, output: output.slice(-2000) },
+    })
+  }
+  return {
+    harness: adapter.name,
+    account,
+    reauthenticated,
+    confirmed: adapter.token.length > 0,
+    status,
+    directory: dir,
+    accounts: await capturedAccounts(kernel.omhHome, adapter),
+  }
+}
