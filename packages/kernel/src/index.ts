@@ -22,3 +22,4 @@ export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type
 export { resolvePluginModule } from './plugins/resolve.js'
 export { resolveProfile, type ProfileSources } from './profile/resolve.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
+export * from './session/index.js'

@@ -24,6 +24,10 @@ export type HookField = (typeof HOOK_FIELDS)[number]
 export const GUEST_HOME = '/home/agent'
 export const GUEST_WORK = '/work'
 
+/** The user every session container runs as (`agent`); images assert it when they are built. */
+export const GUEST_UID = 1000
+export const GUEST_GID = 1000
+
 /** One section of rules, in composition order. */
 export interface RuleSection {
   /** Catalogue entry name (file stem), or the project file's name (`AGENTS.md`). */

@@ -1,0 +1,38 @@
+import { OmhError, SESSION_NOT_FOUND } from '../errors.js'
+import type { Repository } from './repo.js'
+import { listSessions, nextSessionId, readClaim } from './store.js'
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** Which session a launch asks for. */
+export interface SessionChoice {
+  /** `--session <sid>`: that one, which must exist. */
+  readonly session?: string
+  /** `--new`: a new one. */
+  readonly fresh?: boolean
+}
+
+/**
+ * Picks the session for a launch: the one named; a new one when asked; else
+ * the most recent session no running omh holds; else a new one. Two launches
+ * at once therefore get two sessions, and a launch after a closed terminal
+ * finds the session it left.
+ */
+export async function pickSession(
+  omhHome: string,
+  repo: Repository,
+  choice: SessionChoice,
+  env: Env,
+): Promise<{ readonly sid: string; readonly exists: boolean }> {
+  const existing = await listSessions(omhHome, repo)
+  if (choice.session) {
+    if (!existing.includes(choice.session)) {
+      throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, repo.root], hintArgs: [existing] })
+    }
+    return { sid: choice.session, exists: true }
+  }
+  if (!choice.fresh) {
+    for (const sid of [...existing].reverse()) if (!(await readClaim(omhHome, repo, sid))) return { sid, exists: true }
+  }
+  return { sid: await nextSessionId(omhHome, repo, env), exists: false }
+}
