@@ -10,7 +10,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node22',
-  minifySyntax: true,
+  minify: true,
+  keepNames: true,
   legalComments: 'none',
   logLevel: 'warning',
   // cosmiconfig loads TypeScript only for a .ts config file; omh reads none.
