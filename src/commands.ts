@@ -3,6 +3,11 @@ import AdaptersShow from './commands/adapters/show.js'
 import AdaptersValidate from './commands/adapters/validate.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
+import SessionsCommit from './commands/sessions/commit.js'
+import SessionsDiff from './commands/sessions/diff.js'
+import SessionsDown from './commands/sessions/down.js'
+import SessionsLs from './commands/sessions/ls.js'
+import SessionsRm from './commands/sessions/rm.js'
 import launch from './hooks/command_not_found/launch.js'
 
 /**
@@ -15,6 +20,11 @@ export const COMMANDS = {
   'adapters:validate': AdaptersValidate,
   plugins: Plugins,
   render: Render,
+  'sessions:commit': SessionsCommit,
+  'sessions:diff': SessionsDiff,
+  'sessions:down': SessionsDown,
+  'sessions:ls': SessionsLs,
+  'sessions:rm': SessionsRm,
 }
 
 export { launch as commandNotFound }
