@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^@omh\/kernel$/, replacement: path.join(root, 'packages/kernel/src/index.ts') },
       { find: /^@omh\/kernel\/plugin$/, replacement: path.join(root, 'packages/kernel/src/plugin.ts') },
+      { find: /^@omh\/container-cli$/, replacement: path.join(root, 'packages/container-cli/src/index.ts') },
     ],
   },
   test: {

@@ -42,7 +42,7 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
   protected async runtime(engine: string | undefined, optional = false): Promise<ResolvedRuntime | undefined> {
     const kernel = await this.kernel()
     try {
-      return await kernel.resolveRuntime(engine ?? kernel.settings.runtime?.value ?? 'auto', this.runtimeContext())
+      return await kernel.resolveRuntime(engine, this.runtimeContext())
     } catch (error) {
       if (!optional || !isOmhError(error)) throw error
       this.warn(`${error.message} Containers are shown as unknown.`)

@@ -100,7 +100,7 @@ describe('omh <harness> refuses bad input, creating nothing', () => {
     const r = omh(['claude'], { cwd: root, env: { ...env, PATH: bin } })
     expect(r.status).toBe(1)
     expect(r.stderr).toContain('Code: RUNTIME_NOT_FOUND')
-    expect(r.stderr).toMatch(/Install and start one of/)
+    expect(r.stderr).toMatch(/not installed/)
     nothingCreated(home, root)
   })
 

@@ -75,6 +75,14 @@ export const COMBINE_CONFLICT = define({
   hint: () => 'Point one of the two bindings at another path, or drop one of them from the adapter.',
 })
 
+export const CONTAINER_FAILED = define({
+  code: 'CONTAINER_FAILED',
+  exit: 1,
+  message: (engine: string, what: string, why: string) => `${engine} could not ${what}: ${why}`,
+  hint: (advice?: string) =>
+    `${advice ? `${advice} ` : ''}Run again with --verbose to see what the engine said.`,
+})
+
 export const EDITOR_INVALID = define({
   code: 'EDITOR_INVALID',
   exit: 2,
@@ -94,6 +102,14 @@ export const GIT_FAILED = define({
   exit: 1,
   message: (doing: string, what: string) => `git failed while ${doing}: ${what}`,
   hint: (root: string) => `Nothing was changed by omh. Check the repository at ${root} (\`git status\`), then run again; --verbose shows git's output.`,
+})
+
+export const IMAGE_BUILD_FAILED = define({
+  code: 'IMAGE_BUILD_FAILED',
+  exit: 1,
+  message: (engine: string, tag: string, why: string) => `${engine} could not build the image ${tag}: ${why}`,
+  hint: (advice?: string) =>
+    `The build output above shows the step that failed. ${advice ?? 'Fix that step, then run again.'} Nothing half-built is reused: the next run builds it again.`,
 })
 
 export const INTERNAL = define({
@@ -189,10 +205,20 @@ export const RUNTIME_NOT_FOUND = define({
   exit: 1,
   message: (wanted: string, tried: readonly string[]) =>
     wanted === 'auto'
-      ? `No container engine answers here (tried ${list(tried)}).`
-      : `The container engine "${wanted}" is not usable here.`,
-  hint: (details: readonly string[], engines: readonly string[]) =>
-    `${details.length ? `${details.join('; ')}. ` : ''}Install and start one of: ${list(engines)}; or choose another with \`runtime\` in settings or --runtime.`,
+      ? `No container engine answers here (tried ${list(tried)}):`
+      : `The container engine "${wanted}" is not usable here:`,
+  hint: (wanted: string, engines: readonly string[]) =>
+    wanted === 'auto'
+      ? `Do what the line above says for the engine you use (installed runtimes, asked in this order: ${list(engines)}), or name one with \`runtime\` in settings or --runtime.`
+      : `Do what the line above says, or choose another engine (${list(engines.filter((e) => e !== wanted))}) with \`runtime\` in settings or --runtime; \`auto\` takes the first that answers.`,
+})
+
+export const RUNTIME_UNKNOWN = define({
+  code: 'RUNTIME_UNKNOWN',
+  exit: 2,
+  message: (wanted: string, origin: string) => `${origin} asks for the container engine "${wanted}", and no installed runtime plugin drives it.`,
+  hint: (engines: readonly string[], closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
 })
 
 export const SESSION_BUSY = define({
@@ -304,9 +330,11 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTER_NOT_FOUND,
   BASE_UNKNOWN,
   COMBINE_CONFLICT,
+  CONTAINER_FAILED,
   EDITOR_INVALID,
   FILE_UNREADABLE,
   GIT_FAILED,
+  IMAGE_BUILD_FAILED,
   INTERNAL,
   LAUNCH_FLAG_MISPLACED,
   NOTHING_TO_COMMIT,
@@ -319,6 +347,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   RENDER_COLLISION,
   REPOSITORY_EMPTY,
   RUNTIME_NOT_FOUND,
+  RUNTIME_UNKNOWN,
   SESSION_BUSY,
   SESSION_NOT_FOUND,
   SESSION_OFF_BRANCH,

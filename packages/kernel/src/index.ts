@@ -22,4 +22,19 @@ export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type
 export { resolvePluginModule } from './plugins/resolve.js'
 export { resolveProfile, type ProfileSources } from './profile/resolve.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
+export {
+  GUEST_OMH,
+  GUEST_SOCKETS,
+  IMAGE_LABELS,
+  baseRecipe,
+  ensureImage,
+  harnessRecipe,
+  homeMountParents,
+  imageOptions,
+  planImages,
+  type EnsuredImage,
+  type ImageAdapter,
+  type ImageOptions,
+  type ImagePlan,
+} from './image.js'
 export * from './session/index.js'

@@ -1,9 +1,10 @@
 import { failure } from '../../../test/helpers/failure.js'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
 import { Kernel } from './kernel.js'
 import { emptyProfile } from './model.js'
+import type { RuntimeContext } from './plugin.js'
 
 const renderer = (name: string, format: string, body = `return { files: [{ kind: 'file', guest: input.binding.path, content: '${name}' }], dropped: [] }`) =>
   `export default { kind: 'renderer', apiVersion: 1, meta: { name: '${name}', version: '0.0.1' }, formats: ['${format}'], classes: ['rules'], render(input) { ${body} } }\n`
@@ -172,5 +173,86 @@ describe('Kernel render', () => {
     })
     const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
     expect(report.files).toEqual([{ kind: 'file', guest: '/x.txt', content: 'rules+skills', syntax: 'lines' }])
+  })
+})
+
+/** A runtime plugin module whose detect answers as told, and records that it was asked. */
+const runtime = (engine: string, answer: { version: string } | { reason: string; hint?: string }) =>
+  `globalThis.asked ??= []
+export default { kind: 'runtime', apiVersion: 1, meta: { name: 'rt-${engine}', version: '0.0.1' }, engine: '${engine}',
+  async detect() { globalThis.asked.push('${engine}'); return { engine: '${engine}', ...${JSON.stringify(answer)} } },
+  hasImage() {}, build() {}, up() {}, exec() {}, run() {}, list() {}, down() {} }\n`
+
+const runtimeContext: RuntimeContext = { env: {}, progress: () => {}, verbose: false }
+const asked = () => (globalThis as { asked?: string[] }).asked ?? []
+
+const two = {
+  'defaults.toml': 'runtime = "auto"\nplugins = ["./a.mjs", "./b.mjs"]\n',
+  'a.mjs': runtime('alpha', { reason: 'not installed (no `alpha` on PATH)', hint: 'Install alpha' }),
+  'b.mjs': runtime('beta', { version: '2.0' }),
+}
+
+describe('choosing a runtime', () => {
+  beforeEach(() => {
+    ;(globalThis as { asked?: string[] }).asked = []
+  })
+
+  it('auto asks runtimes in the order the defaults name them and takes the first that answers', async () => {
+    const kernel = await kernelIn(two)
+    const found = await kernel.resolveRuntime(undefined, runtimeContext)
+    expect(found.runtime.engine).toBe('beta')
+    expect(found.info).toEqual({ engine: 'beta', version: '2.0' })
+    expect(asked()).toEqual(['alpha', 'beta'])
+  })
+
+  it('auto asks a runtime named by a more specific layer first', async () => {
+    const kernel = await kernelIn({
+      ...two,
+      'a.mjs': runtime('alpha', { version: '1.0' }),
+      'home/settings.toml': 'plugins = ["./c.mjs"]\n',
+      'home/c.mjs': runtime('gamma', { version: '3.0' }),
+    })
+    expect((await kernel.resolveRuntime('auto', runtimeContext)).runtime.engine).toBe('gamma')
+    expect(asked()).toEqual(['gamma'])
+  })
+
+  it('an engine named in settings is the only one asked', async () => {
+    const kernel = await kernelIn({ ...two, 'home/settings.toml': 'runtime = "alpha"\n' })
+    const error = await failure(() => kernel.resolveRuntime(undefined, runtimeContext))
+    expect(asked()).toEqual(['alpha'])
+    expect(error.code).toBe('RUNTIME_NOT_FOUND')
+    expect(error.exit).toBe(1)
+    expect(error.message).toBe('The container engine "alpha" is not usable here:')
+    expect(error.problems).toEqual([{ path: 'alpha', message: 'not installed (no `alpha` on PATH). Install alpha' }])
+    expect(error.hint).toContain('choose another engine (beta)')
+  })
+
+  it('the flag wins over settings', async () => {
+    const kernel = await kernelIn({ ...two, 'home/settings.toml': 'runtime = "alpha"\n' })
+    expect((await kernel.resolveRuntime('beta', runtimeContext, '--runtime')).runtime.engine).toBe('beta')
+  })
+
+  it('when nothing answers, says what each engine answered and what to do', async () => {
+    const kernel = await kernelIn({ ...two, 'b.mjs': runtime('beta', { reason: 'installed, but the engine does not answer' }) })
+    const error = await failure(() => kernel.resolveRuntime('auto', runtimeContext))
+    expect(error.code).toBe('RUNTIME_NOT_FOUND')
+    expect(error.message).toBe('No container engine answers here (tried alpha, beta):')
+    expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'alpha: not installed (no `alpha` on PATH). Install alpha',
+      'beta: installed, but the engine does not answer',
+    ])
+    expect(error.hint).toContain('asked in this order: alpha, beta')
+  })
+
+  it('an engine no plugin drives is a usage error naming where it was asked for, with a near miss', async () => {
+    const kernel = await kernelIn({ ...two, 'home/settings.toml': 'runtime = "betta"\n' })
+    const error = await failure(() => kernel.resolveRuntime(undefined, runtimeContext))
+    expect(error.code).toBe('RUNTIME_UNKNOWN')
+    expect(error.exit).toBe(2)
+    expect(error.message).toContain(`${path.join('home', 'settings.toml')} (runtime) asks for the container engine "betta"`)
+    expect(error.hint).toMatch(/^Did you mean "beta"\? Installed runtimes: alpha, beta/)
+    const flag = await failure(() => kernel.resolveRuntime('alhpa', runtimeContext, '--runtime'))
+    expect(flag.message).toMatch(/^--runtime asks for the container engine "alhpa"/)
+    expect(asked()).toEqual([])
   })
 })

@@ -17,6 +17,7 @@ import {
   PLUGIN_NOT_FOUND,
   RENDER_COLLISION,
   RUNTIME_NOT_FOUND,
+  RUNTIME_UNKNOWN,
   isOmhError,
   type Problem,
 } from './errors.js'
@@ -38,6 +39,7 @@ import {
   type RuntimeContext,
   type RuntimeInfo,
   type RuntimePlugin,
+  type RuntimeUnavailable,
   type StagedEntry,
   type StagedFile,
 } from './plugin.js'
@@ -75,7 +77,7 @@ export interface RuntimeRequest {
   /** `auto`, or an engine name. */
   readonly engine: string
   readonly context: RuntimeContext
-  readonly tried: { engine: string; reason: string }[]
+  readonly tried: RuntimeUnavailable[]
 }
 
 export interface ResolvedRuntime {
@@ -164,6 +166,8 @@ export class Kernel {
     /**
      * Asked for a container engine. Each runtime plugin taps it; the first
      * whose engine matches the request and whose `detect()` answers wins.
+     * Taps run most specific settings layer first, then in the order a
+     * layer's `plugins` names them, so `auto` is deterministic.
      */
     resolveRuntime: new AsyncSeriesBailHook<[RuntimeRequest], ResolvedRuntime | undefined>(['request']),
     /**
@@ -307,7 +311,7 @@ export class Kernel {
         if (request.engine !== 'auto' && request.engine !== plugin.engine) return undefined
         const found = await guard(plugin.meta.name, 'Kernel.hooks.resolveRuntime', () => plugin.detect(request.context))
         if ('version' in found) return { runtime: plugin, info: found }
-        request.tried.push({ engine: plugin.engine, reason: found.reason })
+        request.tried.push(found)
         return undefined
       })
     }
@@ -480,20 +484,28 @@ export class Kernel {
 
   // ─── Runtimes ──────────────────────────────────────────────────────────────
 
-  /** The runtime to use: `wanted` is `auto` or an engine name. */
-  async resolveRuntime(wanted: string, context: RuntimeContext): Promise<ResolvedRuntime> {
-    const request: RuntimeRequest = { engine: wanted, context, tried: [] }
+  /**
+   * The runtime to use. `wanted` is `auto` or an engine name; absent, the
+   * `runtime` setting decides (default `auto`). `origin` names where an
+   * explicit `wanted` came from, for the error when no plugin drives it.
+   */
+  async resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin = '--runtime'): Promise<ResolvedRuntime> {
+    const setting = this.settings.runtime
+    const engine = wanted ?? setting?.value ?? 'auto'
+    const engines = this.#runtimes.map((r) => r.plugin.engine)
+    if (engine !== 'auto' && !engines.includes(engine)) {
+      throw OmhError.of(RUNTIME_UNKNOWN, {
+        args: [engine, wanted === undefined && setting ? `${setting.file} (runtime)` : origin],
+        hintArgs: [engines, closest(engine, engines)],
+      })
+    }
+    const request: RuntimeRequest = { engine, context, tried: [] }
     const found = await this.hooks.resolveRuntime.promise(request)
     if (found) return found
-    const engines = this.#runtimes.map((r) => r.plugin.engine)
     throw OmhError.of(RUNTIME_NOT_FOUND, {
-      args: [wanted, engines],
-      hintArgs: [
-        wanted !== 'auto' && !engines.includes(wanted)
-          ? [`no runtime plugin answers to "${wanted}" (installed: ${engines.join(', ') || 'none'})`]
-          : request.tried.map((t) => `${t.engine}: ${t.reason}`),
-        engines,
-      ],
+      args: [engine, request.tried.map((t) => t.engine)],
+      hintArgs: [engine, engines],
+      problems: request.tried.map((t) => ({ path: t.engine, message: t.hint ? `${t.reason}. ${t.hint}` : t.reason })),
       details: { tried: request.tried },
     })
   }

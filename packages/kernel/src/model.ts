@@ -23,9 +23,10 @@ export type HookField = (typeof HOOK_FIELDS)[number]
 /** Where the guest side of a session lives; adapters write `$HOME` for `GUEST_HOME`. */
 export const GUEST_HOME = '/home/agent'
 export const GUEST_WORK = '/work'
-
-/** The user every session container runs as (`agent`); images assert it when they are built. */
+/** The unprivileged user every harness runs as; omh's base image asserts its UID when it is built. */
+export const GUEST_USER = 'agent'
 export const GUEST_UID = 1000
+/** The guest user's group; the base image gives `agent` a group of its own with this id. */
 export const GUEST_GID = 1000
 
 /** One section of rules, in composition order. */

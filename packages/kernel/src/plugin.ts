@@ -210,7 +210,7 @@ export interface ParseContext {
 /** What `detect` found: this engine is usable here. */
 export interface RuntimeInfo {
   readonly engine: string
-  /** The engine's server version. */
+  /** The engine's server version (for an engine without a server, its own version). */
   readonly version: string
   /** Where the engine is reached, when not the local default (a remote host or a named context). */
   readonly endpoint?: string
@@ -219,14 +219,24 @@ export interface RuntimeInfo {
 /** Why an engine is not usable, for the error listing what was tried. */
 export interface RuntimeUnavailable {
   readonly engine: string
+  /** What was found, precisely: not installed, installed but not answering (and where), no permission. */
   readonly reason: string
+  /** What the user can do about it, in one sentence. */
+  readonly hint?: string
 }
 
 export interface RuntimeContext {
+  /**
+   * The environment the engine's client runs with. Runtimes pass it whole and
+   * add nothing, so `DOCKER_HOST`, contexts and `CONTAINER_HOST` reach a
+   * remote engine unchanged.
+   */
   readonly env: Readonly<Record<string, string | undefined>>
   /** Streams a line of progress (build output) to the user's stderr. */
   progress(line: string): void
+  /** The user asked for detail: runtimes may say more through `progress`. */
   readonly verbose: boolean
+  /** Aborts the engine's client; the operation rejects. */
   readonly signal?: AbortSignal
 }
 
@@ -234,35 +244,43 @@ export interface RuntimeContext {
 export interface ImageRecipe {
   /** Full tag, a digest of the recipe: never `:latest`. */
   readonly tag: string
-  /** The Containerfile text. */
+  /** The Containerfile text. Its `FROM` may name a public image; the engine pulls it only when absent. */
   readonly containerfile: string
   readonly labels: Readonly<Record<string, string>>
-  /** Build-time network, e.g. `host` where the bridge cannot reach a registry. */
+  /** Build-time network, e.g. `host` where the bridge cannot reach a registry. Absent: the engine's default. */
   readonly network?: string
 }
 
 export interface Mount {
+  /** Absolute host path of an existing file or directory. A missing one fails; engines never create it. */
   readonly host: string
+  /** Absolute guest path. A file mounts over a file, a directory over a directory. */
   readonly guest: string
   readonly readOnly: boolean
 }
 
-/** A container, described completely. The runtime turns it into its CLI's flags and adds nothing. */
+/**
+ * A container, described completely. The runtime turns it into its CLI's
+ * flags and adds nothing but `--pull=never` (omh's tags exist only locally).
+ */
 export interface ContainerSpec {
   readonly image: string
   readonly name?: string
   readonly mounts: readonly Mount[]
+  /** Values reach the engine through its client's environment, never its command line. */
   readonly env: Readonly<Record<string, string>>
   readonly labels: Readonly<Record<string, string>>
   readonly workdir: string
   /** `uid:gid` or a user name. */
   readonly user: string
   readonly argv: readonly string[]
+  /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
   readonly network?: string
   /** Ports published on the host, bound to 127.0.0.1. */
   readonly ports?: readonly { readonly host: number; readonly guest: number }[]
-  /** Give the process a terminal and the user's stdin. */
+  /** Give the process a terminal. Ignored when omh's own stdin is not one. */
   readonly tty?: boolean
+  /** Give the process the user's stdin. */
   readonly interactive?: boolean
   /** Linux capabilities to drop; `['ALL']` for a session. */
   readonly capDrop?: readonly string[]
@@ -273,6 +291,7 @@ export interface ContainerSpec {
 }
 
 export interface RunResult {
+  /** The process's exit status. */
   readonly exitCode: number
   /** Captured output; empty when the process had the user's terminal. */
   readonly stdout: string
@@ -280,44 +299,59 @@ export interface RunResult {
 }
 
 export interface ContainerInfo {
+  /** The full container id. */
   readonly id: string
   readonly name: string
   readonly running: boolean
+  /** The image as the container was created from it (a tag, not an id). */
   readonly image: string
   readonly labels: Readonly<Record<string, string>>
 }
 
 export interface ExecOptions {
+  /** Give the process a terminal. Ignored when omh's own stdin is not one. */
   readonly tty: boolean
+  /** Give the process the user's stdin. */
   readonly interactive?: boolean
   readonly user?: string
   readonly workdir?: string
+  /** Values reach the engine through its client's environment, never its command line. */
   readonly env?: Readonly<Record<string, string>>
   /** Capture output instead of passing the user's terminal through. */
   readonly capture?: boolean
 }
 
+/**
+ * A container engine. Every operation that fails in the engine (not in the
+ * process it runs) rejects with an OmhError: CONTAINER_FAILED, or
+ * IMAGE_BUILD_FAILED for `build`, carrying the client's error as `cause`.
+ */
 export interface RuntimePlugin {
   readonly kind: 'runtime'
   readonly apiVersion: number
   readonly meta: PluginMeta
   /** The engine's name as `runtime = "…"` and `--runtime` spell it. */
   readonly engine: string
-  /** Is this engine installed and answering here? Resolve the reason when it is not. */
+  /** Is this engine installed and answering here? Resolve the reason when it is not; never reject. */
   detect(context: RuntimeContext): Promise<RuntimeInfo | RuntimeUnavailable>
   /** Whether an image with this exact tag exists. */
   hasImage(tag: string, context: RuntimeContext): Promise<boolean>
   /** Builds `recipe.tag`, streaming output through `context.progress`. */
   build(recipe: ImageRecipe, context: RuntimeContext): Promise<void>
-  /** Starts a detached, long-lived container; resolves its id. */
+  /** Starts a detached, long-lived container (never removed on exit); resolves its id. */
   up(spec: ContainerSpec, context: RuntimeContext): Promise<string>
-  /** Runs argv in a running container; resolves the process's exit status. */
+  /**
+   * Runs argv in a running container; resolves the process's exit status.
+   * An engine that cannot start the process at all (no such container, not
+   * running) resolves the engine's own status with its message on stderr,
+   * or rejects when the output was captured.
+   */
   exec(container: string, argv: readonly string[], options: ExecOptions, context: RuntimeContext): Promise<RunResult>
-  /** Runs a one-shot container that is removed when it exits. */
+  /** Runs a one-shot container that is removed when it exits; resolves the process's exit status. */
   run(spec: ContainerSpec, context: RuntimeContext): Promise<RunResult>
   /** Containers (running or not) carrying every given label. */
   list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ContainerInfo[]>
-  /** Stops and removes a container. Resolves when it is gone; a container already gone is not an error. */
+  /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
 }
 
@@ -329,5 +363,7 @@ export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): Render
 /** Typing helper for runtime packages; returns its argument unchanged. */
 export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
 
-// Renderers import only this module, so the vocabulary they read travels with it.
+// Plugins import only this module, so the vocabulary they read and the errors
+// a runtime throws travel with it.
 export * from './model.js'
+export { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, isOmhError } from './errors.js'

@@ -1,34 +1,49 @@
 import { createRequire } from 'node:module'
-import { PLUGIN_API_VERSION, defineRuntime, type RuntimeContext } from '@omh/kernel/plugin'
+import { defineCliRuntime, type BuildSetup, type CallClient } from '@omh/container-cli'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
-const later = (what: string) => async (): Promise<never> => {
-  throw new Error(`${what} is not available in this release of ${name}`)
+interface VersionReport {
+  Client?: { Context?: string }
+  Server?: { Version?: string } | null
 }
 
-export default defineRuntime({
-  kind: 'runtime',
-  apiVersion: PLUGIN_API_VERSION,
+const buildx = new Map<string | undefined, Promise<boolean>>()
+
+// A client without the buildx component cannot use BuildKit (`DOCKER_BUILDKIT=1`
+// fails with "buildx component is missing"), but its legacy builder still works.
+// Asked once per PATH, at the first build.
+function hasBuildx(call: CallClient, env: Readonly<Record<string, string | undefined>>): Promise<boolean> {
+  const key = env['PATH']
+  let answer = buildx.get(key)
+  if (!answer) buildx.set(key, (answer = call(['buildx', 'version']).then((r) => r.exitCode === 0)))
+  return answer
+}
+
+export default defineCliRuntime({
   meta: { name, version },
   engine: 'docker',
-  async detect(context: RuntimeContext) {
-    const { execa } = await import('execa')
-    const result = await execa('docker', ['version', '--format', '{{.Server.Version}}'], {
-      env: context.env,
-      extendEnv: false,
-      reject: false,
-      timeout: 15_000,
-    })
-    if (result.exitCode === 0 && result.stdout.trim()) return { engine: 'docker', version: result.stdout.trim() }
-    const reason = result.failed && 'code' in result && result.code === 'ENOENT' ? 'not installed' : result.stderr.trim().split('\n')[0] || 'not answering'
-    return { engine: 'docker', reason }
+  program: 'docker',
+  version(report, env) {
+    const { Client, Server } = report as VersionReport
+    if (!Server?.Version) return undefined
+    const context = env['DOCKER_HOST'] ? undefined : Client?.Context
+    const endpoint = env['DOCKER_HOST'] ?? (context && context !== 'default' ? `context ${context}` : undefined)
+    return { version: Server.Version, ...(endpoint ? { endpoint } : {}) }
   },
-  hasImage: later('hasImage'),
-  build: later('build'),
-  up: later('up'),
-  exec: later('exec'),
-  run: later('run'),
-  list: later('list'),
-  down: later('down'),
+  target: (env) => env['DOCKER_HOST'] ?? (env['DOCKER_CONTEXT'] ? `context ${env['DOCKER_CONTEXT']}` : undefined),
+  advice: {
+    notInstalled: 'Install Docker (https://docs.docker.com/engine/install/), or use another engine',
+    notAnswering:
+      'Start the Docker daemon (`sudo systemctl start docker`, or open Docker Desktop), or point DOCKER_HOST or DOCKER_CONTEXT at one that runs',
+    permission:
+      'Add your user to the `docker` group (`sudo usermod -aG docker $USER`, then log in again), or use rootless Docker or Podman',
+  },
+  async buildSetup(context, call): Promise<BuildSetup> {
+    const chosen = context.env['DOCKER_BUILDKIT']
+    const buildkit = chosen === undefined ? await hasBuildx(call, context.env) : !['0', 'false'].includes(chosen.toLowerCase())
+    return buildkit ? { args: ['--progress=plain'], env: {} } : { args: ['--force-rm'], env: { DOCKER_BUILDKIT: '0' } }
+  },
+  removeNow: [],
+  execFailed: (exitCode, stderr) => exitCode === 1 && /^Error response from daemon: /m.test(stderr),
 })

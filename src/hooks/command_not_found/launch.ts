@@ -2,7 +2,6 @@ import type { Hook } from '@oclif/core'
 import type { LaunchAnnouncement, LaunchPreview } from '@omh/kernel'
 import { droppedDetail, droppedSummary } from '../../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../../lib/failure.js'
-import { images } from '../../lib/images.js'
 import { createKernel } from '../../lib/kernel.js'
 import { parseLaunch, type LaunchFlags } from '../../lib/launch-argv.js'
 import { rawArgv } from '../../lib/route.js'
@@ -40,7 +39,7 @@ const hook: Hook.CommandNotFound = async function (options) {
       if (verbose) for (const line of droppedDetail(a.dropped)) process.stderr.write(`${line}\n`)
     }
     if (flags.dryRun) {
-      const preview: LaunchPreview = await previewLaunch(kernel, request, { images: images(kernel) })
+      const preview: LaunchPreview = await previewLaunch(kernel, request)
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ status: 0, result: planJson(preview), warnings: [] }, null, 2)}\n`)
         return
@@ -51,7 +50,6 @@ const hook: Hook.CommandNotFound = async function (options) {
       return
     }
     const status = await launch(kernel, request, {
-      images: images(kernel),
       context: {
         env: process.env,
         verbose,

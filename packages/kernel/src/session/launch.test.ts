@@ -119,7 +119,7 @@ describe('launch', () => {
     await launch(t.kernel, request(), t.host)
     write(t.home, { 'rules/style.md': 'Be briefer.\n' })
     await launch(t.kernel, request(), t.host)
-    t.host.images.ensure = async () => 'img:2'
+    t.host.images!.ensure = async () => 'img:2'
     await launch(t.kernel, request(), t.host)
     expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([
       `up ${name}`,
@@ -137,7 +137,7 @@ describe('launch', () => {
     const t = await setup()
     await launch(t.kernel, request(), t.host)
     t.fake.busy.set(`omh-${t.repo.id}-s01`, ['h-bin --flag'])
-    t.host.images.ensure = async () => 'img:2'
+    t.host.images!.ensure = async () => 'img:2'
     const error = await failure(() => launch(t.kernel, request({ session: 's01' }), t.host))
     expect(error.code).toBe('SESSION_BUSY')
     expect(error.message).toContain('h-bin --flag')

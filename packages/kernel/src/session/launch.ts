@@ -2,6 +2,7 @@ import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Adapter } from '../adapter/load.js'
 import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
+import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
 import type { ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '../plugin.js'
@@ -18,6 +19,15 @@ import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from 
 import { pickSession, type SessionChoice } from './select.js'
 import { GITFILE, writeExclude } from './shadow.js'
 import { claim, withRepoLock } from './store.js'
+
+/** omh's own image recipes: a base and a layer per harness, tagged by digest. */
+export function recipes(kernel: Kernel): ImageSource {
+  const plan = (adapter: Adapter) => planImages(adapter, imageOptions(kernel.settings))
+  return {
+    tag: (adapter) => plan(adapter).harness.tag,
+    ensure: async (adapter, runtime, context) => (await ensureImage(runtime, plan(adapter), context, adapter.file)).tag,
+  }
+}
 
 /** Where a harness's image comes from. The session layer only asks for a tag. */
 export interface ImageSource {
@@ -48,7 +58,8 @@ export interface LaunchAnnouncement {
 }
 
 export interface LaunchHost {
-  readonly images: ImageSource
+  /** Where images come from; absent: omh's recipes (`planImages`, `ensureImage`). */
+  readonly images?: ImageSource
   readonly context: RuntimeContext
   /** A progress line for the user (stderr), e.g. a restart and why. */
   notice(line: string): void
@@ -83,7 +94,7 @@ const gitFailure = (doing: string, repo: Repository) => (error: unknown) => {
 }
 
 /** Everything a launch would do, computed without creating or starting anything. */
-export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host: Pick<LaunchHost, 'images'>): Promise<LaunchPreview> {
+export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host: Pick<LaunchHost, 'images'> = {}): Promise<LaunchPreview> {
   const env = kernel.options.env
   const repo = requireRepo(kernel)
   const adapter = await kernel.adapter(request.harness)
@@ -91,7 +102,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
   const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
   const paths = sessionPaths(kernel.omhHome, repo, sid)
   const render = await renderFor(kernel, adapter, exists ? paths.worktree : repo.root)
-  const image = await host.images.tag(adapter)
+  const image = await (host.images ?? recipes(kernel)).tag(adapter)
   const files = withGitfile(render.files)
   const staged = await stage({ files }, stagingDir(paths, adapter.name), { dryRun: true })
   const plan = planFor({ kernel, repo, sid, adapter, image, paths, render, files, staged })
@@ -120,8 +131,8 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
   const repo = requireRepo(kernel)
   const adapter = await kernel.adapter(request.harness)
   const base = await resolveBase(repo, env)
-  const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
-  const image = await host.images.ensure(adapter, runtime, host.context)
+  const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
+  const image = await (host.images ?? recipes(kernel)).ensure(adapter, runtime, host.context)
 
   const picked = await withRepoLock(kernel.omhHome, repo, async () => {
     const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import path from 'node:path'
+import { GUEST_SOCKETS } from '../image.js'
 import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from '../model.js'
 import type { ContainerSpec, Mount, StagedEntry } from '../plugin.js'
 import { LABEL, containerName } from './layout.js'
@@ -177,7 +178,7 @@ export function harnessArgv(harness: string, bin: string, args: readonly string[
 
 const SUPERVISE = `h=$1; shift
 if command -v dtach >/dev/null 2>&1; then
-  d=/tmp/omh; mkdir -p "$d"; rm -f "$d/$h.status"
+  d=${GUEST_SOCKETS}; mkdir -p "$d"; rm -f "$d/$h.status"
   dtach -A "$d/$h.sock" -r winch -z sh -c '"$@"; echo $? > "$0"' "$d/$h.status" "$@"
   if [ -f "$d/$h.status" ]; then exit "$(cat "$d/$h.status")"; fi
   exit 0

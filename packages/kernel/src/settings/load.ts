@@ -37,6 +37,7 @@ export interface EffectiveSettings {
   /** Per capability, the allowlist of the most specific layer that has one. */
   readonly use: Readonly<Partial<Record<CapabilityClass, Decided<readonly string[]>>>>
   readonly imageBase: Decided<string> | undefined
+  readonly imageNetwork: Decided<string> | undefined
 }
 
 export interface SettingsLocations {
@@ -141,5 +142,6 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     account: last((s) => s.account),
     use,
     imageBase: last((s) => s.image?.base),
+    imageNetwork: last((s) => s.image?.network),
   }
 }

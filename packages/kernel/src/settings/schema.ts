@@ -36,8 +36,10 @@ export const settingsSchema = z.strictObject({
   use: z.optional(use),
   image: z.optional(
     z.strictObject({
-      /** The image every harness layer builds on. */
+      /** The image omh's base recipe starts `FROM`: Debian-based, with apt. */
       base: z.optional(z.string().check(z.minLength(1))),
+      /** The engine network image builds run on (`host` reaches registries where the bridge cannot). */
+      network: z.optional(z.string().check(z.minLength(1))),
     }),
   ),
 })

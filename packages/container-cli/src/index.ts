@@ -1,0 +1,273 @@
+/**
+ * `defineCliRuntime(dialect)`: a complete RuntimePlugin over a Docker-compatible
+ * command-line client. The dialect says what differs between clients; the
+ * flags, the error handling and the process plumbing are shared here.
+ */
+import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import {
+  CONTAINER_FAILED,
+  IMAGE_BUILD_FAILED,
+  OmhError,
+  PLUGIN_API_VERSION,
+  defineRuntime,
+  type ContainerInfo,
+  type ContainerSpec,
+  type ImageRecipe,
+  type PluginMeta,
+  type RunResult,
+  type RuntimeContext,
+  type RuntimeInfo,
+  type RuntimePlugin,
+  type RuntimeUnavailable,
+} from '@omh/kernel/plugin'
+import type { ExecaError, Options, Result } from 'execa'
+import { buildArgs, containerArgs, execArgs, listArgs, unmountable, type ClientCall } from './args.js'
+import { classifyDetect, type DetectAdvice } from './detect.js'
+
+export { buildArgs, containerArgs, envFlags, execArgs, listArgs, unmountable } from './args.js'
+export { classifyDetect, type DetectAdvice, type DetectOutcome } from './detect.js'
+
+/** How a build is invoked: extra flags and client environment, e.g. to choose a builder. */
+export interface BuildSetup {
+  readonly args: readonly string[]
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** What one client does differently. Everything else is shared. */
+export interface EngineDialect {
+  readonly meta: PluginMeta
+  /** The engine name, as `runtime = "…"` spells it. */
+  readonly engine: string
+  /** The client program on PATH. */
+  readonly program: string
+  /** From `<program> version --format '{{json .}}'`, the engine's version and, when not the local default, where it is. */
+  version(report: unknown, env: Readonly<Record<string, string | undefined>>): { version: string; endpoint?: string } | undefined
+  /** Where the client would connect, for a reason that names it; absent for the local default. */
+  target(env: Readonly<Record<string, string | undefined>>): string | undefined
+  readonly advice: DetectAdvice
+  /** Flags and client environment for `build`; may ask the client what it supports. */
+  buildSetup(context: RuntimeContext, call: CallClient): Promise<BuildSetup>
+  /** Flags `rm -f` needs to remove a running container without waiting for it. */
+  readonly removeNow: readonly string[]
+  /** Whether a failed exec (output captured) failed in the engine rather than in the process. */
+  execFailed(exitCode: number, stderr: string): boolean
+}
+
+/** Runs the client once with output captured; never rejects. */
+export type CallClient = (args: readonly string[], options?: { timeout?: number; env?: Record<string, string> }) => Promise<Result>
+
+const DETECT_TIMEOUT_MS = 10_000
+const NO_SUCH_IMAGE = /no such image|image not known/i
+const NO_SUCH_CONTAINER = /no such container|no container with name or id/i
+// Docker and Podman both exit 125 when the engine, not the container's process, failed a `run`.
+const ENGINE_FAILED_RUN = 125
+
+const stdinIsTerminal = () => Boolean(process.stdin.isTTY)
+
+export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
+  const { engine, program } = dialect
+  const execa = async () => (await import('execa')).execa
+
+  const baseOptions = (context: RuntimeContext, env: Record<string, string> = {}) =>
+    ({
+      env: { ...context.env, ...env },
+      extendEnv: false,
+      ...(context.signal ? { cancelSignal: context.signal } : {}),
+    }) satisfies Options
+
+  const callWith =
+    (context: RuntimeContext): CallClient =>
+    async (args, options = {}) =>
+      (await execa())(program, args, {
+        ...baseOptions(context, options.env),
+        reject: false,
+        stdin: 'ignore',
+        ...(options.timeout ? { timeout: options.timeout } : {}),
+      })
+
+  const failed = (what: string, result: Result, advice?: string): OmhError => {
+    const error = result as unknown as ExecaError
+    return OmhError.of(CONTAINER_FAILED, {
+      args: [engine, what, error.shortMessage ?? `exit status ${result.exitCode}`],
+      hintArgs: [advice],
+      cause: error,
+      details: { why: error.shortMessage },
+    })
+  }
+
+  const check = async (context: RuntimeContext, what: string, args: readonly string[], env?: Record<string, string>) => {
+    const result = await callWith(context)(args, env ? { env } : {})
+    if (result.failed) throw failed(what, result)
+    return result
+  }
+
+  const refuseUnmountable = (spec: ContainerSpec) => {
+    for (const mount of spec.mounts) {
+      const why = unmountable(mount)
+      if (why) {
+        throw OmhError.of(CONTAINER_FAILED, {
+          args: [engine, `mount ${mount.host} at ${mount.guest}`, why],
+          hintArgs: ['Move or rename the file so its path has neither.'],
+        })
+      }
+    }
+  }
+
+  /** Runs an attached client: the user's terminal when asked for, output captured otherwise. */
+  const attached = async (call: ClientCall, context: RuntimeContext, terminal: boolean, interactive: boolean) =>
+    (await execa())(program, call.args, {
+      ...baseOptions(context, call.env),
+      reject: false,
+      stdin: interactive || terminal ? 'inherit' : 'ignore',
+      stdout: terminal ? 'inherit' : 'pipe',
+      stderr: terminal ? 'inherit' : 'pipe',
+    })
+
+  const output = (result: Result, terminal: boolean): RunResult => ({
+    exitCode: result.exitCode ?? 1,
+    stdout: terminal ? '' : String(result.stdout ?? ''),
+    stderr: terminal ? '' : String(result.stderr ?? ''),
+  })
+
+  return defineRuntime({
+    kind: 'runtime',
+    apiVersion: PLUGIN_API_VERSION,
+    meta: dialect.meta,
+    engine,
+
+    async detect(context): Promise<RuntimeInfo | RuntimeUnavailable> {
+      const result = await callWith(context)(['version', '--format', '{{json .}}'], { timeout: DETECT_TIMEOUT_MS })
+      let report: unknown
+      try {
+        report = result.exitCode === 0 ? JSON.parse(String(result.stdout)) : undefined
+      } catch {}
+      const found = report === undefined ? undefined : dialect.version(report, context.env)
+      if (found) return { engine, ...found }
+      const error = result as unknown as ExecaError
+      return {
+        engine,
+        ...classifyDetect(
+          {
+            program,
+            missing: error.code === 'ENOENT',
+            timedOut: Boolean(result.timedOut),
+            timeoutSeconds: DETECT_TIMEOUT_MS / 1000,
+            stderr: String(result.stderr ?? ''),
+            target: dialect.target(context.env),
+          },
+          dialect.advice,
+        ),
+      }
+    },
+
+    async hasImage(tag, context) {
+      const result = await callWith(context)(['image', 'inspect', '--format', '{{.Id}}', tag])
+      if (!result.failed) return true
+      if (NO_SUCH_IMAGE.test(String(result.stderr))) return false
+      throw failed(`look up the image ${tag}`, result)
+    },
+
+    async build(recipe: ImageRecipe, context) {
+      const setup = await dialect.buildSetup(context, callWith(context))
+      // stdin is an open file: a client that opens /dev/stdin (podman) cannot
+      // open the socket Node would otherwise hand it. The context stays empty.
+      const work = await mkdtemp(path.join(os.tmpdir(), 'omh-build-'))
+      let recipeHandle: FileHandle | undefined
+      try {
+        const contextDir = path.join(work, 'context')
+        const recipeFile = path.join(work, 'recipe')
+        await mkdir(contextDir)
+        await writeFile(recipeFile, recipe.containerfile)
+        recipeHandle = await open(recipeFile, 'r')
+        const subprocess = (await execa())(program, ['build', ...buildArgs(recipe, contextDir, setup.args)], {
+          ...baseOptions(context, { ...setup.env }),
+          // A descriptor is passed to the child as is (execa's types list only 0-9).
+          stdin: recipeHandle.fd as 0,
+          all: true,
+          buffer: false,
+          reject: false,
+        })
+        for await (const line of subprocess.iterable({ from: 'all' })) context.progress(String(line))
+        const result = await subprocess
+        if (result.failed) {
+          const error = result as unknown as ExecaError
+          throw OmhError.of(IMAGE_BUILD_FAILED, {
+            args: [engine, recipe.tag, error.shortMessage],
+            cause: error,
+            details: { why: error.shortMessage },
+          })
+        }
+      } finally {
+        await recipeHandle?.close()
+        await rm(work, { recursive: true, force: true })
+      }
+    },
+
+    async up(spec, context) {
+      refuseUnmountable(spec)
+      const call = containerArgs(spec, context.env, true)
+      const result = await check(context, `start the container ${spec.name ?? `from ${spec.image}`}`, ['run', '-d', ...call.args], call.env)
+      return String(result.stdout).trim().split('\n').at(-1) ?? ''
+    },
+
+    async exec(container, argv, options, context) {
+      const terminal = !options.capture
+      const call = execArgs(container, argv, options, context.env, stdinIsTerminal())
+      const result = await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
+      if (result.exitCode === undefined || (!terminal && result.exitCode !== 0 && dialect.execFailed(result.exitCode, String(result.stderr)))) {
+        throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, result)
+      }
+      return output(result, terminal)
+    },
+
+    async run(spec, context) {
+      refuseUnmountable(spec)
+      const terminal = Boolean(spec.tty) && stdinIsTerminal()
+      const call = containerArgs(spec, context.env, terminal)
+      const result = await attached({ args: ['run', '--rm', ...call.args], env: call.env }, context, terminal, Boolean(spec.interactive))
+      if (result.exitCode === undefined || result.exitCode === ENGINE_FAILED_RUN) {
+        throw failed(`run a container from ${spec.image}`, result)
+      }
+      return output(result, terminal)
+    },
+
+    async list(labels, context): Promise<ContainerInfo[]> {
+      const ids = String((await check(context, 'list containers', listArgs(labels))).stdout)
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+      if (!ids.length) return []
+      // A container removed between the two calls makes inspect fail for it alone; the rest still print.
+      const result = await callWith(context)(['inspect', '--type', 'container', ...ids])
+      let raw: InspectedContainer[]
+      try {
+        raw = JSON.parse(String(result.stdout) || '[]') as InspectedContainer[]
+      } catch {
+        throw failed('inspect containers', result)
+      }
+      if (result.failed && !raw.length && !NO_SUCH_CONTAINER.test(String(result.stderr))) throw failed('inspect containers', result)
+      return raw.map((c) => ({
+        id: c.Id,
+        name: c.Name.replace(/^\//, ''),
+        running: Boolean(c.State?.Running),
+        image: c.Config?.Image ?? '',
+        labels: c.Config?.Labels ?? {},
+      }))
+    },
+
+    async down(container, context) {
+      const result = await callWith(context)(['rm', '-f', ...dialect.removeNow, container])
+      if (result.failed && !NO_SUCH_CONTAINER.test(String(result.stderr))) throw failed(`remove the container ${container}`, result)
+    },
+  })
+}
+
+/** The part of `inspect` output `list` reads; both clients print these keys. */
+interface InspectedContainer {
+  Id: string
+  Name: string
+  State?: { Running?: boolean }
+  Config?: { Image?: string; Labels?: Record<string, string> | null }
+}
