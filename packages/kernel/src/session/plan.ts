@@ -107,7 +107,16 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     if (under.guest === GUEST_WORK) worktreeTargets.push(rel)
   }
 
-  const env = { HOME: GUEST_HOME, OMH_SESSION: input.session, ...input.env }
+  const env = {
+    HOME: GUEST_HOME,
+    OMH_SESSION: input.session,
+    // The work tree and its git pointer are owned by whoever ran omh on the host, not always the
+    // agent's UID; git inside would refuse the repository as someone else's. The sandbox is its own.
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'safe.directory',
+    GIT_CONFIG_VALUE_0: GUEST_WORK,
+    ...input.env,
+  }
   const base = {
     image: input.image,
     name: containerName(input.repo, input.session),
