@@ -27,6 +27,19 @@ export default defineConfig({
         extends: true,
         test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
       },
+      {
+        // Real Docker and Podman: image builds take minutes the first time, and
+        // files run one after another so engines are not shared between them.
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.e2e.test.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 900_000,
+          fileParallelism: false,
+          sequence: { concurrent: false },
+        },
+      },
     ],
   },
 })
