@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
 import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
+import { IMAGE_BUILD_FAILED, OmhError } from '../errors.js'
 import { Kernel } from '../kernel.js'
 import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './launch.js'
 import { repository } from './repo.js'
@@ -119,7 +120,7 @@ describe('launch', () => {
     await launch(t.kernel, request(), t.host)
     write(t.home, { 'rules/style.md': 'Be briefer.\n' })
     await launch(t.kernel, request(), t.host)
-    t.host.images!.ensure = async () => 'img:2'
+    t.host.images!.tag = () => 'img:2'
     await launch(t.kernel, request(), t.host)
     expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([
       `up ${name}`,
@@ -137,7 +138,7 @@ describe('launch', () => {
     const t = await setup()
     await launch(t.kernel, request(), t.host)
     t.fake.busy.set(`omh-${t.repo.id}-s01`, ['h-bin --flag'])
-    t.host.images!.ensure = async () => 'img:2'
+    t.host.images!.tag = () => 'img:2'
     const error = await failure(() => launch(t.kernel, request({ session: 's01' }), t.host))
     expect(error.code).toBe('SESSION_BUSY')
     expect(error.message).toContain('h-bin --flag')
@@ -164,6 +165,29 @@ describe('launch', () => {
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
     expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('creates nothing when the image does not build, and succeeds once it does', async () => {
+    const t = await setup()
+    const working = t.host.images!.ensure
+    t.host.images!.ensure = async () => {
+      throw OmhError.of(IMAGE_BUILD_FAILED, { args: ['fake', 'img:1', 'install exited 1'] })
+    }
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('IMAGE_BUILD_FAILED')
+    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    t.host.images!.ensure = working
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+  })
+
+  it('reaches a running container without asking for its image again', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.host.images!.ensure = async () => {
+      throw new Error('not asked')
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
   })
 
   it('previews a launch without creating anything', async () => {

@@ -10,7 +10,7 @@ import { resolveProfile } from '../profile/resolve.js'
 import { stage, type StageResult } from '../stage.js'
 import { createSession, removeSession } from './create.js'
 import { GitError } from './git.js'
-import { LABEL, branchOf, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
+import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { handToAgent } from './ownership.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan, type StagedMount } from './plan.js'
@@ -127,22 +127,40 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
  * fails before the harness starts.
  */
 export async function launch(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
+  // Detection loads the engine's client and asks it a question: it runs while everything else
+  // is read, picked and staged, and its failure counts only once something needs the engine.
+  const resolving = kernel.resolveRuntime(request.engine, host.context)
+  resolving.catch(() => undefined)
   const env = kernel.options.env
   const repo = requireRepo(kernel)
   const adapter = await kernel.adapter(request.harness)
-  const base = await resolveBase(repo, env)
-  const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
-  const image = await (host.images ?? recipes(kernel)).ensure(adapter, runtime, host.context)
+  const images = host.images ?? recipes(kernel)
+  let ensured: Promise<string> | undefined
+  const ensureImage = async () => (ensured ??= resolving.then(({ runtime }) => images.ensure(adapter, runtime, host.context)))
+  // What a new session needs is checked before anything is made: an engine, a base to branch
+  // from, the image. A build happens here, outside the lock, so other launches do not wait on it.
+  const readyToCreate = async () => {
+    await resolving
+    const base = await resolveBase(repo, env)
+    await ensureImage()
+    return base
+  }
+  if (!(await pickSession(kernel.omhHome, repo, request, env)).exists) await readyToCreate()
 
   const picked = await withRepoLock(kernel.omhHome, repo, async () => {
     const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
-    if (!exists) await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
+    if (!exists) {
+      const base = await readyToCreate()
+      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
+    }
     return { sid, created: !exists, release: await claim(kernel.omhHome, repo, sid, adapter.name) }
   })
   const { sid, created, release } = picked
   const paths = sessionPaths(kernel.omhHome, repo, sid)
   let started = false
+  let runtime: RuntimePlugin | undefined
   try {
+    const image = await images.tag(adapter)
     const render = await renderFor(kernel, adapter, paths.worktree)
     const files = withGitfile(render.files)
     const staged = await stage({ files }, stagingDir(paths, adapter.name))
@@ -163,13 +181,17 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
     const digest = spec.labels[LABEL.plan]!
     await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
 
+    runtime = (await resolving).runtime
+    const engine = runtime
     const decision = await decideReuse(
-      await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context),
+      await engine.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context),
       digest,
       adapter.name,
-      (c) => liveProcesses(runtime, c.id, host.context),
+      (c) => liveProcesses(engine, c.id, host.context),
     )
-    await act(decision, { runtime, spec, planned, paths, sid, harness: adapter.name, host })
+    // A container running this very plan runs from this image, so only a new container asks for it.
+    if (decision.action !== 'attach' && decision.action !== 'busy') await ensureImage()
+    await act(decision, { runtime: engine, spec, planned, paths, sid, harness: adapter.name, host })
 
     host.announce({ harness: adapter.name, session: sid, branch: branchOf(sid), created, dropped: render.dropped })
     started = true
@@ -189,7 +211,7 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
     return result.exitCode
   } catch (error) {
     if (created && !started) {
-      await runtime.down(`omh-${repo.id}-${sid}`, host.context).catch(() => undefined)
+      await runtime?.down(containerName(repo, sid), host.context).catch(() => undefined)
       await clearMountpoints(paths.run).catch(() => undefined)
       await removeSession(kernel.omhHome, repo, sid, env, { deleteBranch: true })
     }
