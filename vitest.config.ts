@@ -28,12 +28,13 @@ export default defineConfig({
         test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
       },
       {
-        // Real Docker and Podman: image builds take minutes the first time, and
-        // files run one after another so engines are not shared between them.
+        // Real Docker and Podman and real harness binaries: image builds take
+        // minutes the first time, and files run one after another.
         extends: true,
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.e2e.test.ts'],
+          globalSetup: ['test/e2e/setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 900_000,
           fileParallelism: false,

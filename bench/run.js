@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { compare, report } from './lib.js'
+import { profileBench } from './profile.js'
+import { benchRuntimes } from './runtimes.js'
 import { benchSessions } from './sessions.js'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -23,6 +25,13 @@ try {
       { runs, env, cwd: home },
     ),
   )
+  const profile = await profileBench({ root, runs })
+  console.log('\nProfile: 500 skills, 200 MCP servers, 50 rules sections; resolve + render for claude, opencode, codex')
+  const met = (ok) => (ok ? 'met' : 'MISSED')
+  console.log(`  in process, median of ${runs}        ${profile.ms.toFixed(1).padStart(8)} ms  (target ≤ 50 ms ${met(profile.ms <= 50)})`)
+  console.log(`  first stage: files and links written  ${String(profile.first).padStart(6)}`)
+  console.log(`  re-stage of the unchanged profile     ${String(profile.again).padStart(6)}     (target 0 ${met(profile.again === 0)})`)
+  benchRuntimes({ runs })
 } finally {
   rmSync(home, { recursive: true, force: true })
 }

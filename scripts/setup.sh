@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Prepares this checkout on a fresh machine: Node >= 22 on PATH (Node 24 from
 # the npm registry when the machine's node is older), the system packages the
-# tests use, then `npm ci` and a build. Source it, so PATH stays set:
+# tests use, the container engines the end-to-end tests run on, then `npm ci`
+# and a build. Source it, so PATH stays set:
 #
 #   . scripts/setup.sh && npm test
 #
@@ -40,7 +41,28 @@ omh_setup() {
     fi
   fi
 
+  # The end-to-end tests run on real Docker and Podman. Where the provisioning
+  # recipe for these machines sits beside the checkout, it installs and starts
+  # both and builds the Debian base image the tests start from; a re-run only checks.
+  local provision="$root/../shared/runtimes/provision.sh"
+  if [ -f "$provision" ] && [ "$(id -u)" -eq 0 ]; then
+    echo "setup: container engines and the test base image ($provision)" >&2
+    OMH_FLAVOR=debian OMH_IMAGE=localhost/omh-base:debian bash "$provision" engines image >&2 || return 1
+  elif ! command -v docker >/dev/null 2>&1 || ! command -v podman >/dev/null 2>&1; then
+    echo "setup: the end-to-end tests need docker and podman answering, and a Debian-based image with Node in both, named by OMH_TEST_BASE (default localhost/omh-base:debian)" >&2
+  fi
+
   (cd "$root" && npm ci --no-audit --no-fund >&2 && npm run build >&2) || return 1
+
+  # The hooks omh writes for Codex only run when Codex itself trusts them, and
+  # only the real binary can say so: the end-to-end tests use the release the
+  # adapter installs.
+  local codex_prefix="${OMH_E2E_CACHE:-$HOME/.cache/omh/e2e}/codex-0.171.0"
+  if [ ! -x "$codex_prefix/node_modules/.bin/codex" ]; then
+    echo "setup: installing @openai/codex@0.171.0 for the end-to-end tests" >&2
+    npm install --prefix "$codex_prefix" --ignore-scripts --no-save --no-audit --no-fund @openai/codex@0.171.0 >&2 || return 1
+  fi
+  export OMH_CODEX_BIN="$codex_prefix/node_modules/.bin/codex"
 }
 
 omh_setup

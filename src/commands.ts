@@ -1,6 +1,10 @@
 import AdaptersLs from './commands/adapters/ls.js'
 import AdaptersShow from './commands/adapters/show.js'
 import AdaptersValidate from './commands/adapters/validate.js'
+import ConfigMcpAdd from './commands/config/mcp/add.js'
+import ConfigMcpImport from './commands/config/mcp/import.js'
+import ConfigMcpLs from './commands/config/mcp/ls.js'
+import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
@@ -18,6 +22,10 @@ export const COMMANDS = {
   'adapters:ls': AdaptersLs,
   'adapters:show': AdaptersShow,
   'adapters:validate': AdaptersValidate,
+  'config:mcp:add': ConfigMcpAdd,
+  'config:mcp:import': ConfigMcpImport,
+  'config:mcp:ls': ConfigMcpLs,
+  'config:mcp:rm': ConfigMcpRm,
   plugins: Plugins,
   render: Render,
   'sessions:commit': SessionsCommit,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { Args } from '@oclif/core'
-import { resolveProfile, type DroppedItem, type StagedEntry } from '@omh/kernel'
+import { Args, Flags } from '@oclif/core'
+import { CAPABILITY_CLASSES, projectRulesOf, resolveProfile, type DroppedItem, type StagedEntry } from '@omh/kernel'
 import { droppedDetail, droppedSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { bytes, table } from '../lib/table.js'
@@ -12,7 +12,19 @@ interface FileListing {
   kind: 'file' | 'tree'
   bytes: number
   sha256?: string
+  /** The staged text, with --content. */
+  content?: string
   entries?: { name: string; source: string }[]
+}
+
+interface SelectionListing {
+  capability: string
+  /** Where the user keeps this class. */
+  where: string
+  available: number
+  selected: string[]
+  /** The [use] list that decided, and its settings file and layer; null when none did (everything is used). */
+  use: { value: string[]; layer: string; file: string } | null
 }
 
 interface CapabilityListing {
@@ -32,6 +44,10 @@ export interface RenderResult {
   dropped: DroppedItem[]
   /** Names of variables the container gets; their values stay out of this report. */
   env: string[]
+  /** How each class of the profile was selected, and which settings layer decided. */
+  selection: SelectionListing[]
+  /** Things to know about the profile, one sentence each. */
+  notices: string[]
 }
 
 export default class Render extends OmhCommand<RenderResult> {
@@ -42,13 +58,18 @@ export default class Render extends OmhCommand<RenderResult> {
     harness: Args.string({ required: true, description: 'Harness name, e.g. claude.' }),
   }
 
+  static override flags = {
+    content: Flags.boolean({ summary: 'Print each staged document, and where each directory entry points.', default: false }),
+  }
+
   async run(): Promise<RenderResult> {
-    const { args } = await this.parse(Render)
+    const { args, flags } = await this.parse(Render)
     const kernel = await this.kernel()
     const adapter = await kernel.adapter(args.harness)
     const profile = await resolveProfile({
       omhHome: kernel.omhHome,
       ...(kernel.repoRoot ? { projectDir: kernel.repoRoot } : {}),
+      projectRules: projectRulesOf(adapter),
       use: kernel.settings.use,
     })
     const report = await kernel.render(adapter, profile)
@@ -61,7 +82,7 @@ export default class Render extends OmhCommand<RenderResult> {
         renderer: { name: c.renderer.name, version: c.renderer.version },
         path: c.binding.path,
         also: [...c.binding.also],
-        files: await Promise.all(c.files.map((f) => listing(final.get(f.guest) ?? f))),
+        files: await Promise.all(c.files.map((f) => listing(final.get(f.guest) ?? f, flags.content))),
         dropped: [...c.dropped],
       })
     }
@@ -71,12 +92,23 @@ export default class Render extends OmhCommand<RenderResult> {
       capabilities,
       dropped: [...report.dropped],
       env: Object.keys(report.env).sort(),
+      selection: CAPABILITY_CLASSES.map((capability) => {
+        const s = profile.selection[capability]
+        return {
+          capability,
+          where: s.where,
+          available: s.available.length,
+          selected: [...s.selected],
+          use: s.use ? { value: [...s.use.value], layer: s.use.layer, file: s.use.file } : null,
+        }
+      }),
+      notices: [...profile.notices],
     }
-    if (!this.jsonEnabled()) this.print(result)
+    if (!this.jsonEnabled()) this.print(result, flags.content)
     return result
   }
 
-  private print(result: RenderResult): void {
+  private print(result: RenderResult, content: boolean): void {
     const s = this.style
     this.log(`${s.bold(result.harness)} ${s.dim(`(${path.relative(process.cwd(), result.adapter) || result.adapter})`)}`)
     const rows: string[][] = []
@@ -94,7 +126,20 @@ export default class Render extends OmhCommand<RenderResult> {
     }
     this.log(table(rows, '  '))
     if (result.env.length) this.log(s.dim(`  container env: ${result.env.join(', ')}`))
-    const summary = droppedSummary(result.dropped)
+    for (const sel of result.selection) {
+      if (sel.use) this.log(s.dim(`  use.${sel.capability} = ${JSON.stringify(sel.use.value)}  (${sel.use.layer}: ${sel.use.file})`))
+    }
+    for (const c of result.capabilities) {
+      for (const f of c.files) {
+        if (f.content !== undefined) this.log(`\n${s.bold(`── ${f.guest}`)}\n${f.content.replace(/\n$/, '')}`)
+        else if (f.entries && content) {
+          this.log(`\n${s.bold(`── ${f.guest}/`)}`)
+          for (const e of f.entries) this.log(`${e.name} → ${e.source}`)
+        }
+      }
+    }
+    for (const notice of result.notices) this.notice(`${this.errStyle.bold('omh:')} ${notice}`)
+    const summary = droppedSummary(result.dropped, this.verbose)
     if (summary) {
       this.notice(`${this.errStyle.bold('omh:')} ${result.harness} — ${summary}`)
       if (this.verbose) for (const line of droppedDetail(result.dropped)) this.notice(line)
@@ -102,10 +147,16 @@ export default class Render extends OmhCommand<RenderResult> {
   }
 }
 
-async function listing(entry: StagedEntry): Promise<FileListing> {
+async function listing(entry: StagedEntry, content: boolean): Promise<FileListing> {
   if (entry.kind === 'file') {
     const data = typeof entry.content === 'string' ? Buffer.from(entry.content) : entry.content
-    return { guest: entry.guest, kind: 'file', bytes: data.byteLength, sha256: createHash('sha256').update(data).digest('hex') }
+    return {
+      guest: entry.guest,
+      kind: 'file',
+      bytes: data.byteLength,
+      sha256: createHash('sha256').update(data).digest('hex'),
+      ...(content ? { content: Buffer.from(data).toString('utf8') } : {}),
+    }
   }
   let total = 0
   for (const e of entry.entries) total += await sizeOf(e.source)

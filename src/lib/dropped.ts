@@ -2,11 +2,13 @@ import { CAPABILITY_CLASSES, countOf, type DroppedItem } from '@omh/kernel'
 
 /**
  * The one-line account of what a harness will not see, e.g.
- * `dropped 2 hooks, 3 subagents (unsupported)` or
- * `dropped 1 hook (no \`search\` tool), 3 subagents (unsupported)`.
+ * `dropped 2 hooks, 3 subagents (unsupported)`,
+ * `dropped 1 hook (no \`search\` tool), 3 subagents (unsupported)` or, when
+ * one class lost items for several reasons,
+ * `dropped 4 hooks (3 reasons; --verbose names each)`.
  * Empty when nothing was dropped.
  */
-export function droppedSummary(dropped: readonly DroppedItem[]): string {
+export function droppedSummary(dropped: readonly DroppedItem[], verbose = false): string {
   if (!dropped.length) return ''
   const groups = CAPABILITY_CLASSES.map((capability) => {
     const items = dropped.filter((d) => d.capability === capability)
@@ -16,10 +18,12 @@ export function droppedSummary(dropped: readonly DroppedItem[]): string {
   if (allReasons.size === 1) {
     return `dropped ${groups.map((g) => countOf(g.capability, g.items.length)).join(', ')} (${[...allReasons][0]})`
   }
-  return `dropped ${groups.map((g) => `${countOf(g.capability, g.items.length)} (${g.reasons.join(', ')})`).join(', ')}`
+  const why = (reasons: string[]) =>
+    reasons.length === 1 ? reasons[0] : `${reasons.length} reasons${verbose ? '' : '; --verbose names each'}`
+  return `dropped ${groups.map((g) => `${countOf(g.capability, g.items.length)} (${why(g.reasons)})`).join(', ')}`
 }
 
-/** One line per dropped item, for --verbose. */
+/** One line per dropped item, for --verbose: `hooks: graph-first (no \`search\` tool)`. */
 export function droppedDetail(dropped: readonly DroppedItem[]): string[] {
-  return dropped.map((d) => `  ${d.capability}/${d.name}: ${d.reason}`)
+  return dropped.map((d) => `  ${d.capability}: ${d.name} (${d.reason})`)
 }

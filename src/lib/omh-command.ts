@@ -61,6 +61,11 @@ export abstract class OmhCommand<T> extends Command {
     return this.#kernel
   }
 
+  /** What helpers that print need: stdout, stderr notices, colour, and whether --json is on. */
+  protected io(): { log(text: string): void; notice(text: string): void; style: Style; json: boolean } {
+    return { log: (t) => this.log(t), notice: (t) => this.notice(t), style: this.style, json: this.jsonEnabled() }
+  }
+
   /** A notice on stderr: not part of the answer, kept out of `--json` documents. */
   protected notice(message: string): void {
     if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)

@@ -27,9 +27,12 @@ describe('omh <harness> --dry-run', () => {
     const plan = r.json().result
     expect(plan).toMatchObject({ harness: 'claude', session: 's01', branch: 'omh/s01', create: true, base: { name: 'main' } })
     const mounts = plan.container.mounts as { host: string; guest: string; readOnly: boolean }[]
-    expect(mounts.filter((m) => !m.readOnly).map((m) => m.guest)).toEqual(['/work', '/omh/shadow'])
+    // Writable: the worktree, the sandbox repository and the harness's credentials; nothing else.
+    const writable = mounts.filter((m) => !m.readOnly)
+    expect(writable.slice(0, 2).map((m) => m.guest)).toEqual(['/work', '/omh/shadow'])
+    for (const m of writable.slice(2)) expect(m.host.startsWith(path.join(home, 'creds', 'claude', 'default'))).toBe(true)
     expect(mounts.find((m) => m.guest === '/work')!.host).toBe(plan.worktree)
-    expect(mounts.map((m) => m.guest)).toEqual(expect.arrayContaining(['/work/CLAUDE.md', '/work/AGENTS.md', '/work/.git']))
+    expect(mounts.map((m) => m.guest)).toEqual(expect.arrayContaining(['/work/CLAUDE.md', '/work/.git']))
     expect(mounts.some((m) => m.host === root || m.host.startsWith(`${root}/`))).toBe(false)
     expect(plan.container).toMatchObject({ user: '1000:1000', capDrop: ['ALL'], noNewPrivileges: true, init: true })
     expect(plan.exec).toEqual(['claude', '-p', 'hi'])

@@ -68,7 +68,7 @@ const stdinIsTerminal = () => Boolean(process.stdin.isTTY)
 
 export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
   const { engine, program } = dialect
-  const execa = async () => (await import('execa')).execa
+  const execa = async () => (await import('./execa.js')).execa
 
   const baseOptions = (context: RuntimeContext, env: Record<string, string> = {}) =>
     ({
@@ -87,11 +87,11 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         ...(options.timeout ? { timeout: options.timeout } : {}),
       })
 
-  const failed = (what: string, result: Result, advice?: string): OmhError => {
+  const failed = (what: string, result: Result): OmhError => {
     const error = result as unknown as ExecaError
     return OmhError.of(CONTAINER_FAILED, {
       args: [engine, what, error.shortMessage ?? `exit status ${result.exitCode}`],
-      hintArgs: [advice],
+      hintArgs: [],
       cause: error,
       details: { why: error.shortMessage },
     })
@@ -109,7 +109,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       if (why) {
         throw OmhError.of(CONTAINER_FAILED, {
           args: [engine, `mount ${mount.host} at ${mount.guest}`, why],
-          hintArgs: ['Move or rename the file so its path has neither.'],
+          hintArgs: ['A mount names an absolute path without commas or line breaks: move or rename it.'],
         })
       }
     }
@@ -120,6 +120,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     (await execa())(program, call.args, {
       ...baseOptions(context, call.env),
       reject: false,
+      stripFinalNewline: false,
       stdin: interactive || terminal ? 'inherit' : 'ignore',
       stdout: terminal ? 'inherit' : 'pipe',
       stderr: terminal ? 'inherit' : 'pipe',

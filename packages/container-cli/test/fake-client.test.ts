@@ -95,7 +95,7 @@ describe.each(engines)('%s against a fake client', (_, runtime, answers, version
   it('a process exit status other than 125 is the answer, not a failure', async () => {
     const { context } = fake(program, { FAKE_RUN_EXIT: '7' })
     const spec: ContainerSpec = { image: 'i', mounts: [], env: { SECRET: 's3cret' }, labels: {}, workdir: '/', user: 'agent', argv: ['true'] }
-    expect(await runtime.run(spec, context)).toEqual({ exitCode: 7, stdout: '', stderr: 'Error: no such image' })
+    expect(await runtime.run(spec, context)).toEqual({ exitCode: 7, stdout: '', stderr: 'Error: no such image\n' })
   })
 
   it('environment values reach the client through its environment, not its arguments', async () => {

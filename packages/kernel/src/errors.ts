@@ -75,6 +75,13 @@ export const COMBINE_CONFLICT = define({
   hint: () => 'Point one of the two bindings at another path, or drop one of them from the adapter.',
 })
 
+export const CONSENT_REQUIRED = define({
+  code: 'CONSENT_REQUIRED',
+  exit: 2,
+  message: (file: string) => `omh would change ${file} and asks first, but there is no terminal to ask on.`,
+  hint: () => 'Read the plan above, then run the same command with --yes.',
+})
+
 export const CONTAINER_FAILED = define({
   code: 'CONTAINER_FAILED',
   exit: 1,
@@ -90,11 +97,25 @@ export const EDITOR_INVALID = define({
   hint: () => 'An editor file holds `name`, `bin` and `args`, nothing else.',
 })
 
+export const FILE_CHANGED = define({
+  code: 'FILE_CHANGED',
+  exit: 1,
+  message: (file: string) => `${file} changed while omh was working on it, so nothing was written.`,
+  hint: () => 'Run the command again: it plans from the file as it is now.',
+})
+
 export const FILE_UNREADABLE = define({
   code: 'FILE_UNREADABLE',
   exit: 1,
   message: (file: string, reason: string) => `${file} exists but cannot be read: ${reason}`,
   hint: () => 'omh never treats an unreadable file as an empty one. Fix its permissions or remove it.',
+})
+
+export const FILE_UNWRITABLE = define({
+  code: 'FILE_UNWRITABLE',
+  exit: 1,
+  message: (file: string, reason: string) => `${file} could not be written: ${reason}`,
+  hint: () => 'The file is as it was before. Fix the permissions of its directory, then run the command again.',
 })
 
 export const GIT_FAILED = define({
@@ -104,12 +125,45 @@ export const GIT_FAILED = define({
   hint: (root: string) => `Nothing was changed by omh. Check the repository at ${root} (\`git status\`), then run again; --verbose shows git's output.`,
 })
 
+export const HOOK_INVALID = define({
+  code: 'HOOK_INVALID',
+  exit: 2,
+  message: (files: readonly string[], count: number) =>
+    files.length === 1
+      ? `${files[0]} has ${count} problem${count === 1 ? '' : 's'}:`
+      : `${files.length} hook files have ${count} problems:`,
+  hint: () =>
+    'A hook file holds `on`, optional `tools` and `when`, and exactly one of `run`, `inject` or `refuse`; docs/hooks.md explains each. Nothing was staged.',
+})
+
 export const IMAGE_BUILD_FAILED = define({
   code: 'IMAGE_BUILD_FAILED',
   exit: 1,
   message: (engine: string, tag: string, why: string) => `${engine} could not build the image ${tag}: ${why}`,
   hint: (advice?: string) =>
     `The build output above shows the step that failed. ${advice ?? 'Fix that step, then run again.'} Nothing half-built is reused: the next run builds it again.`,
+})
+
+export const IMPORT_INVALID = define({
+  code: 'IMPORT_INVALID',
+  exit: 2,
+  message: (file: string, format: string, count: number) =>
+    `${file} cannot be read as ${format}; ${count} problem${count === 1 ? '' : 's'}:`,
+  hint: () => 'Fix the file, or point --from at another one. Nothing was written.',
+})
+
+export const IMPORT_SOURCE_MISSING = define({
+  code: 'IMPORT_SOURCE_MISSING',
+  exit: 2,
+  message: (file: string) => `There is nothing to import: ${file} does not exist.`,
+  hint: () => 'Point --from at the file that holds the servers.',
+})
+
+export const IMPORT_UNSUPPORTED = define({
+  code: 'IMPORT_UNSUPPORTED',
+  exit: 2,
+  message: (harness: string, why: string) => `omh cannot import ${harness}'s MCP servers: ${why}`,
+  hint: (file: string) => `Add the servers with \`omh config mcp add\`, or give the adapter (${file}) what it lacks.`,
 })
 
 export const INTERNAL = define({
@@ -126,6 +180,14 @@ export const LAUNCH_FLAG_MISPLACED = define({
     `\`${flag}\` is omh's flag, not ${harness}'s, and everything after the harness name belongs to the harness.`,
   hint: (flag: string, harness: string, rest: string) =>
     `Put it first: \`omh ${flag} ${harness}${rest}\`; or pass it on to ${harness} after \`--\`: \`omh ${harness} -- ${flag}\`.`,
+})
+
+export const MCP_SERVER_NOT_FOUND = define({
+  code: 'MCP_SERVER_NOT_FOUND',
+  exit: 2,
+  message: (name: string, file: string) => `${file} has no MCP server called "${name}".`,
+  hint: (known: readonly string[], closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}Servers: ${list(known)}.`,
 })
 
 export const NOTHING_TO_COMMIT = define({
@@ -185,12 +247,28 @@ export const PLUGIN_NOT_FOUND = define({
       : `Run \`npm install ${specifier}\` in ${dir}, or remove it from \`plugins\`.`,
 })
 
+export const PROFILE_INVALID = define({
+  code: 'PROFILE_INVALID',
+  exit: 2,
+  message: (count: number) => `Your profile has ${count} problem${count === 1 ? '' : 's'}:`,
+  hint: () => 'Fix the files above (docs/profile.md describes each one). Nothing was staged.',
+})
+
 export const RENDER_COLLISION = define({
   code: 'RENDER_COLLISION',
   exit: 2,
   message: (guest: string, first: string, second: string) =>
     `${first} and ${second} both write ${guest}, and no installed plugin can combine them.`,
   hint: () => 'Give one of the two bindings another path.',
+})
+
+export const RENDER_REFUSED = define({
+  code: 'RENDER_REFUSED',
+  exit: 2,
+  message: (harness: string, count: number) =>
+    `${harness} would change ${count} value${count === 1 ? '' : 's'} of your profile before using ${count === 1 ? 'it' : 'them'}:`,
+  hint: () =>
+    'omh hands a harness exactly the values you approved. Write each value above without the text the harness would substitute, or keep that item out of this harness with [use].',
 })
 
 export const REPOSITORY_EMPTY = define({
@@ -209,8 +287,8 @@ export const RUNTIME_NOT_FOUND = define({
       : `The container engine "${wanted}" is not usable here:`,
   hint: (wanted: string, engines: readonly string[]) =>
     wanted === 'auto'
-      ? `Do what the line above says for the engine you use (installed runtimes, asked in this order: ${list(engines)}), or name one with \`runtime\` in settings or --runtime.`
-      : `Do what the line above says, or choose another engine (${list(engines.filter((e) => e !== wanted))}) with \`runtime\` in settings or --runtime; \`auto\` takes the first that answers.`,
+      ? `Follow the advice for the engine you want (they are asked in this order: ${list(engines)}), or name one with \`runtime\` in settings or --runtime.`
+      : `Follow the advice above, or choose another engine (${list(engines.filter((e) => e !== wanted))}) with \`runtime\` in settings or --runtime; \`auto\` takes the first that answers.`,
 })
 
 export const RUNTIME_UNKNOWN = define({
@@ -284,6 +362,14 @@ export const USAGE = define({
   hint: (command: string) => `See \`omh ${command} --help\`.`,
 })
 
+export const USE_UNKNOWN = define({
+  code: 'USE_UNKNOWN',
+  exit: 2,
+  message: (file: string, count: number) =>
+    `${file}: [use] names ${count === 1 ? 'an entry' : `${count} entries`} your catalogue does not have:`,
+  hint: () => 'An entry is a name in your catalogue: a file stem, a skill folder or an MCP server name. Fix the names, or add the entries.',
+})
+
 type AnyErrorData = ErrorData<any[], any[]>
 
 export interface OmhErrorOptions<D extends AnyErrorData> {
@@ -330,13 +416,21 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTER_NOT_FOUND,
   BASE_UNKNOWN,
   COMBINE_CONFLICT,
+  CONSENT_REQUIRED,
   CONTAINER_FAILED,
   EDITOR_INVALID,
+  FILE_CHANGED,
   FILE_UNREADABLE,
+  FILE_UNWRITABLE,
   GIT_FAILED,
+  HOOK_INVALID,
   IMAGE_BUILD_FAILED,
+  IMPORT_INVALID,
+  IMPORT_SOURCE_MISSING,
+  IMPORT_UNSUPPORTED,
   INTERNAL,
   LAUNCH_FLAG_MISPLACED,
+  MCP_SERVER_NOT_FOUND,
   NOTHING_TO_COMMIT,
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
@@ -344,7 +438,9 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   PLUGIN_INVALID,
   PLUGIN_LOAD_FAILED,
   PLUGIN_NOT_FOUND,
+  PROFILE_INVALID,
   RENDER_COLLISION,
+  RENDER_REFUSED,
   REPOSITORY_EMPTY,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
@@ -356,4 +452,5 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SETTINGS_INVALID,
   TOML_SYNTAX,
   USAGE,
+  USE_UNKNOWN,
 ]

@@ -86,6 +86,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN set -eu; \\
     apt-get update; \\
     apt-get install -y --no-install-recommends ca-certificates git jq openssh-server dtach procps less; \\
+    apt-get clean; \\
     rm -rf /var/lib/apt/lists/* /etc/ssh/ssh_host_*
 RUN set -eu; \\
     user=$(getent passwd ${GUEST_UID} | cut -d: -f1 || true); \\

@@ -20,7 +20,39 @@ export {
 export { settingsSchema, type Settings } from './settings/schema.js'
 export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type LayerName, type SettingsLayer } from './settings/load.js'
 export { resolvePluginModule } from './plugins/resolve.js'
-export { resolveProfile, type ProfileSources } from './profile/resolve.js'
+export {
+  CATALOGUE_SOURCES,
+  projectRulesOf,
+  resolveProfile,
+  type ClassSelection,
+  type ProfileSources,
+  type ResolvedProfile,
+} from './profile/resolve.js'
+export type { CatalogueEntry, CatalogueLocation, CatalogueSource, Extra, Listing, Loaded } from './profile/catalogue.js'
+export { readMarkdown, type Markdown } from './profile/frontmatter.js'
+export {
+  MANAGED_KEYS,
+  SERVER_NAME,
+  mcpFileOf,
+  readMcpFile,
+  serverFrom,
+  serverToJson,
+  serversOf,
+  type McpFile,
+} from './profile/mcp-file.js'
+export { replaceFile, snapshot, type FileSnapshot } from './files.js'
+export {
+  applyPlan,
+  openMcpDocument,
+  planPut,
+  planWrites,
+  writePlan,
+  type McpChange,
+  type McpChangeKind,
+  type McpDocument,
+} from './profile/mcp-edit.js'
+export { findHooks, hookFileSchema, parseHookFile, resolveHooks, type HookFile, type HookParse, type HookSource, type HookSources } from './profile/hooks.js'
+export { parseJson, type JsonSyntaxError } from './json.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
 export {
   GUEST_OMH,

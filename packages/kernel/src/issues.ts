@@ -146,6 +146,10 @@ export function problemsFromIssues(issues: readonly $ZodIssue[], ctx: IssueConte
       }
       case 'invalid_value': {
         const value = valueAt(ctx.data, path)
+        if (value === undefined) {
+          push(path, 'required, but missing')
+          break
+        }
         const options = issue.values.map((v) => JSON.stringify(v))
         const near = typeof value === 'string' ? closest(value, issue.values.map(String)) : undefined
         push(path, `expected one of ${options.join(', ')}, found ${describe(value)}`, near)

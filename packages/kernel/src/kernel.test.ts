@@ -148,6 +148,14 @@ describe('Kernel render', () => {
     expect(report.dropped).toEqual([{ capability: 'skills', name: 's', reason: 'unsupported' }])
   })
 
+  it('shows a renderer the whole profile, so one document can agree with another binding', async () => {
+    const body = `return { files: [{ kind: 'file', guest: input.binding.path, content: input.profile.skills.map((s) => s.name).join() }], dropped: [] }`
+    const kernel = await kernelIn({ 'defaults.toml': 'plugins = ["./r.mjs"]\n', 'r.mjs': renderer('r', 'r', body), 'adapters/h.toml': adapter('r') })
+    const profile = { ...emptyProfile(), skills: [{ name: 'a', description: 'd', source: '/x/a' }] }
+    const report = await kernel.render(await kernel.adapter('h'), profile)
+    expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'a' }])
+  })
+
   it('refuses two bindings writing one path when nothing combines them', async () => {
     const twice = `${adapter('concat')}[capabilities.skills]\npath = "/work/AGENTS.md"\nrender = "concat"\n`
     const kernel = await kernelIn({
@@ -223,7 +231,7 @@ describe('choosing a runtime', () => {
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
     expect(error.exit).toBe(1)
     expect(error.message).toBe('The container engine "alpha" is not usable here:')
-    expect(error.problems).toEqual([{ path: 'alpha', message: 'not installed (no `alpha` on PATH). Install alpha' }])
+    expect(error.problems).toEqual([{ path: 'alpha', message: 'not installed (no `alpha` on PATH). Install alpha.' }])
     expect(error.hint).toContain('choose another engine (beta)')
   })
 
@@ -238,10 +246,10 @@ describe('choosing a runtime', () => {
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
     expect(error.message).toBe('No container engine answers here (tried alpha, beta):')
     expect(error.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
-      'alpha: not installed (no `alpha` on PATH). Install alpha',
-      'beta: installed, but the engine does not answer',
+      'alpha: not installed (no `alpha` on PATH). Install alpha.',
+      'beta: installed, but the engine does not answer.',
     ])
-    expect(error.hint).toContain('asked in this order: alpha, beta')
+    expect(error.hint).toContain('they are asked in this order: alpha, beta')
   })
 
   it('an engine no plugin drives is a usage error naming where it was asked for, with a near miss', async () => {

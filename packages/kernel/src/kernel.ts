@@ -16,6 +16,7 @@ import {
   PLUGIN_LOAD_FAILED,
   PLUGIN_NOT_FOUND,
   RENDER_COLLISION,
+  RENDER_REFUSED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   isOmhError,
@@ -32,6 +33,7 @@ import {
   type DroppedItem,
   type Plugin,
   type PluginMeta,
+  type RefusedValue,
   type RenderContext,
   type RenderInput,
   type RenderOutput,
@@ -417,6 +419,7 @@ export class Kernel {
     const capabilities: CapabilityRender[] = []
     const dropped: DroppedItem[] = []
     const env: Record<string, string> = {}
+    const refused: RefusedValue[] = []
     for (const capability of CAPABILITY_CLASSES) {
       const items = profile[capability]
       const binding = adapter.bindings.find((b) => b.capability === capability)
@@ -434,7 +437,7 @@ export class Kernel {
         })
       }
       const options = renderer.plugin.options ? z.parse(renderer.plugin.options, binding.options ?? {}) : undefined
-      const input = { capability, items, binding, adapter: facts, options } as RenderInput
+      const input = { capability, items, binding, adapter: facts, options, profile } as RenderInput
       const output = await this.hooks.render.get(binding.render)!.promise(input, context)
       if (!output) {
         throw OmhError.of(PLUGIN_ERROR, {
@@ -444,8 +447,10 @@ export class Kernel {
       }
       capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped })
       dropped.push(...output.dropped)
+      refused.push(...(output.refused ?? []))
       Object.assign(env, output.env)
     }
+    if (refused.length) throw refusal(adapter.name, refused, profile)
     const files = this.#combine(capabilities)
     if (dropped.length) this.hooks.dropped.call(dropped, adapter.name)
     return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, env }
@@ -505,13 +510,26 @@ export class Kernel {
     throw OmhError.of(RUNTIME_NOT_FOUND, {
       args: [engine, request.tried.map((t) => t.engine)],
       hintArgs: [engine, engines],
-      problems: request.tried.map((t) => ({ path: t.engine, message: t.hint ? `${t.reason}. ${t.hint}` : t.reason })),
+      problems: request.tried.map((t) => ({ path: t.engine, message: `${t.reason}.${t.hint ? ` ${t.hint.replace(/\.?$/, '.')}` : ''}` })),
       details: { tried: request.tried },
     })
   }
 }
 
 const rank = (p: LoadedPlugin) => LAYERS.indexOf(p.namedBy.layer)
+
+/** Every refused value of a render as one error, each located in the file its item came from. */
+function refusal(harness: string, refused: readonly RefusedValue[], profile: ProfileItems): OmhError {
+  const problems: Problem[] = refused.map((r) => {
+    const item = (profile[r.capability] as readonly { name: string; source?: string }[]).find((i) => i.name === r.name)
+    return {
+      ...(item?.source ? { file: item.source } : {}),
+      path: `${r.name}.${r.field}`,
+      message: `${JSON.stringify(r.value)}: ${r.reason}`,
+    }
+  })
+  return OmhError.of(RENDER_REFUSED, { args: [harness, refused.length], problems, details: { refused } })
+}
 
 function checkPlugin(candidate: unknown, specifier: string, file: string): Plugin {
   const header = pluginHeaderSchema.safeParse(candidate)

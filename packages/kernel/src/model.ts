@@ -65,7 +65,11 @@ export interface Subagent {
   readonly description: string
   /** omh tool words; absent means every tool. */
   readonly tools?: readonly ToolWord[]
-  readonly model?: string
+  /**
+   * The model, in the harness's own words: one name for every harness, or a
+   * name per harness (keyed by adapter name); a harness not named inherits.
+   */
+  readonly model?: string | Readonly<Record<string, string>>
   /** Host file of the subagent. */
   readonly source: string
   /** The system prompt. */
@@ -80,6 +84,8 @@ export interface StdioServer {
   readonly args: readonly string[]
   readonly env: Readonly<Record<string, string>>
   readonly cwd?: string
+  /** Host file the server was read from, for messages; absent on servers a parser read back. */
+  readonly source?: string
 }
 
 /** An MCP server reached over the network. */
@@ -88,6 +94,8 @@ export interface RemoteServer {
   readonly transport: 'http' | 'sse'
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
+  /** Host file the server was read from, for messages; absent on servers a parser read back. */
+  readonly source?: string
 }
 
 export type McpServer = StdioServer | RemoteServer
@@ -122,6 +130,10 @@ export interface ProfileItems {
   readonly hooks: readonly Hook[]
 }
 
+/** The model a subagent asks of one harness, if any. */
+export const modelFor = (agent: Subagent, harness: string): string | undefined =>
+  typeof agent.model === 'string' ? agent.model : agent.model?.[harness]
+
 export type ItemOf<C extends CapabilityClass> = ProfileItems[C][number]
 
 export const emptyProfile = (): ProfileItems => ({
@@ -145,3 +157,21 @@ export const CLASS_NOUN: Readonly<Record<CapabilityClass, readonly [string, stri
 
 export const countOf = (capability: CapabilityClass, n: number): string =>
   `${n} ${CLASS_NOUN[capability][n === 1 ? 0 : 1]}`
+
+/**
+ * Every value of a server a harness might read text substitutions in, with
+ * its field path: command, each argument, each env value, cwd, URL, each
+ * header value. Renderers check these against their harness's syntax.
+ */
+export function serverValues(server: McpServer): [field: string, value: string][] {
+  const key = (k: string) => (/^[A-Za-z0-9_-]+$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`)
+  if (server.transport === 'stdio') {
+    return [
+      ['command', server.command],
+      ...server.args.map((a, n): [string, string] => [`args[${n}]`, a]),
+      ...Object.entries(server.env).map(([k, v]): [string, string] => [`env${key(k)}`, v]),
+      ...(server.cwd !== undefined ? [['cwd', server.cwd] as [string, string]] : []),
+    ]
+  }
+  return [['url', server.url], ...Object.entries(server.headers).map(([k, v]): [string, string] => [`headers${key(k)}`, v])]
+}

@@ -10,7 +10,7 @@
  */
 import type { $ZodType } from 'zod/v4/core'
 import type { Problem } from './errors.js'
-import type { CapabilityClass, ItemOf, ProfileItems, ToolWord } from './model.js'
+import type { CapabilityClass, ItemOf, Moment, ProfileItems, ToolWord } from './model.js'
 
 /** The plugin API this kernel speaks. Bumped only on a breaking change of a contract. */
 export const PLUGIN_API_VERSION = 1 as const
@@ -45,9 +45,17 @@ export interface Binding {
   /** Hooks only: payload field → where the harness keeps it, in the renderer's own language. */
   readonly fields?: Readonly<Partial<Record<string, string>>>
   /** Hooks only: how the harness accepts advisory text. Absent: it cannot. */
-  readonly inject?: { readonly template: string }
+  readonly inject?: HookProtocol
   /** Hooks only: how the harness blocks a call with a reason. Absent: it cannot. */
-  readonly refuse?: { readonly template: string }
+  readonly refuse?: HookProtocol
+}
+
+/** How a harness takes a hook's words: a template in the renderer's language, and where it works. */
+export interface HookProtocol {
+  /** Filled per hook: `{{text}}` becomes the hook's text as a value of the renderer's language, `{{event}}` the harness's event name. */
+  readonly template: string
+  /** The moments at which the harness reads what the template produces. Absent: every moment in `events`. */
+  readonly at?: readonly Moment[]
 }
 
 /** The facts about the adapter a renderer may need beyond its binding. */
@@ -65,6 +73,13 @@ interface RenderInputBase<O> {
   readonly adapter: AdapterFacts
   /** The binding's `[capabilities.<class>.options]`, already checked against `options`. */
   readonly options: O
+  /**
+   * The whole selected profile. A renderer renders only `items`; it reads the
+   * rest when its document must agree with what another binding writes (a
+   * settings file approving the MCP servers another document declares).
+   * @since 1
+   */
+  readonly profile: ProfileItems
 }
 
 /** What a renderer is asked to render: one capability class's items for one binding. */
@@ -118,10 +133,29 @@ export interface DroppedItem {
   readonly reason: string
 }
 
+/**
+ * A value the renderer will not stage because the harness would change it
+ * before use: text it substitutes (`${VAR}`, `{env:VAR}`), for instance. The
+ * kernel gathers every refusal of every binding into one error and stages
+ * nothing.
+ */
+export interface RefusedValue {
+  readonly capability: CapabilityClass
+  /** The item holding the value. */
+  readonly name: string
+  /** Where in the item, as a dotted path (`args[1]`, `env.TOKEN`, `headers.Authorization`). */
+  readonly field: string
+  readonly value: string
+  /** What the harness would do with it, in words (`the harness substitutes \`${…}\``). */
+  readonly reason: string
+}
+
 /** What a renderer returns. Deterministic: equal inputs give byte-equal outputs. */
 export interface RenderOutput {
   readonly files: readonly StagedEntry[]
   readonly dropped: readonly DroppedItem[]
+  /** Values the harness would not receive as written. Any refusal stops the render. */
+  readonly refused?: readonly RefusedValue[]
   /**
    * Environment the container needs for the rendered files to work, such as a
    * secret that a document names by variable instead of holding. Never written
@@ -209,6 +243,7 @@ export interface ParseContext {
 
 /** What `detect` found: this engine is usable here. */
 export interface RuntimeInfo {
+  /** The plugin's `engine`. */
   readonly engine: string
   /** The engine's server version (for an engine without a server, its own version). */
   readonly version: string
@@ -218,6 +253,7 @@ export interface RuntimeInfo {
 
 /** Why an engine is not usable, for the error listing what was tried. */
 export interface RuntimeUnavailable {
+  /** The plugin's `engine`. */
   readonly engine: string
   /** What was found, precisely: not installed, installed but not answering (and where), no permission. */
   readonly reason: string
@@ -228,8 +264,8 @@ export interface RuntimeUnavailable {
 export interface RuntimeContext {
   /**
    * The environment the engine's client runs with. Runtimes pass it whole and
-   * add nothing, so `DOCKER_HOST`, contexts and `CONTAINER_HOST` reach a
-   * remote engine unchanged.
+   * add nothing, so the variables and contexts that point a client at a
+   * remote engine work unchanged.
    */
   readonly env: Readonly<Record<string, string | undefined>>
   /** Streams a line of progress (build output) to the user's stderr. */
@@ -246,6 +282,7 @@ export interface ImageRecipe {
   readonly tag: string
   /** The Containerfile text. Its `FROM` may name a public image; the engine pulls it only when absent. */
   readonly containerfile: string
+  /** Labels the built image carries (`omh.kind`, `omh.adapter`, …). */
   readonly labels: Readonly<Record<string, string>>
   /** Build-time network, e.g. `host` where the bridge cannot reach a registry. Absent: the engine's default. */
   readonly network?: string
@@ -264,21 +301,27 @@ export interface Mount {
  * flags and adds nothing but `--pull=never` (omh's tags exist only locally).
  */
 export interface ContainerSpec {
+  /** A tag that exists in the engine; it is never pulled. */
   readonly image: string
+  /** The container's name; absent, the engine makes one up. */
   readonly name?: string
+  /** Bind mounts, in order: a later mount may sit inside an earlier one (a file over `/work/AGENTS.md`). */
   readonly mounts: readonly Mount[]
-  /** Values reach the engine through its client's environment, never its command line. */
+  /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
   readonly env: Readonly<Record<string, string>>
+  /** Labels `list` finds the container by. */
   readonly labels: Readonly<Record<string, string>>
+  /** Absolute guest directory the process starts in. */
   readonly workdir: string
   /** `uid:gid` or a user name. */
   readonly user: string
+  /** The process to run, overriding the image's command. */
   readonly argv: readonly string[]
   /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
   readonly network?: string
   /** Ports published on the host, bound to 127.0.0.1. */
   readonly ports?: readonly { readonly host: number; readonly guest: number }[]
-  /** Give the process a terminal. Ignored when omh's own stdin is not one. */
+  /** Give the process a terminal. For `run`, ignored when omh's own stdin is not one. */
   readonly tty?: boolean
   /** Give the process the user's stdin. */
   readonly interactive?: boolean
@@ -293,18 +336,22 @@ export interface ContainerSpec {
 export interface RunResult {
   /** The process's exit status. */
   readonly exitCode: number
-  /** Captured output; empty when the process had the user's terminal. */
+  /** Captured output, exactly as written; empty when the process had the user's terminal. */
   readonly stdout: string
+  /** Like `stdout`. */
   readonly stderr: string
 }
 
 export interface ContainerInfo {
   /** The full container id. */
   readonly id: string
+  /** The container's name, without a leading slash. */
   readonly name: string
+  /** Running now; a stopped container is listed too. */
   readonly running: boolean
   /** The image as the container was created from it (a tag, not an id). */
   readonly image: string
+  /** Every label the container carries, including ones inherited from its image. */
   readonly labels: Readonly<Record<string, string>>
 }
 
@@ -313,9 +360,11 @@ export interface ExecOptions {
   readonly tty: boolean
   /** Give the process the user's stdin. */
   readonly interactive?: boolean
+  /** Run as this user instead of the container's. */
   readonly user?: string
+  /** Start in this guest directory instead of the container's. */
   readonly workdir?: string
-  /** Values reach the engine through its client's environment, never its command line. */
+  /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
   readonly env?: Readonly<Record<string, string>>
   /** Capture output instead of passing the user's terminal through. */
   readonly capture?: boolean
@@ -363,7 +412,13 @@ export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): Render
 /** Typing helper for runtime packages; returns its argument unchanged. */
 export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
 
-// Plugins import only this module, so the vocabulary they read and the errors
-// a runtime throws travel with it.
+// Plugins import only this module, so the vocabulary they read, the readers
+// their parsers need to report a file's line, and the errors a runtime throws
+// travel with it.
 export * from './model.js'
+export type { Problem } from './errors.js'
+export { isObject, jsonIndent, problemsIn, readJson, serverEntries, type JsonDocument, type JsonRead, type ServerEntry } from './json.js'
+export { tomlLocator, type KeyPath, type Position } from './toml-locate.js'
+export { stringifyToml, tomlKey, tomlString, type TomlValue } from './toml-write.js'
+export * from './hook-text.js'
 export { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, isOmhError } from './errors.js'

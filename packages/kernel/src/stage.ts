@@ -19,7 +19,7 @@ export interface StageResult {
 }
 
 /**
- * Writes a render report into `dir` and describes the mounts that show it to a
+ * Writes a render report into the staging directory and describes the mounts that show it to a
  * container. A re-stage writes only what changed (a running container keeps
  * seeing unchanged files, and an unchanged profile writes nothing) and removes
  * what the report no longer holds.

@@ -13,7 +13,9 @@ export const marker = (origin: string): string => `${MARKER} ${origin} -->`
 const neutralise = (text: string) => text.replaceAll(MARKER, '<!--\u200B omh:')
 
 export function compose(sections: readonly RuleSection[]): string {
-  return sections.map((s) => `${marker(s.origin)}\n${neutralise(s.text).trim()}\n`).join('\n')
+  return sections
+    .filter((s) => s.text.trim())
+    .map((s) => `${marker(s.origin)}\n${neutralise(s.text).trim()}\n`).join('\n')
 }
 
 export default defineRenderer({
@@ -23,8 +25,9 @@ export default defineRenderer({
   formats: ['concat'],
   classes: ['rules'],
   render(input): RenderOutput {
-    if (input.capability !== 'rules' || input.items.length === 0) return { files: [], dropped: [] }
+    if (input.capability !== 'rules') return { files: [], dropped: [] }
     const content = compose(input.items)
+    if (!content) return { files: [], dropped: [] }
     return {
       files: [input.binding.path, ...input.binding.also].map((guest) => ({
         kind: 'file' as const,

@@ -33,7 +33,8 @@ const hook: Hook.CommandNotFound = async function (options) {
     }
     const { launch, previewLaunch } = await import('@omh/kernel')
     const verbose = flags.verbose
-    const announce = (a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped'>) => {
+    const announce = (a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>) => {
+      for (const notice of a.notices) process.stderr.write(`${errStyle.bold('omh:')} ${notice}\n`)
       const summary = droppedSummary(a.dropped)
       process.stderr.write(`${errStyle.bold('omh:')} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}\n`)
       if (verbose) for (const line of droppedDetail(a.dropped)) process.stderr.write(`${line}\n`)

@@ -104,3 +104,41 @@ describe('adapter schema', () => {
     expect(adapter.bindings[0]!.path).toBe('/home/agent/.x/skills')
   })
 })
+
+describe('adapter hook protocols', () => {
+  const hooksAdapter = (...lines: string[]) =>
+    check(
+      [
+        'name = "x"',
+        'bin = "x"',
+        'install = "i"',
+        '[capabilities.hooks]',
+        'path = "$HOME/s.json"',
+        'render = "r"',
+        '[capabilities.hooks.events]',
+        'before-tool = "Pre"',
+        ...lines,
+      ].join('\n'),
+    )
+
+  it('refuses a template that would lose the hook text, or names a placeholder nobody fills', async () => {
+    const { problems } = await hooksAdapter('[capabilities.hooks.inject]', 'template = "say {{event}}"', '[capabilities.hooks.refuse]', 'template = "no {{text}} {{reason}}"')
+    expect(problems.map((p) => `${p.line} ${p.path}: ${p.message}`)).toEqual([
+      '10 capabilities.hooks.inject.template: a template without `{{text}}` would drop the words of every hook it expresses',
+      '12 capabilities.hooks.refuse.template: the placeholders a template may hold are `{{text}}` and `{{event}}`',
+    ])
+  })
+
+  it('refuses an `at` moment the adapter has no event for', async () => {
+    const { problems } = await hooksAdapter('[capabilities.hooks.inject]', 'template = "{{text}}"', 'at = ["before-tool", "turn-end"]')
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'capabilities.hooks.inject.at[1]: `turn-end` is not in `events`, so nothing can fire there',
+    ])
+  })
+
+  it('carries `at` into the binding a renderer receives', async () => {
+    const { data, problems } = await hooksAdapter('[capabilities.hooks.inject]', 'template = "{{text}}"', 'at = ["before-tool"]')
+    expect(problems).toEqual([])
+    expect(toAdapter('/a.toml', data!).bindings[0]!.inject).toEqual({ template: '{{text}}', at: ['before-tool'] })
+  })
+})

@@ -28,7 +28,19 @@ const bindingShape = {
 
 const binding = z.strictObject(bindingShape)
 
-const template = z.strictObject({ template: text })
+const PLACEHOLDER = /\{\{([^{}]*)\}\}/g
+
+const template = z.strictObject({
+  /** `{{text}}` is the hook's words as a value of the renderer's language; `{{event}}` the harness's event name. */
+  template: text.check(
+    z.refine((t: string) => t.includes('{{text}}'), { message: 'a template without `{{text}}` would drop the words of every hook it expresses' }),
+    z.refine((t: string) => [...t.matchAll(PLACEHOLDER)].every((m) => m[1] === 'text' || m[1] === 'event'), {
+      message: 'the placeholders a template may hold are `{{text}}` and `{{event}}`',
+    }),
+  ),
+  /** The moments at which the harness reads what this template produces; absent means every moment in `events`. */
+  at: z.optional(z.array(z.enum(MOMENTS))),
+})
 
 const hooksBinding = z.strictObject({
   ...bindingShape,
@@ -40,7 +52,17 @@ const hooksBinding = z.strictObject({
   inject: z.optional(template),
   /** How the harness blocks a call with a reason. */
   refuse: z.optional(template),
-})
+}).check(
+  z.superRefine((b, ctx) => {
+    for (const key of ['inject', 'refuse'] as const) {
+      b[key]?.at?.forEach((moment, n) => {
+        if (!b.events[moment]) {
+          ctx.addIssue({ code: 'custom', path: [key, 'at', n], message: `\`${moment}\` is not in \`events\`, so nothing can fire there` })
+        }
+      })
+    }
+  }),
+)
 
 const capabilities = z
   .strictObject({

@@ -6,7 +6,7 @@ import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
 import type { ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '../plugin.js'
-import { resolveProfile } from '../profile/resolve.js'
+import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { stage, type StageResult } from '../stage.js'
 import { createSession, removeSession } from './create.js'
 import { GitError } from './git.js'
@@ -55,6 +55,8 @@ export interface LaunchAnnouncement {
   /** The session was created by this launch. */
   readonly created: boolean
   readonly dropped: RenderReport['dropped']
+  /** What the profile's resolution has to say (selection, composition). */
+  readonly notices: readonly string[]
 }
 
 export interface LaunchHost {
@@ -79,6 +81,7 @@ export interface LaunchPreview {
   readonly spec: ContainerSpec
   readonly exec: readonly string[]
   readonly render: RenderReport
+  readonly notices: readonly string[]
 }
 
 const requireRepo = (kernel: Kernel): Repository => {
@@ -116,6 +119,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
     spec: plan.spec,
     exec: harnessArgv(adapter.name, adapter.bin, request.args, request.tty),
     render,
+    notices: render.notices,
   }
 }
 
@@ -193,7 +197,7 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
     if (decision.action !== 'attach' && decision.action !== 'busy') await ensureImage()
     await act(decision, { runtime: engine, spec, planned, paths, sid, harness: adapter.name, host })
 
-    host.announce({ harness: adapter.name, session: sid, branch: branchOf(sid), created, dropped: render.dropped })
+    host.announce({ harness: adapter.name, session: sid, branch: branchOf(sid), created, dropped: render.dropped, notices: render.notices })
     started = true
     const result = await runtime.exec(
       spec.name!,
@@ -293,9 +297,9 @@ async function liveProcesses(runtime: RuntimePlugin, container: string, context:
   }
 }
 
-async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): Promise<RenderReport> {
-  const profile = await resolveProfile({ omhHome: kernel.omhHome, projectDir, use: kernel.settings.use })
-  return kernel.render(adapter, profile)
+async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): Promise<RenderReport & { notices: readonly string[] }> {
+  const profile = await resolveProfile({ omhHome: kernel.omhHome, projectDir, projectRules: projectRulesOf(adapter), use: kernel.settings.use })
+  return { ...(await kernel.render(adapter, profile)), notices: profile.notices }
 }
 
 /** The container's `/work/.git` names the shadow, so the agent's git never reaches the user's repository. */
@@ -305,7 +309,7 @@ const withGitfile = (files: readonly StagedEntry[]): StagedEntry[] => [
 ]
 
 const kindFromStaging = (host: string, stagingRoot: string): StagedMount['kind'] =>
-  host.startsWith(path.join(stagingRoot, 'files') + path.sep) ? 'file' : 'dir'
+  host.startsWith(path.join(stagingRoot, 'files') + path.sep) ? 'file' : 'directory'
 
 function credentialsOf(kernel: Kernel, adapter: Adapter): CredentialMount[] {
   const account = kernel.settings.account?.value ?? 'default'
@@ -319,7 +323,7 @@ function credentialsOf(kernel: Kernel, adapter: Adapter): CredentialMount[] {
  */
 async function prepareCredentials(credentials: readonly CredentialMount[]): Promise<void> {
   for (const c of credentials) {
-    if (c.kind === 'dir') {
+    if (c.kind === 'directory') {
       await mkdir(c.host, { recursive: true })
     } else if (!(await lstat(c.host).catch(() => undefined))) {
       await mkdir(path.dirname(c.host), { recursive: true })

@@ -23,7 +23,7 @@ export async function prepareMountpoints(runDir: string, wanted: readonly Mountp
         add(dir)
       }
       if (await exists(m.host)) continue
-      if (m.kind === 'dir') await mkdir(m.host)
+      if (m.kind === 'directory') await mkdir(m.host)
       else await writeFile(m.host, '', { flag: 'wx' })
       add(m.host)
     }

@@ -9,7 +9,7 @@ import { GUEST_SHADOW } from './shadow.js'
 
 /** A read-only mount from staging, and whether its source is a file or a directory. */
 export interface StagedMount extends Mount {
-  readonly kind: 'file' | 'dir'
+  readonly kind: 'file' | 'directory'
 }
 
 /** A credential path of the adapter, and where the account keeps it on the host. */
@@ -17,7 +17,7 @@ export interface CredentialMount {
   readonly host: string
   readonly guest: string
   /** Directories are mounted whole, because renaming a file over a file mount fails (EBUSY). */
-  readonly kind: 'file' | 'dir'
+  readonly kind: 'file' | 'directory'
 }
 
 export interface SessionPlanInput {
@@ -42,7 +42,7 @@ export interface SessionPlanInput {
 /** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
 export interface Mountpoint {
   readonly host: string
-  readonly kind: 'file' | 'dir'
+  readonly kind: 'file' | 'directory'
 }
 
 /** The session container, described completely before anything runs. */
@@ -66,7 +66,7 @@ export const KEEPER = ['sleep', 'infinity'] as const
  */
 export function credentialMounts(creds: readonly string[], accountDir: string): CredentialMount[] {
   return creds.map((guest) => {
-    const kind = guest.endsWith('/') ? ('dir' as const) : ('file' as const)
+    const kind = guest.endsWith('/') ? ('directory' as const) : ('file' as const)
     const clean = path.posix.normalize(guest).replace(/\/$/, '')
     const rel = clean === GUEST_HOME || clean.startsWith(`${GUEST_HOME}/`) ? path.posix.relative(GUEST_HOME, clean) : path.posix.join('_root', clean)
     return { host: path.join(accountDir, ...rel.split('/')), guest: clean, kind }
@@ -98,7 +98,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
 
   const mountpoints: Mountpoint[] = []
   const worktreeTargets: string[] = []
-  const rwDirs = writable.filter((m, n) => n < 2 || input.credentials[n - 2]!.kind === 'dir')
+  const rwDirs = writable.filter((m, n) => n < 2 || input.credentials[n - 2]!.kind === 'directory')
   for (const m of input.staged) {
     const under = rwDirs.filter((w) => m.guest !== w.guest && inside(m.guest, w.guest)).sort((a, b) => depth(b.guest) - depth(a.guest))[0]
     if (!under) continue

@@ -145,7 +145,7 @@ describe('the session plan', () => {
     staged: [
       { host: '/stage/files/work/RULES.md', guest: '/work/RULES.md', readOnly: true, kind: 'file' },
       { host: '/stage/files/work/.git', guest: '/work/.git', readOnly: true, kind: 'file' },
-      { host: '/stage/trees/home/agent/.h/skills', guest: '/home/agent/.h/skills', readOnly: true, kind: 'dir' },
+      { host: '/stage/trees/home/agent/.h/skills', guest: '/home/agent/.h/skills', readOnly: true, kind: 'directory' },
     ],
     credentials: credentialMounts(['/home/agent/.h/'], '/home/u/.omh/creds/h/default'),
     env: {},
@@ -174,7 +174,7 @@ describe('the session plan', () => {
     expect(plan.mountpoints).toEqual([
       { host: path.join(input().worktree, 'RULES.md'), kind: 'file' },
       { host: path.join(input().worktree, '.git'), kind: 'file' },
-      { host: '/home/u/.omh/creds/h/default/.h/skills', kind: 'dir' },
+      { host: '/home/u/.omh/creds/h/default/.h/skills', kind: 'directory' },
     ])
     expect(plan.worktreeTargets).toEqual(['.git', 'RULES.md'])
   })

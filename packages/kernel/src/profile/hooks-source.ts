@@ -1,0 +1,25 @@
+import path from 'node:path'
+import { HOOK_INVALID, OmhError } from '../errors.js'
+import { textOf, type CatalogueSource } from './catalogue.js'
+import { findHooks, parseHookFile } from './hooks.js'
+
+/** Hook files: the catalogue's `hooks/*.json`, shadowed by name by the project's `.omh/hooks/*.json`. */
+export const hooksSource: CatalogueSource<'hooks'> = {
+  capability: 'hooks',
+  where: (loc) => [path.join(loc.omhHome, 'hooks'), ...(loc.projectDir ? [path.join(loc.projectDir, '.omh', 'hooks')] : [])].join(' or '),
+  async list(loc) {
+    const found = await findHooks(loc)
+    return {
+      entries: found.map((hook) => ({
+        name: hook.name,
+        source: hook.file,
+        async load() {
+          const parsed = parseHookFile(hook.name, hook.file, (await textOf(hook.file)) ?? '')
+          return parsed.ok ? { ok: true as const, item: parsed.hook } : { ok: false as const, problems: parsed.problems }
+        },
+      })),
+      problems: [],
+    }
+  },
+  invalid: (problems) => OmhError.of(HOOK_INVALID, { args: [[...new Set(problems.map((p) => p.file!))], problems.length], problems }),
+}

@@ -1,0 +1,143 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { testdir } from '../../../../test/helpers/testdir.js'
+import { isOmhError, type OmhError } from '../errors.js'
+import type { Decided } from '../settings/load.js'
+import { resolveProfile } from './resolve.js'
+
+const skill = (name: string, description = `Does ${name}.`) => `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n`
+
+const catalogue = {
+  'rules/b.md': '# B\n',
+  'rules/a.md': '# A\n',
+  'rules/blank.md': '\n',
+  'skills/deploy/SKILL.md': skill('deploy'),
+  'skills/deploy/scripts/run.sh': 'echo hi\n',
+  'skills/lint/SKILL.md': skill('lint'),
+  'commands/review.md': '---\ndescription: Review it\nargument-hint: "[x]"\n---\nReview $ARGUMENTS\n',
+  'commands/plain.md': 'No frontmatter at all.\n',
+  'subagents/reviewer.md': '---\nname: reviewer\ndescription: Reviews.\ntools: read, search\nmodel: sonnet\n---\nYou review.\n',
+  'mcp.json': JSON.stringify({
+    $schema: 'x',
+    mcpServers: {
+      docs: { command: 'npx', args: ['-y', 'srv'], env: { K: 'v' } },
+      web: { type: 'sse', url: 'https://h/sse', headers: { A: 'b' } },
+    },
+  }),
+}
+
+const decided = (value: string[], file = '/repo/.omh/settings.toml'): Decided<readonly string[]> => ({ value, layer: 'shared', file })
+
+async function failure(run: () => Promise<unknown>): Promise<OmhError> {
+  try {
+    await run()
+  } catch (error) {
+    if (isOmhError(error)) return error
+    throw error
+  }
+  throw new Error('expected a failure')
+}
+
+describe('resolveProfile', () => {
+  it('reads every class of the catalogue, in catalogue order, when [use] says nothing', async () => {
+    const home = testdir(catalogue)
+    const profile = await resolveProfile({ omhHome: home, use: {} })
+    expect(profile.rules.map((r) => r.name)).toEqual(['a', 'b', 'blank'])
+    expect(profile.skills).toEqual([
+      { name: 'deploy', description: 'Does deploy.', source: path.join(home, 'skills/deploy') },
+      { name: 'lint', description: 'Does lint.', source: path.join(home, 'skills/lint') },
+    ])
+    expect(profile.commands).toEqual([
+      { name: 'plain', source: path.join(home, 'commands/plain.md'), frontmatter: {}, body: 'No frontmatter at all.\n' },
+      {
+        name: 'review',
+        description: 'Review it',
+        source: path.join(home, 'commands/review.md'),
+        frontmatter: { 'argument-hint': '[x]' },
+        body: 'Review $ARGUMENTS\n',
+      },
+    ])
+    expect(profile.subagents).toEqual([
+      { name: 'reviewer', description: 'Reviews.', tools: ['read', 'search'], model: 'sonnet', source: path.join(home, 'subagents/reviewer.md'), body: 'You review.\n' },
+    ])
+    const source = path.join(home, 'mcp.json')
+    expect(profile.mcp).toEqual([
+      { name: 'docs', transport: 'stdio', command: 'npx', args: ['-y', 'srv'], env: { K: 'v' }, source },
+      { name: 'web', transport: 'sse', url: 'https://h/sse', headers: { A: 'b' }, source },
+    ])
+    expect(profile.selection.skills).toEqual({
+      capability: 'skills',
+      where: path.join(home, 'skills'),
+      available: ['deploy', 'lint'],
+      selected: ['deploy', 'lint'],
+    })
+  })
+
+  it('selects by [use]: the list is the order, [] is nothing, ["*"] is everything, and says who decided', async () => {
+    const home = testdir(catalogue)
+    const profile = await resolveProfile({
+      omhHome: home,
+      use: { rules: decided(['b', 'a']), skills: decided([]), mcp: decided(['*']) },
+    })
+    expect(profile.rules.map((r) => r.name)).toEqual(['b', 'a'])
+    expect(profile.skills).toEqual([])
+    expect(profile.mcp.map((s) => s.name)).toEqual(['docs', 'web'])
+    expect(profile.selection.rules.use).toEqual(decided(['b', 'a']))
+    expect(profile.selection.skills.selected).toEqual([])
+  })
+
+  it('refuses a [use] name the catalogue lacks, with the settings file, the key and the nearest name', async () => {
+    const home = testdir(catalogue)
+    const error = await failure(() => resolveProfile({ omhHome: home, use: { skills: decided(['deploy', 'lnit']) } }))
+    expect(error.code).toBe('USE_UNKNOWN')
+    expect(error.exit).toBe(2)
+    expect(error.problems).toEqual([
+      { file: '/repo/.omh/settings.toml', path: 'use.skills[1]', message: `"lnit" is not in ${path.join(home, 'skills')}`, suggestion: 'lint' },
+    ])
+  })
+
+  it('reports every bad file at once, with file, line and key, and reads no unselected entry', async () => {
+    const home = testdir({
+      'skills/nofm/SKILL.md': '# no frontmatter\n',
+      'skills/other/SKILL.md': skill('another'),
+      'skills/unselected/SKILL.md': 'broken\n',
+      'subagents/bad.md': '---\nname: bad\ndescription: x\ntools: [read, grep]\ncolour: red\n---\nPrompt.\n',
+      'mcp.json': '{\n  "mcpServers": {\n    "both": { "command": "x", "url": "https://h" },\n    "ok": { "command": "y", "argz": [] }\n  }\n}\n',
+    })
+    const error = await failure(() => resolveProfile({ omhHome: home, use: { skills: decided(['nofm', 'other']) } }))
+    expect(error.code).toBe('PROFILE_INVALID')
+    expect(error.exit).toBe(2)
+    const mcp = path.join(home, 'mcp.json')
+    const sub = path.join(home, 'subagents/bad.md')
+    expect(error.problems).toEqual([
+      { file: mcp, line: 3, column: 5, path: 'mcpServers.both', message: 'has both `command` and `url`; a server is either started (`command`) or reached (`url`), not both' },
+      { file: mcp, line: 4, column: 29, path: 'mcpServers.ok.argz', message: 'unknown key', suggestion: 'args' },
+      { file: path.join(home, 'skills/nofm/SKILL.md'), line: 1, message: 'has no frontmatter; a skill starts with `---`, then `name:` and `description:`' },
+      { file: path.join(home, 'skills/other/SKILL.md'), line: 2, path: 'name', message: 'is "another", but the folder is "other"; harnesses skip a skill whose name differs' },
+      { file: sub, line: 4, path: 'tools', message: '"grep" is not an omh tool word (edit, read, shell, search)' },
+      { file: sub, line: 5, path: 'colour', message: 'unknown key; a subagent has name, description, tools and model' },
+    ])
+  })
+
+  it('reports a malformed mcp.json with its line', async () => {
+    const home = testdir({ 'mcp.json': '{\n  "mcpServers": {\n    "a": { "command": "x" },\n  }\n}\n' })
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.code).toBe('PROFILE_INVALID')
+    expect(error.problems).toEqual([{ file: path.join(home, 'mcp.json'), line: 4, column: 3, message: expect.stringMatching(/^not valid JSON: /) }])
+  })
+
+  it("composes the project's AGENTS.md after the catalogue's rules, else the binding's own file with a notice", async () => {
+    const home = testdir({ 'rules/a.md': '# A\n' })
+    const project = testdir({ 'AGENTS.md': '# Project\n', 'CLAUDE.md': '# Other\n' })
+    const profile = await resolveProfile({ omhHome: home, projectDir: project, projectRules: ['CLAUDE.md'], use: {} })
+    expect(profile.rules.map((r) => [r.name, r.origin])).toEqual([
+      ['a', 'a'],
+      ['AGENTS.md', 'AGENTS.md'],
+    ])
+    expect(profile.notices).toEqual(["the project's CLAUDE.md differs from its AGENTS.md and was not composed"])
+    const claudeOnly = testdir({ 'CLAUDE.md': '# Only\n', 'AGENTS.md': '  \n' })
+    const fallback = await resolveProfile({ omhHome: home, projectDir: claudeOnly, projectRules: ['CLAUDE.md'], use: {} })
+    expect(fallback.rules.map((r) => r.name)).toEqual(['a', 'CLAUDE.md'])
+    expect(fallback.notices).toEqual(["composed the project's CLAUDE.md; name it AGENTS.md and every harness reads it first"])
+  })
+})

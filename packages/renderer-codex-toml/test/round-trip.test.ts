@@ -1,0 +1,94 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { McpServer, RenderOutput, StagedFile } from '@omh/kernel/plugin'
+import { mcpInput, parseContext, renderContext, servers } from '../../../test/helpers/profile-arbitraries.js'
+import plugin, { combineToml } from '../src/index.js'
+
+const bytes = (file: StagedFile) => Buffer.from(file.content as string).toString('utf8')
+
+describe('codex-toml', () => {
+  it('reads back exactly what it renders, bearer tokens through the container environment', () => {
+    fc.assert(
+      fc.property(servers, (xs) => {
+        const out = plugin.render(mcpInput('codex-toml', xs), renderContext) as RenderOutput
+        expect(out.dropped.map((d) => d.name)).toEqual(xs.filter((s) => s.transport === 'sse').map((s) => s.name))
+        const kept = xs.filter((s) => s.transport !== 'sse')
+        const file = out.files[0] as StagedFile | undefined
+        if (!kept.length) {
+          expect(file).toBeUndefined()
+          return
+        }
+        expect(bytes(file!)).not.toMatch(/^\s*(type|transport|bearer_token) =/m)
+        const parsed = plugin.parse!([{ file: 'config.toml', content: bytes(file!) }], parseContext('codex-toml', out.env ?? {}))
+        expect(parsed).toEqual({ ok: true, items: { mcp: kept }, left: [] })
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('keeps a bearer token out of the file', () => {
+    const server: McpServer = { name: 'gh-mcp', transport: 'http', url: 'https://h/mcp', headers: { Authorization: 'Bearer s3cret', X: 'v' } }
+    const out = plugin.render(mcpInput('codex-toml', [server], '/home/agent/.codex/config.toml'), renderContext) as RenderOutput
+    expect((out.files[0] as StagedFile).content).toBe(
+      '[mcp_servers.gh-mcp]\nurl = "https://h/mcp"\nbearer_token_env_var = "OMH_MCP_GH_MCP_TOKEN"\n\n[mcp_servers.gh-mcp.http_headers]\nX = "v"\n',
+    )
+    expect(out.env).toEqual({ OMH_MCP_GH_MCP_TOKEN: 's3cret' })
+  })
+
+  it('reads env_vars, env_http_headers and bearer_token_env_var from the host, leaving servers that name unset ones', () => {
+    const content = [
+      '[mcp_servers.a]',
+      'command = "node"',
+      'env_vars = ["FOO"]',
+      'startup_timeout_sec = 20',
+      '[mcp_servers.b]',
+      'url = "https://h"',
+      'bearer_token_env_var = "NOPE"',
+      '[mcp_servers.c]',
+      'url = "https://c"',
+      'env_http_headers = { X = "FOO" }',
+      '[mcp_servers.d]',
+      'command = "off"',
+      'enabled = false',
+      '',
+    ].join('\n')
+    expect(plugin.parse!([{ file: 'c.toml', content }], parseContext('codex-toml', { FOO: 'bar' }))).toEqual({
+      ok: true,
+      items: {
+        mcp: [
+          { name: 'a', transport: 'stdio', command: 'node', args: [], env: { FOO: 'bar' } },
+          { name: 'c', transport: 'http', url: 'https://c', headers: { X: 'bar' } },
+        ],
+      },
+      left: [
+        { name: 'a.startup_timeout_sec', reason: 'omh keeps no such field' },
+        { name: 'b', reason: 'NOPE is not set here, so the value is unknown' },
+        { name: 'd', reason: 'disabled in this file (`enabled = false`)' },
+      ],
+    })
+  })
+
+  it('reports bad TOML and bad servers with file and line', () => {
+    expect(plugin.parse!([{ file: 'c.toml', content: '[mcp_servers.a\n' }], parseContext('codex-toml'))).toMatchObject({
+      ok: false,
+      problems: [{ file: 'c.toml', line: 1 }],
+    })
+    expect(plugin.parse!([{ file: 'c.toml', content: 'x = 1\n[mcp_servers.a]\ncwd = "/"\n' }], parseContext('codex-toml'))).toEqual({
+      ok: false,
+      problems: [{ file: 'c.toml', line: 2, column: 1, path: 'mcp_servers.a', message: 'has neither `command` nor `url`' }],
+    })
+  })
+
+  it('combines TOML documents with disjoint top-level keys and refuses an overlap, naming it', () => {
+    const mcp = { binding: 'capabilities.mcp', content: '[mcp_servers.a]\ncommand = "x"\n' }
+    const hooks = { binding: 'capabilities.hooks', content: '[hooks.state."/h/hooks.json:session_start:0:0"]\ntrusted_hash = "sha256:1"\n' }
+    expect(combineToml([mcp, hooks])).toEqual({
+      ok: true,
+      content: '[mcp_servers.a]\ncommand = "x"\n\n[hooks.state."/h/hooks.json:session_start:0:0"]\ntrusted_hash = "sha256:1"\n',
+    })
+    expect(combineToml([mcp, { binding: 'capabilities.hooks', content: 'notify = ["x"]\n[mcp_servers.b]\ncommand = "y"\n' }])).toEqual({
+      ok: false,
+      reason: 'both set the top-level key "mcp_servers" (capabilities.mcp, capabilities.hooks)',
+    })
+  })
+})

@@ -1,0 +1,83 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { serverValues, type McpServer, type RenderOutput, type StagedFile } from '@omh/kernel/plugin'
+import { mcpInput, parseContext, renderContext, servers } from '../../../test/helpers/profile-arbitraries.js'
+import plugin, { combineJson } from '../src/index.js'
+
+const SUBSTITUTED = /\$\{[^}]*\}/
+const literal = (s: McpServer) => serverValues(s).every(([, v]) => !SUBSTITUTED.test(v))
+const hasCwd = (s: McpServer) => s.transport === 'stdio' && s.cwd !== undefined
+const bytes = (file: StagedFile) => Buffer.from(file.content as string).toString('utf8')
+
+describe('mcp-json', () => {
+  it('reads back exactly what it renders, for every server it can express', () => {
+    fc.assert(
+      fc.property(servers.map((xs) => xs.filter(literal)), (xs) => {
+        const out = plugin.render(mcpInput('mcp-json', xs), renderContext) as RenderOutput
+        expect(out.refused ?? []).toEqual([])
+        expect(out.dropped.map((d) => d.name)).toEqual(xs.filter(hasCwd).map((s) => s.name))
+        const kept = xs.filter((s) => !hasCwd(s))
+        const file = out.files[0] as StagedFile | undefined
+        if (!kept.length) {
+          expect(file).toBeUndefined()
+          return
+        }
+        const parsed = plugin.parse!([{ file: '/x/.mcp.json', content: bytes(file!) }], parseContext('mcp-json'))
+        expect(parsed).toEqual({ ok: true, items: { mcp: kept }, left: [] })
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('refuses every value the harness would substitute, naming the server and field', () => {
+    const server: McpServer = {
+      name: 'web',
+      transport: 'http',
+      url: 'https://x/${PATH}',
+      headers: { Authorization: 'Bearer ${TOKEN:-none}', Plain: 'ok' },
+    }
+    const out = plugin.render(mcpInput('mcp-json', [server]), renderContext) as RenderOutput
+    expect(out.refused).toEqual([
+      { capability: 'mcp', name: 'web', field: 'url', value: 'https://x/${PATH}', reason: 'h substitutes `${…}` in this file' },
+      { capability: 'mcp', name: 'web', field: 'headers.Authorization', value: 'Bearer ${TOKEN:-none}', reason: 'h substitutes `${…}` in this file' },
+    ])
+  })
+
+  it('resolves ${VAR} and ${VAR:-default} from the host when importing, and leaves a server naming an unset one', () => {
+    const content = JSON.stringify({
+      mcpServers: {
+        a: { command: 'node', args: ['${ARG:-dflt}', '${SET}'], env: { K: 'x${SET}' } },
+        b: { type: 'http', url: 'https://h/${MISSING}' },
+        c: { type: 'ws', url: 'wss://h' },
+      },
+    })
+    const parsed = plugin.parse!([{ file: 'f.json', content }], parseContext('mcp-json', { SET: 'v' }))
+    expect(parsed).toEqual({
+      ok: true,
+      items: { mcp: [{ name: 'a', transport: 'stdio', command: 'node', args: ['dflt', 'v'], env: { K: 'xv' } }] },
+      left: [
+        { name: 'b', reason: '${MISSING} is not set here, so its value is unknown' },
+        { name: 'c', reason: 'a WebSocket server; omh reaches servers over http or sse' },
+      ],
+    })
+  })
+
+  it('reports a parse failure with its file and line', () => {
+    const parsed = plugin.parse!([{ file: 'f.json', content: '{\n  "mcpServers": {\n    "a": { "command": 3 }\n  }\n}\n' }], parseContext('mcp-json'))
+    expect(parsed).toEqual({ ok: false, problems: [{ file: 'f.json', line: 3, column: 12, path: 'mcpServers.a.command', message: 'expected a string' }] })
+    const broken = plugin.parse!([{ file: 'f.json', content: '{\n  "mcpServers": {,\n}' }], parseContext('mcp-json'))
+    expect(broken.ok).toBe(false)
+    expect(!broken.ok && broken.problems[0]).toMatchObject({ file: 'f.json', line: 2, column: 18 })
+  })
+
+  it('combines JSON documents with disjoint top-level keys and refuses an overlap', () => {
+    expect(combineJson([{ binding: 'capabilities.mcp', content: '{"a":1}' }, { binding: 'capabilities.hooks', content: '{"b":2}' }])).toEqual({
+      ok: true,
+      content: '{\n  "a": 1,\n  "b": 2\n}\n',
+    })
+    expect(combineJson([{ binding: 'capabilities.mcp', content: '{"a":1}' }, { binding: 'capabilities.hooks', content: '{"a":2}' }])).toEqual({
+      ok: false,
+      reason: 'both set the top-level key "a" (capabilities.mcp, capabilities.hooks)',
+    })
+  })
+})

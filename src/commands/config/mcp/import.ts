@@ -1,0 +1,100 @@
+import { readFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { Args, Flags } from '@oclif/core'
+import {
+  FILE_UNREADABLE,
+  IMPORT_INVALID,
+  IMPORT_SOURCE_MISSING,
+  IMPORT_UNSUPPORTED,
+  NOT_A_REPOSITORY,
+  OmhError,
+  mcpFileOf,
+  openMcpDocument,
+  planPut,
+  serverFrom,
+  type McpChange,
+  type McpServer,
+} from '@omh/kernel'
+import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
+import { OmhCommand } from '../../../lib/omh-command.js'
+
+export interface ImportResult extends PlanResult {
+  harness: string
+  /** The file the servers were read from. */
+  from: string
+}
+
+export default class ConfigMcpImport extends OmhCommand<ImportResult> {
+  static override summary = "Bring a harness's MCP servers into your catalogue."
+  static override description =
+    "Reads the file the harness's adapter names in `import` (`$HOME` and `$REPO` are this machine's home and repository), or --from, with the harness's own renderer. Shows what would be added, changed, left the same, or cannot come in (conflicting, with the reason); env and header values are never shown. With your consent (--yes, or a prompt on a terminal) writes $OMH_HOME/mcp.json whole, keeping every other server and key in it."
+  static override examples = ['<%= config.bin %> config mcp import claude', '<%= config.bin %> config mcp import codex --from ~/work/.codex/config.toml --yes']
+  static override args = { harness: Args.string({ required: true, description: 'Harness name, e.g. claude.' }) }
+  static override flags = {
+    ...planFlags,
+    from: Flags.string({ summary: 'Read this file instead of the one the adapter names.' }),
+  }
+
+  async run(): Promise<ImportResult> {
+    const { args, flags } = await this.parse(ConfigMcpImport)
+    const kernel = await this.kernel()
+    const adapter = await kernel.adapter(args.harness)
+    const binding = adapter.bindings.find((b) => b.capability === 'mcp')
+    const unsupported = (why: string) => OmhError.of(IMPORT_UNSUPPORTED, { args: [adapter.name, why], hintArgs: [adapter.file] })
+    if (!binding) throw unsupported('its adapter binds no MCP servers')
+    const renderer = kernel.rendererFor(binding.render)?.plugin
+    if (!renderer?.parse) throw unsupported(`its renderer "${binding.render}" cannot read that format back`)
+    let from: string
+    if (flags.from) from = path.resolve(flags.from)
+    else if (binding.import) from = this.expandHost(binding.import, kernel.repoRoot)
+    else throw unsupported('its adapter names no `import` path; give the file with --from')
+
+    let content: string
+    try {
+      content = await readFile(from, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw OmhError.of(IMPORT_SOURCE_MISSING, { args: [from] })
+      throw OmhError.of(FILE_UNREADABLE, { args: [from, (error as Error).message], cause: error })
+    }
+    const parsed = renderer.parse([{ file: from, content }], {
+      capability: 'mcp',
+      binding,
+      adapter: { name: adapter.name, tools: adapter.tools, paths: Object.fromEntries(adapter.bindings.map((b) => [b.capability, b.path])) },
+      env: process.env,
+    })
+    if (!parsed.ok) throw OmhError.of(IMPORT_INVALID, { args: [from, binding.render, parsed.problems.length], problems: parsed.problems })
+
+    // What a parser read is checked as a hand-written entry would be: a name or value omh cannot keep is not imported.
+    const servers: McpServer[] = []
+    const conflicting: McpChange[] = []
+    for (const server of parsed.items.mcp ?? []) {
+      const problems: string[] = []
+      const { name, ...rest } = server
+      const checked = serverFrom(name, toEntry(rest as McpServer), (p, message) => problems.push(`${p.length ? `${p.join('.')}: ` : ''}${message}`))
+      if (checked) servers.push(checked)
+      else conflicting.push({ name, change: 'conflicting', reason: problems.join('; ') })
+    }
+    for (const left of parsed.left) conflicting.push({ name: left.name, change: 'conflicting', reason: left.reason })
+
+    const doc = await openMcpDocument(mcpFileOf(kernel.omhHome))
+    if (!this.jsonEnabled()) this.notice(`${this.errStyle.bold('omh:')} ${adapter.name}: read ${from}`)
+    const plan = [...planPut(doc, servers), ...conflicting]
+    const result = await carryOut(this.io(), doc, plan, flags)
+    return { harness: adapter.name, from, ...result }
+  }
+
+  private expandHost(template: string, repo: string | undefined): string {
+    let out = template.replace(/^\$HOME(?=\/|$)/, process.env['HOME'] || os.homedir())
+    if (/^\$REPO(?=\/|$)/.test(out)) {
+      if (!repo) throw OmhError.of(NOT_A_REPOSITORY, { args: [process.cwd()] })
+      out = out.replace(/^\$REPO/, repo)
+    }
+    return path.resolve(out)
+  }
+}
+
+const toEntry = (server: McpServer): Record<string, unknown> =>
+  server.transport === 'stdio'
+    ? { command: server.command, args: server.args, env: server.env, ...(server.cwd !== undefined ? { cwd: server.cwd } : {}) }
+    : { type: server.transport, url: server.url, headers: server.headers }

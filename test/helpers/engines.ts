@@ -1,0 +1,131 @@
+// Real container engines for end-to-end tests. Every test runs against both;
+// an engine that does not answer fails the run, it is never skipped.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { createServer } from 'node:net'
+import type { ImageOptions } from '@omh/kernel'
+import type { RuntimeContext, RuntimeInfo, RuntimePlugin } from '@omh/kernel/plugin'
+import docker from '../../packages/runtime-docker/src/index.js'
+import podman from '../../packages/runtime-podman/src/index.js'
+
+export const ENGINES = ['docker', 'podman'] as const
+export type Engine = (typeof ENGINES)[number]
+
+/**
+ * The image test builds start from: Debian with Node, built offline by
+ * ../shared/runtimes/provision.sh (OMH_FLAVOR=debian). Override with OMH_TEST_BASE.
+ */
+export const TEST_BASE = process.env['OMH_TEST_BASE'] ?? 'localhost/omh-base:debian'
+
+/**
+ * Every image a test builds carries this label (it is part of the tag's
+ * digest, so test images never share a tag with a user's), and so does every
+ * container and network, with the run's own id besides.
+ */
+export const TEST_LABEL = 'omh.test'
+export const TEST_LABELS: Readonly<Record<string, string>> = { [TEST_LABEL]: 'e2e' }
+
+/**
+ * This test run, so cleanup removes its own containers and networks and never
+ * those of a run going on beside it on the same engines. The e2e global setup
+ * sets OMH_TEST_RUN before any worker starts.
+ */
+export const TEST_RUN = process.env['OMH_TEST_RUN'] ?? `pid${process.pid}`
+export const RUN_LABELS: Readonly<Record<string, string>> = { ...TEST_LABELS, 'omh.test.run': TEST_RUN }
+
+const plugins: Record<Engine, RuntimePlugin> = { docker, podman }
+
+export function runtimeOf(engine: Engine): RuntimePlugin {
+  return plugins[engine]
+}
+
+/** A runtime context over this process's environment; progress lines are kept and echoed to stderr. */
+export function engineContext(engine: Engine): RuntimeContext & { lines: string[] } {
+  const lines: string[] = []
+  return {
+    env: process.env,
+    progress: (line) => {
+      lines.push(line)
+      process.stderr.write(`  [${engine}] ${line}\n`)
+    },
+    verbose: false,
+    lines,
+  }
+}
+
+/** Image options for tests: the offline base, host network, and the test label (which changes every tag). */
+export function testImageOptions(): ImageOptions {
+  return { from: TEST_BASE, network: 'host', labels: TEST_LABELS }
+}
+
+/** The engine's answer, or a failure saying why it is unusable and what to do. */
+export async function requireEngine(engine: Engine): Promise<RuntimeInfo> {
+  const found = await runtimeOf(engine).detect(engineContext(engine))
+  if ('version' in found) return found
+  throw new Error(`${engine} is required by the end-to-end tests: ${found.reason}. ${found.hint ?? ''}`)
+}
+
+/** Runs the engine's own client, for setup and for checking what a runtime did. */
+export function client(engine: Engine, args: readonly string[]): { status: number; stdout: string; stderr: string } {
+  const result = spawnSync(engine, args, { encoding: 'utf8', timeout: 120_000 })
+  return { status: result.status ?? -1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
+}
+
+/** A host port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+const ids = (engine: Engine, args: readonly string[]) =>
+  client(engine, args)
+    .stdout.split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+
+const filtersOf = (labels: Readonly<Record<string, string>>) => Object.entries(labels).flatMap(([k, v]) => ['--filter', `label=${k}=${v}`])
+
+/** Removes this run's containers and networks from one engine; its images stay for the next test file. */
+export function cleanupContainers(engine: Engine): void {
+  const containers = ids(engine, ['ps', '-aq', '--no-trunc', ...filtersOf(RUN_LABELS)])
+  if (containers.length) client(engine, ['rm', '-f', ...(engine === 'podman' ? ['--time', '0'] : []), ...containers])
+  const networks = ids(engine, ['network', 'ls', '-q', ...filtersOf(RUN_LABELS)])
+  if (networks.length) client(engine, ['network', 'rm', ...networks])
+}
+
+/**
+ * Removes this run's containers and networks, then every test image no
+ * container uses any more (another run's containers keep theirs). The e2e
+ * global teardown calls it.
+ */
+export function cleanupEngine(engine: Engine): void {
+  cleanupContainers(engine)
+  // Newest first, so a harness layer goes before the base it was built on; never forced,
+  // because forcing would take an image from under another run's container.
+  for (const image of [...new Set(ids(engine, ['images', '-q', '--no-trunc', ...filtersOf(TEST_LABELS)]))]) client(engine, ['rmi', image])
+}
+
+/** What this run left in an engine; test images count once no test container of any run is left. */
+export function leftovers(engine: Engine): string[] {
+  const left = [
+    ...ids(engine, ['ps', '-aq', ...filtersOf(RUN_LABELS)]).map((id) => `container ${id}`),
+    ...ids(engine, ['network', 'ls', '-q', ...filtersOf(RUN_LABELS)]).map((id) => `network ${id}`),
+  ]
+  if (!ids(engine, ['ps', '-aq', ...filtersOf(TEST_LABELS)]).length) {
+    left.push(...ids(engine, ['images', '-q', ...filtersOf(TEST_LABELS)]).map((id) => `image ${id}`))
+  }
+  return left
+}
+
+/** Creates a network of this run that ports can be published on (an engine's default may have none). */
+export function testNetwork(engine: Engine, purpose: string): string {
+  const name = `omh-e2e-${purpose}-${TEST_RUN}`
+  const labels = Object.entries(RUN_LABELS).flatMap(([k, v]) => ['--label', `${k}=${v}`])
+  execFileSync(engine, ['network', 'create', ...labels, name], { stdio: 'pipe' })
+  return name
+}
