@@ -2,16 +2,14 @@
 // (test/fixtures/adapters/probe.toml) runs in a real container, and each test
 // asks from inside what the sandbox lets it see and do.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ENGINES, TEST_BASE as BASE } from '../helpers/engines.js'
 import { BIN, ROOT } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
-const ENGINES = (process.env['OMH_TEST_ENGINES']?.split(',') ?? ['docker', 'podman']) as readonly ('docker' | 'podman')[]
-/** A Debian-based image with Node that exists offline; `[image] base` of every test profile. */
-const BASE = process.env['OMH_TEST_BASE'] ?? 'localhost/omh-base:debian'
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 
 interface Ran {
@@ -162,6 +160,35 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(r.status).toBe(0)
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(false)
     expect(git(worktree('s01'), 'status', '--porcelain')).toBe('')
-    expect(spawnSync(engine, ['ps', '-aq', '--filter', 'label=omh.session=s01'], { encoding: 'utf8' }).stdout.trim()).toBe('')
+    expect(spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree('s01')}`], { encoding: 'utf8' }).stdout.trim()).toBe('')
+  })
+})
+
+describe("the README's example", () => {
+  it('launches the example harness with the example profile, and removes its session again', async () => {
+    const home = scratch()
+    const root = scratch()
+    try {
+      cpSync(path.join(ROOT, 'examples/profile'), home, { recursive: true })
+      write(root, { 'README.md': 'an example\n' })
+      git(root, 'init', '-q', '-b', 'main')
+      git(root, 'add', '-A')
+      git(root, 'commit', '-q', '-m', 'init')
+      const env = { OMH_HOME: home }
+      const r = await omh(['hello', '--', 'sh', '-c', 'echo hi > hi.txt'], root, env)
+      expect(r.status).toBe(0)
+      expect(r.stderr).toContain('omh: hello on omh/s01')
+      expect(r.stdout).toContain('hello from session s01: agent (uid 1000) in /work')
+      expect(r.stdout).toContain('# Testing')
+      expect((await omh(['sessions', 'diff', '--stat'], root, env)).stdout).toContain('hi.txt')
+      expect((await omh(['sessions', 'rm', 's01', '--force'], root, env)).status).toBe(0)
+    } finally {
+      for (const engine of ENGINES) {
+        const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=hello'], { encoding: 'utf8' })
+        for (const tag of tags.stdout.split('\n').filter(Boolean)) spawnSync(engine, ['rmi', tag])
+      }
+      rmSync(home, { recursive: true, force: true })
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })
