@@ -9,7 +9,7 @@ export function planJson(p: LaunchPreview) {
     session: p.session,
     branch: p.branch,
     create: p.create,
-    base: p.base,
+    base: p.base ?? null,
     worktree: p.worktree,
     container: { ...p.spec, env: Object.keys(p.spec.env).sort() },
     exec: p.exec,
@@ -26,7 +26,7 @@ export function describePlan(p: LaunchPreview, s: Style): string {
     spec.init ? 'init' : '',
   ].filter(Boolean)
   const rows: string[][] = [
-    [s.bold('session'), `${p.session} on ${p.branch}${p.create ? ` (new, from ${p.base.name} at ${p.base.commit.slice(0, 8)})` : ''}`],
+    [s.bold('session'), `${p.session} on ${p.branch}${p.base ? ` (new, from ${p.base.name} at ${p.base.commit.slice(0, 8)})` : ''}`],
     [s.bold('worktree'), p.worktree],
     [s.bold('container'), `${spec.name ?? ''} from ${spec.image}`],
     [s.bold('user'), [spec.user, ...hardening].join(', ')],

@@ -76,7 +76,8 @@ export interface LaunchPreview {
   readonly branch: string
   /** The session does not exist yet and would be created from `base`. */
   readonly create: boolean
-  readonly base: Base
+  /** Where a new session would start; absent for an existing one, which has its branch. */
+  readonly base?: Base
   readonly worktree: string
   readonly spec: ContainerSpec
   readonly exec: readonly string[]
@@ -101,8 +102,8 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
   const env = kernel.options.env
   const repo = requireRepo(kernel)
   const adapter = await kernel.adapter(request.harness)
-  const base = await resolveBase(repo, env)
   const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
+  const base = exists ? undefined : await resolveBase(repo, env)
   const paths = sessionPaths(kernel.omhHome, repo, sid)
   const render = await renderFor(kernel, adapter, exists ? paths.worktree : repo.root)
   const image = await (host.images ?? recipes(kernel)).tag(adapter)
@@ -114,7 +115,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
     session: sid,
     branch: branchOf(sid),
     create: !exists,
-    base,
+    ...(base ? { base } : {}),
     worktree: paths.worktree,
     spec: plan.spec,
     exec: harnessArgv(adapter.name, adapter.bin, request.args, request.tty),
