@@ -145,6 +145,16 @@ describe('launch', () => {
     expect(t.fake.calls.filter((c) => c.startsWith('down'))).toEqual([])
   })
 
+  it('passes over a session busy with another plan when none was named, and starts another', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.fake.busy.set(`omh-${t.repo.id}-s01`, ['h-bin --flag'])
+    t.host.images!.tag = () => 'img:2'
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's02'])
+    expect(t.notices).toEqual(['s01 is in use and its container would have to change (its image, mounts or environment changed); using another session'])
+  })
+
   it('removes a session it created when the container does not start, so the retry succeeds', async () => {
     const t = await setup()
     t.fake.failUp = 'engine said no'

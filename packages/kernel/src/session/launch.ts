@@ -132,6 +132,20 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
  * fails before the harness starts.
  */
 export async function launch(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
+  try {
+    return await launchOnce(kernel, request, host)
+  } catch (error) {
+    // A session picked by default that another plan keeps busy (a harness left running after its
+    // terminal closed) is passed over for the next one, or a new one; a named session is not.
+    const details = isOmhError(error) && error.code === SESSION_BUSY.code ? error.details : undefined
+    const busy = details?.['session']
+    if (typeof busy !== 'string' || request.session || request.fresh) throw error
+    host.notice(`${busy} is in use and its container would have to change (${String(details?.['why'])}); using another session`)
+    return launch(kernel, { ...request, skip: [...(request.skip ?? []), busy] }, host)
+  }
+}
+
+async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
   // Detection loads the engine's client and asks it a question: it runs while everything else
   // is read, picked and staged, and its failure counts only once something needs the engine.
   const resolving = kernel.resolveRuntime(request.engine, host.context)
@@ -241,7 +255,11 @@ async function act(
   const { runtime, host } = at
   if (decision.action === 'attach') return
   if (decision.action === 'busy') {
-    throw OmhError.of(SESSION_BUSY, { args: [at.sid, decision.why, decision.processes], hintArgs: [at.sid, at.harness] })
+    throw OmhError.of(SESSION_BUSY, {
+      args: [at.sid, decision.why, decision.processes],
+      hintArgs: [at.sid, at.harness],
+      details: { session: at.sid, why: decision.why },
+    })
   }
   if (decision.action === 'restart') {
     host.notice(`restarting the container of ${branchOf(at.sid)}: ${decision.why}`)

@@ -10,13 +10,15 @@ export interface SessionChoice {
   readonly session?: string
   /** `--new`: a new one. */
   readonly fresh?: boolean
+  /** Sessions this launch already found busy with another plan; the default pick passes them by. */
+  readonly skip?: readonly string[]
 }
 
 /**
  * Picks the session for a launch: the one named; a new one when asked; else
- * the most recent session no running omh holds; else a new one. Two launches
- * at once therefore get two sessions, and a launch after a closed terminal
- * finds the session it left.
+ * the most recent session no running omh holds (and not one passed over as
+ * busy); else a new one. Two launches at once therefore get two sessions, and
+ * a launch after a closed terminal finds the session it left.
  */
 export async function pickSession(
   omhHome: string,
@@ -32,7 +34,9 @@ export async function pickSession(
     return { sid: choice.session, exists: true }
   }
   if (!choice.fresh) {
-    for (const sid of [...existing].reverse()) if (!(await readClaim(omhHome, repo, sid))) return { sid, exists: true }
+    for (const sid of [...existing].reverse()) {
+      if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true }
+    }
   }
   return { sid: await nextSessionId(omhHome, repo, env), exists: false }
 }
