@@ -103,6 +103,16 @@ describe('launch', () => {
     expect(git(t.root, 'branch', '--list', 'omh/*', '--format=%(refname:short)').split('\n')).toEqual(['omh/s01', 'omh/s02'])
   })
 
+  it('returns to the session launched into last', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    await launch(t.kernel, request({ fresh: true }), t.host)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await launch(t.kernel, request({ session: 's01' }), t.host)
+    await launch(t.kernel, request(), t.host)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's02', 's01', 's01'])
+  })
+
   it('starts a new session with --new and joins a named one with --session', async () => {
     const t = await setup()
     await launch(t.kernel, request(), t.host)

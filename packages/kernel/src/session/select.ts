@@ -1,6 +1,6 @@
 import { OmhError, SESSION_NOT_FOUND } from '../errors.js'
 import type { Repository } from './repo.js'
-import { listSessions, nextSessionId, readClaim } from './store.js'
+import { lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -16,7 +16,7 @@ export interface SessionChoice {
 
 /**
  * Picks the session for a launch: the one named; a new one when asked; else
- * the most recent session no running omh holds (and not one passed over as
+ * the session launched into most recently that no running omh holds (and not one passed over as
  * busy); else a new one. Two launches at once therefore get two sessions, and
  * a launch after a closed terminal finds the session it left.
  */
@@ -34,7 +34,9 @@ export async function pickSession(
     return { sid: choice.session, exists: true }
   }
   if (!choice.fresh) {
-    for (const sid of [...existing].reverse()) {
+    const used = new Map(await Promise.all(existing.map(async (sid) => [sid, await lastUsed(omhHome, repo, sid)] as const)))
+    const recentFirst = [...existing].reverse().sort((a, b) => used.get(b)! - used.get(a)!)
+    for (const sid of recentFirst) {
       if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true }
     }
   }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { tryGit } from './git.js'
 import { SESSION_ID, repoRunDir, sessionId, sessionNumber, sessionPaths } from './layout.js'
@@ -87,6 +87,15 @@ export interface Claim {
 
 const claimFile = (omhHome: string, repo: Repository, sid: string) => path.join(sessionPaths(omhHome, repo, sid).run, 'claim')
 
+/** When a launch last went into a session; 0 for never. */
+export async function lastUsed(omhHome: string, repo: Repository, sid: string): Promise<number> {
+  try {
+    return (await stat(path.join(sessionPaths(omhHome, repo, sid).run, 'last-used'))).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
 /** The live claim on a session, if an omh process still holds it. */
 export async function readClaim(omhHome: string, repo: Repository, sid: string): Promise<Claim | undefined> {
   try {
@@ -103,6 +112,7 @@ export async function claim(omhHome: string, repo: Repository, sid: string, harn
   await mkdir(path.dirname(file), { recursive: true })
   const mine: Claim = { pid: process.pid, harness, since: new Date().toISOString() }
   await writeFile(file, `${JSON.stringify(mine)}\n`)
+  await writeFile(path.join(path.dirname(file), 'last-used'), `${mine.since}\n`)
   return async () => {
     const current = await readFile(file, 'utf8').catch(() => '')
     if (current.includes(`"pid":${process.pid},`)) await rm(file, { force: true })
