@@ -154,6 +154,26 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(restarted.stdout).toContain('Be briefer.')
   })
 
+  it('keeps a harness running when its terminal closes, and the next launch reattaches to it', async () => {
+    // `script` gives the launch a terminal; killing it closes that terminal, as closing a window would.
+    const inTerminal = (command: string) =>
+      spawn('script', ['-qec', command, '/dev/null'], { cwd: root, env: { ...process.env, NO_COLOR: '1', ...identity, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const first = inTerminal(`${process.execPath} ${BIN} --session s01 probe -- 'echo started; sleep 6; echo finished; exit 5'`)
+    let seen = ''
+    first.stdout.on('data', (d: Buffer) => (seen += d))
+    for (let n = 0; n < 100 && !seen.includes('started'); n++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(seen).toContain('started')
+    first.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const again = inTerminal(`${process.execPath} ${BIN} probe`)
+    let out = ''
+    again.stdout.on('data', (d: Buffer) => (out += d))
+    const status = await new Promise<number>((resolve) => again.on('close', (code) => resolve(code ?? -1)))
+    expect(out).toContain('omh: probe on omh/s01')
+    expect(out).toContain('finished')
+    expect(status).toBe(5)
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
     const r = await run(['sessions', 'down'])

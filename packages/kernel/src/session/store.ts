@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { tryGit } from './git.js'
@@ -40,9 +41,24 @@ const alive = (pid: number): boolean => {
   if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  return !zombie(pid)
+}
+
+/**
+ * An exited process nobody has reaped still answers `kill(pid, 0)`. Where the
+ * parent of an orphan never reaps (a container or sandbox whose PID 1 is not
+ * an init), an omh that died with its terminal would otherwise hold its
+ * session for ever.
+ */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z'
+  } catch {
+    return false
   }
 }
 
