@@ -94,7 +94,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     // The images these tests built, and only those: the probe's layer and the base it was built on.
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind'], { encoding: 'utf8' })
       .stdout.split('\n')
-      .filter((t) => t.startsWith('localhost/omh-probe:'))
+      .filter((t) => t.startsWith('localhost/omh-probe:') || t.startsWith('localhost/omh-broken:'))
     for (const tag of tags) {
       const from = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag], { encoding: 'utf8' }).stdout.trim()
       spawnSync(engine, ['rmi', tag])
@@ -172,6 +172,20 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(out).toContain('omh: probe on omh/s01')
     expect(out).toContain('finished')
     expect(status).toBe(5)
+  })
+
+  it('leaves no session behind when the image does not build, and the retry succeeds', async () => {
+    const adapter = (install: string) => `name = "broken"\nbin = "true"\ninstall = "${install}"\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"\n`
+    write(home, { 'adapters/broken.toml': adapter('echo no such package >&2; exit 3') })
+    const before = git(root, 'branch', '--list', 'omh/*')
+    const failed = await run(['--new', 'broken'])
+    expect(failed.status).toBe(1)
+    expect(failed.stderr).toContain('Code: IMAGE_BUILD_FAILED')
+    expect(git(root, 'branch', '--list', 'omh/*')).toBe(before)
+    write(home, { 'adapters/broken.toml': adapter('true') })
+    const retried = await run(['--new', 'broken'])
+    expect(retried.status).toBe(0)
+    expect(retried.stderr).toMatch(/omh: broken on omh\/s\d+/)
   })
 
   it('stops a session and leaves no placeholder behind', async () => {
