@@ -7,6 +7,11 @@ import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
+import SessionsCommit from './commands/sessions/commit.js'
+import SessionsDiff from './commands/sessions/diff.js'
+import SessionsDown from './commands/sessions/down.js'
+import SessionsLs from './commands/sessions/ls.js'
+import SessionsRm from './commands/sessions/rm.js'
 import launch from './hooks/command_not_found/launch.js'
 
 /**
@@ -23,6 +28,11 @@ export const COMMANDS = {
   'config:mcp:rm': ConfigMcpRm,
   plugins: Plugins,
   render: Render,
+  'sessions:commit': SessionsCommit,
+  'sessions:diff': SessionsDiff,
+  'sessions:down': SessionsDown,
+  'sessions:ls': SessionsLs,
+  'sessions:rm': SessionsRm,
 }
 
 export { launch as commandNotFound }

@@ -69,3 +69,4 @@ export {
   type ImageOptions,
   type ImagePlan,
 } from './image.js'
+export * from './session/index.js'

@@ -26,6 +26,8 @@ export const GUEST_WORK = '/work'
 /** The unprivileged user every harness runs as; omh's base image asserts its UID when it is built. */
 export const GUEST_USER = 'agent'
 export const GUEST_UID = 1000
+/** The guest user's group; the base image gives `agent` a group of its own with this id. */
+export const GUEST_GID = 1000
 
 /** One section of rules, in composition order. */
 export interface RuleSection {
