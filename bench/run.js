@@ -5,6 +5,7 @@ import path from 'node:path'
 import { compare, report } from './lib.js'
 import { profileBench } from './profile.js'
 import { benchRuntimes } from './runtimes.js'
+import { benchSessions } from './sessions.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
@@ -33,4 +34,10 @@ try {
   benchRuntimes({ runs })
 } finally {
   rmSync(home, { recursive: true, force: true })
+}
+
+// Sessions on each engine; OMH_BENCH_ENGINES=docker limits it to one.
+const sessionRuns = Number(process.env.OMH_BENCH_SESSION_RUNS ?? 9)
+for (const engine of (process.env.OMH_BENCH_ENGINES ?? 'docker,podman').split(',').filter(Boolean)) {
+  report(`Session launch on ${engine} (median of ${sessionRuns} runs each, interleaved)`, benchSessions(engine, sessionRuns))
 }

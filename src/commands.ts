@@ -9,6 +9,11 @@ import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
+import SessionsCommit from './commands/sessions/commit.js'
+import SessionsDiff from './commands/sessions/diff.js'
+import SessionsDown from './commands/sessions/down.js'
+import SessionsLs from './commands/sessions/ls.js'
+import SessionsRm from './commands/sessions/rm.js'
 import launch from './hooks/command_not_found/launch.js'
 
 /**
@@ -27,6 +32,11 @@ export const COMMANDS = {
   doctor: Doctor,
   plugins: Plugins,
   render: Render,
+  'sessions:commit': SessionsCommit,
+  'sessions:diff': SessionsDiff,
+  'sessions:down': SessionsDown,
+  'sessions:ls': SessionsLs,
+  'sessions:rm': SessionsRm,
 }
 
 export { launch as commandNotFound }

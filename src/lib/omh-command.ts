@@ -1,7 +1,7 @@
-import path from 'node:path'
 import { Command, Flags, type Interfaces } from '@oclif/core'
 import type { Kernel, OmhError } from '@omh/kernel'
 import { formatError, serializeError, toOmhError } from './failure.js'
+import { createKernel } from './kernel.js'
 import { colorEnabled, colorModeFromArgv, createStyle, type Style } from './style.js'
 
 export type OmhFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof OmhCommand)['baseFlags'] & T['flags']>
@@ -57,16 +57,7 @@ export abstract class OmhCommand<T> extends Command {
 
   /** The kernel, created on first use with omh's own defaults, adapters and editors. */
   protected kernel(): Promise<Kernel> {
-    this.#kernel ??= import('@omh/kernel').then(({ Kernel }) =>
-      Kernel.create({
-        cwd: process.cwd(),
-        env: process.env,
-        defaultsFile: path.join(this.config.root, 'defaults', 'settings.toml'),
-        bundledAdapters: path.join(this.config.root, 'adapters'),
-        bundledEditors: path.join(this.config.root, 'editors'),
-        fallbackDirs: [this.config.root],
-      }),
-    )
+    this.#kernel ??= createKernel(this.config.root)
     return this.#kernel
   }
 

@@ -90,6 +90,14 @@ export const AUTH_UNSUPPORTED = define({
   hint: () => 'Add `creds` to the adapter: the guest paths the harness saves its login in (a trailing `/` for a directory).',
 })
 
+export const BASE_UNKNOWN = define({
+  code: 'BASE_UNKNOWN',
+  exit: 2,
+  message: (root: string, detachedAt?: string) =>
+    `${root}: omh cannot tell which branch a session starts from: ${detachedAt ? `HEAD is detached at ${detachedAt}` : 'HEAD is on a branch with no commits'}, and there is no origin/HEAD, main or master.`,
+  hint: () => 'Check out the branch sessions should start from (`git switch <branch>`), then run omh again.',
+})
+
 export const COMBINE_CONFLICT = define({
   code: 'COMBINE_CONFLICT',
   exit: 2,
@@ -159,6 +167,13 @@ export const FILE_UNWRITABLE = define({
   hint: () => 'The file is as it was before. Fix the permissions of its directory, then run the command again.',
 })
 
+export const GIT_FAILED = define({
+  code: 'GIT_FAILED',
+  exit: 1,
+  message: (doing: string, what: string) => `git failed while ${doing}: ${what}`,
+  hint: (root: string) => `Nothing was changed by omh. Check the repository at ${root} (\`git status\`), then run again; --verbose shows git's output.`,
+})
+
 export const HOOK_INVALID = define({
   code: 'HOOK_INVALID',
   exit: 2,
@@ -207,6 +222,15 @@ export const INTERNAL = define({
   hint: () => 'Run again with --verbose to see the cause, and report it if it persists.',
 })
 
+export const LAUNCH_FLAG_MISPLACED = define({
+  code: 'LAUNCH_FLAG_MISPLACED',
+  exit: 2,
+  message: (flag: string, harness: string) =>
+    `\`${flag}\` is omh's flag, not ${harness}'s, and everything after the harness name belongs to the harness.`,
+  hint: (flag: string, harness: string, rest: string) =>
+    `Put it first: \`omh ${flag} ${harness}${rest}\`; or pass it on to ${harness} after \`--\`: \`omh ${harness} -- ${flag}\`.`,
+})
+
 export const LOGIN_INCOMPLETE = define({
   code: 'LOGIN_INCOMPLETE',
   exit: 1,
@@ -222,6 +246,13 @@ export const MCP_SERVER_NOT_FOUND = define({
   message: (name: string, file: string) => `${file} has no MCP server called "${name}".`,
   hint: (known: readonly string[], closest?: string) =>
     `${closest ? `Did you mean "${closest}"? ` : ''}Servers: ${list(known)}.`,
+})
+
+export const NOTHING_TO_COMMIT = define({
+  code: 'NOTHING_TO_COMMIT',
+  exit: 1,
+  message: (branch: string) => `Nothing to commit on ${branch}: the worktree holds no change besides omh's own files.`,
+  hint: (sid: string) => `See what the session changed with \`omh sessions diff ${sid}\`.`,
 })
 
 export const NOT_A_REPOSITORY = define({
@@ -298,6 +329,13 @@ export const RENDER_REFUSED = define({
     'omh hands a harness exactly the values you approved. Write each value above without the text the harness would substitute, or keep that item out of this harness with [use].',
 })
 
+export const REPOSITORY_EMPTY = define({
+  code: 'REPOSITORY_EMPTY',
+  exit: 2,
+  message: (root: string) => `${root} has no commits yet, so there is nothing to start a session's branch from.`,
+  hint: () => 'Make a first commit (`git add -A && git commit -m "first commit"`), then run omh again.',
+})
+
 export const RUNTIME_NOT_FOUND = define({
   code: 'RUNTIME_NOT_FOUND',
   exit: 1,
@@ -317,6 +355,47 @@ export const RUNTIME_UNKNOWN = define({
   message: (wanted: string, origin: string) => `${origin} asks for the container engine "${wanted}", and no installed runtime plugin drives it.`,
   hint: (engines: readonly string[], closest?: string) =>
     `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
+})
+
+export const SESSION_BUSY = define({
+  code: 'SESSION_BUSY',
+  exit: 1,
+  message: (sid: string, why: string, processes: readonly string[]) =>
+    `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`,
+  hint: (sid: string, harness: string) =>
+    `Finish that first; or stop the session with \`omh sessions down ${sid}\` (its work is kept); or start a new one with \`omh --new ${harness}\`.`,
+})
+
+export const SESSION_NOT_FOUND = define({
+  code: 'SESSION_NOT_FOUND',
+  exit: 2,
+  message: (sid: string | undefined, root: string) =>
+    sid ? `${root} has no session ${sid}.` : `${root} has no sessions yet.`,
+  hint: (known: readonly string[]) =>
+    known.length ? `Its sessions: ${known.join(', ')} (\`omh sessions ls\`).` : 'Start one with `omh <harness>`.',
+})
+
+export const SESSION_OFF_BRANCH = define({
+  code: 'SESSION_OFF_BRANCH',
+  exit: 1,
+  message: (sid: string, on: string, branch: string) =>
+    `The worktree of session ${sid} is on ${on}, not ${branch}; omh will not review or commit a session that left its branch.`,
+  hint: (worktree: string, branch: string) => `Put it back with \`git -C ${worktree} switch ${branch}\`, then run again.`,
+})
+
+export const SESSION_UNSAVED_WORK = define({
+  code: 'SESSION_UNSAVED_WORK',
+  exit: 1,
+  message: (sid: string, what: string) => `Session ${sid} holds work that exists nowhere else: ${what}.`,
+  hint: (sid: string) =>
+    `Keep it with \`omh sessions commit ${sid} -m "…"\` and merge or push the branch; or remove it anyway with \`omh sessions rm ${sid} --force\`.`,
+})
+
+export const SESSION_UP_FAILED = define({
+  code: 'SESSION_UP_FAILED',
+  exit: 1,
+  message: (sid: string, what: string) => `The container of session ${sid} did not start: ${what}`,
+  hint: () => 'Nothing half-made was kept. Check the engine (`omh doctor`), then run again; --verbose shows its output.',
 })
 
 export const SETTINGS_INVALID = define({
@@ -397,6 +476,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
   AUTH_UNSUPPORTED,
+  BASE_UNKNOWN,
   COMBINE_CONFLICT,
   CONSENT_REQUIRED,
   CONTAINER_FAILED,
@@ -406,14 +486,17 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   FILE_CHANGED,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
+  GIT_FAILED,
   HOOK_INVALID,
   IMAGE_BUILD_FAILED,
   IMPORT_INVALID,
   IMPORT_SOURCE_MISSING,
   IMPORT_UNSUPPORTED,
   INTERNAL,
+  LAUNCH_FLAG_MISPLACED,
   LOGIN_INCOMPLETE,
   MCP_SERVER_NOT_FOUND,
+  NOTHING_TO_COMMIT,
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
   PLUGIN_ERROR,
@@ -423,8 +506,14 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   PROFILE_INVALID,
   RENDER_COLLISION,
   RENDER_REFUSED,
+  REPOSITORY_EMPTY,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
+  SESSION_BUSY,
+  SESSION_NOT_FOUND,
+  SESSION_OFF_BRANCH,
+  SESSION_UNSAVED_WORK,
+  SESSION_UP_FAILED,
   SETTINGS_INVALID,
   TOML_SYNTAX,
   USAGE,

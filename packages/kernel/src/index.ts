@@ -129,3 +129,4 @@ export {
 } from './image.js'
 export { GUEST_DOCTOR, doctor, runnerFile, type DoctorHost, type DoctorReport, type DoctorRequest } from './doctor/run.js'
 export { authenticate, type AuthHost, type AuthRequest, type AuthResult } from './auth.js'
+export * from './session/index.js'

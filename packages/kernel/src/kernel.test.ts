@@ -1,7 +1,7 @@
+import { failure } from '../../../test/helpers/failure.js'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
-import { isOmhError, type OmhError } from './errors.js'
 import { Kernel } from './kernel.js'
 import { emptyProfile } from './model.js'
 import type { RuntimeContext } from './plugin.js'
@@ -20,16 +20,6 @@ async function kernelIn(files: Record<string, string>): Promise<Kernel> {
     defaultsFile: path.join(dir, 'defaults.toml'),
     bundledAdapters: path.join(dir, 'adapters'),
   })
-}
-
-async function failure(run: () => Promise<unknown>): Promise<OmhError> {
-  try {
-    await run()
-  } catch (error) {
-    if (isOmhError(error)) return error
-    throw error
-  }
-  throw new Error('expected a failure')
 }
 
 describe('Kernel plugin loading', () => {

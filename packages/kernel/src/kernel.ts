@@ -29,6 +29,7 @@ import {
   type AdapterFacts,
   type CombinePart,
   type CombineResult,
+  type ContainerSpec,
   type DroppedItem,
   type Plugin,
   type PluginMeta,
@@ -46,6 +47,7 @@ import {
 } from './plugin.js'
 import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
+import type { Repository } from './session/repo.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
 
 export interface KernelOptions {
@@ -109,8 +111,19 @@ export interface RenderReport {
 /** The launch, described completely; `beforeLaunch` taps may change it. Filled by the session layer. */
 export interface LaunchPlan {
   readonly harness: string
+  /** The session id, e.g. `s01`. */
   readonly session: string
   readonly render: RenderReport
+  /** The checkout the session belongs to. */
+  readonly repository: Repository
+  /** The session's branch, `omh/<sid>`. */
+  readonly branch: string
+  /** Host path of the worktree mounted at the guest's work directory. */
+  readonly worktree: string
+  /** The session container. Taps may change it; its plan digest is taken after the last tap. */
+  readonly spec: ContainerSpec
+  /** What runs in the container for the harness. */
+  readonly exec: readonly string[]
   readonly [key: string]: unknown
 }
 

@@ -28,8 +28,15 @@ export interface StageResult {
  * tree entries, each a symlink to the entry's guest path under `/omh/src/<k>`,
  * where the entry's host parent directory is mounted. The links dangle on the
  * host and resolve in the container, so nothing is copied.
+ *
+ * With `dryRun`, nothing is written and the mounts are those a real stage
+ * would describe.
  */
-export async function stage(report: Pick<RenderReport, 'files'>, dir: string): Promise<StageResult> {
+export async function stage(
+  report: Pick<RenderReport, 'files'>,
+  dir: string,
+  options: { readonly dryRun?: boolean } = {},
+): Promise<StageResult> {
   const wanted = new Map<string, { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string }>()
   const mounts: Mount[] = []
   const sources = new Map<string, string>()
@@ -56,9 +63,13 @@ export async function stage(report: Pick<RenderReport, 'files'>, dir: string): P
         }
         wanted.set(path.join(treeDir, e.name), { kind: 'link', target: `${guestParent}/${path.basename(e.source)}` })
       }
-      await mkdir(treeDir, { recursive: true })
+      if (!options.dryRun) await mkdir(treeDir, { recursive: true })
       mounts.push({ host: treeDir, guest: entry.guest, readOnly: true })
     }
+  }
+  if (options.dryRun) {
+    mounts.sort((a, b) => a.guest.localeCompare(b.guest))
+    return { dir, mounts, written: 0, removed: 0 }
   }
 
   let written = 0

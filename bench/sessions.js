@@ -1,0 +1,85 @@
+// Session launches on real engines, as ratios to a bare `docker run` / `podman run`
+// of the same image and mounts measured in the same run.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { median } from './lib.js'
+
+const root = path.resolve(import.meta.dirname, '..')
+const bin = path.join(root, 'bin/run.js')
+const base = process.env.OMH_BENCH_BASE ?? 'localhost/omh-base:debian'
+
+function timed(argv, options) {
+  const start = performance.now()
+  const result = spawnSync(argv[0], argv.slice(1), { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
+  const ms = performance.now() - start
+  if (result.status !== 0) throw new Error(`${argv.join(' ')} exited ${result.status}: ${result.stderr}`)
+  return ms
+}
+
+/** The bare engine command that starts what a session container runs, with its image, mounts and hardening. */
+function bareRun(engine, plan) {
+  const c = plan.container
+  const args = [engine, 'run', '--rm', '--pull=never', '--init', '--user', c.user, '--workdir', c.workdir, '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges']
+  for (const m of c.mounts) args.push('--mount', `type=bind,source=${m.host},target=${m.guest}${m.readOnly ? ',readonly' : ''}`)
+  return [...args, c.image, ...plan.exec]
+}
+
+/**
+ * Per engine: a warm launch (session and container up, image built) and a
+ * cold one (`--new`: worktree, sandbox repository and container made) of the
+ * probe harness, each against a bare run of the same image and mounts.
+ */
+export function benchSessions(engine, runs) {
+  const home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-bench-home-')))
+  const repo = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-bench-repo-')))
+  const env = { ...process.env, OMH_HOME: home, NO_COLOR: '1', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' }
+  const omh = (...args) => [process.execPath, bin, ...args]
+  const run = (argv) => execFileSync(argv[0], argv.slice(1), { env, cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  mkdirSync(path.join(home, 'adapters'), { recursive: true })
+  mkdirSync(path.join(home, 'rules'), { recursive: true })
+  copyFileSync(path.join(root, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
+  writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n[image]\nbase = "${base}"\nnetwork = "host"\n`)
+  writeFileSync(path.join(home, 'rules/style.md'), 'Be brief.\n')
+  writeFileSync(path.join(repo, 'README.md'), 'bench\n')
+  run(['git', 'init', '-q', '-b', 'main'])
+  run(['git', 'add', '-A'])
+  run(['git', 'commit', '-q', '-m', 'init'])
+  let tag
+  try {
+    run(omh('probe')) // builds the images once and brings s01 up
+    const plan = JSON.parse(run(omh('--dry-run', '--json', '--session', 's01', 'probe'))).result
+    tag = plan.container.image
+    const bare = bareRun(engine, plan)
+    const samples = { bare: [], warm: [], cold: [] }
+    const once = () => {
+      samples.bare.push(timed(bare, { env, cwd: repo }))
+      samples.warm.push(timed(omh('--session', 's01', 'probe'), { env, cwd: repo }))
+      samples.cold.push(timed(omh('--new', 'probe'), { env, cwd: repo }))
+      run(omh('sessions', 'rm', 's02', '--force'))
+    }
+    once() // warm-up
+    for (const key of Object.keys(samples)) samples[key].length = 0
+    for (let n = 0; n < runs; n++) once()
+    const floor = median(samples.bare)
+    return {
+      floor: { label: `${engine} run --rm (same image, mounts)`, ms: floor },
+      results: [
+        { label: `omh probe, warm (${engine})`, ms: median(samples.warm), ratio: median(samples.warm) / floor, target: 1.25 },
+        { label: `omh --new probe, cold (${engine})`, ms: median(samples.cold), ratio: median(samples.cold) / floor, target: 2 },
+      ],
+    }
+  } finally {
+    spawnSync(process.execPath, [bin, 'sessions', 'rm', 's01', '--force'], { env, cwd: repo })
+    spawnSync(process.execPath, [bin, 'sessions', 'rm', 's02', '--force'], { env, cwd: repo })
+    if (tag) {
+      const from = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag], { encoding: 'utf8' }).stdout.trim()
+      spawnSync(engine, ['rmi', tag])
+      if (from && process.env.OMH_BENCH_KEEP_BASE !== '1') spawnSync(engine, ['rmi', from])
+    }
+    rmSync(home, { recursive: true, force: true })
+    rmSync(repo, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,353 @@
+import { lstat, mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Adapter } from '../adapter/load.js'
+import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
+import { ensureImage, imageOptions, planImages } from '../image.js'
+import type { Kernel, RenderReport } from '../kernel.js'
+import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
+import type { ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '../plugin.js'
+import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
+import { stage, type StageResult } from '../stage.js'
+import { createSession, removeSession } from './create.js'
+import { GitError } from './git.js'
+import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
+import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
+import { handToAgent } from './ownership.js'
+import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan, type StagedMount } from './plan.js'
+import { repository, resolveBase, type Base, type Repository } from './repo.js'
+import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
+import { pickSession, type SessionChoice } from './select.js'
+import { GITFILE, writeExclude } from './shadow.js'
+import { claim, withRepoLock } from './store.js'
+
+/** omh's own image recipes: a base and a layer per harness, tagged by digest. */
+export function recipes(kernel: Kernel): ImageSource {
+  const plan = (adapter: Adapter) => planImages(adapter, imageOptions(kernel.settings))
+  return {
+    tag: (adapter) => plan(adapter).harness.tag,
+    ensure: async (adapter, runtime, context) => (await ensureImage(runtime, plan(adapter), context, adapter.file)).tag,
+  }
+}
+
+/** Where a harness's image comes from. The session layer only asks for a tag. */
+export interface ImageSource {
+  /** The tag the adapter's image has or will have, without touching an engine. */
+  tag(adapter: Adapter): string | Promise<string>
+  /** Makes sure the image exists (building what is missing) and resolves its tag. */
+  ensure(adapter: Adapter, runtime: RuntimePlugin, context: RuntimeContext): Promise<string>
+}
+
+export interface LaunchRequest extends SessionChoice {
+  readonly harness: string
+  /** Arguments for the harness, passed on untouched. */
+  readonly args: readonly string[]
+  /** `auto` or an engine name; absent: the `runtime` setting. */
+  readonly engine?: string
+  /** Give the harness the user's terminal. */
+  readonly tty: boolean
+}
+
+/** What the launch tells the user once the container is ready, just before the harness starts. */
+export interface LaunchAnnouncement {
+  readonly harness: string
+  readonly session: string
+  readonly branch: string
+  /** The session was created by this launch. */
+  readonly created: boolean
+  readonly dropped: RenderReport['dropped']
+  /** What the profile's resolution has to say (selection, composition). */
+  readonly notices: readonly string[]
+}
+
+export interface LaunchHost {
+  /** Where images come from; absent: omh's recipes (`planImages`, `ensureImage`). */
+  readonly images?: ImageSource
+  readonly context: RuntimeContext
+  /** A progress line for the user (stderr), e.g. a restart and why. */
+  notice(line: string): void
+  /** The one status line of a launch. */
+  announce(announcement: LaunchAnnouncement): void
+}
+
+/** What a launch would do, or did: the answer of `--dry-run`. */
+export interface LaunchPreview {
+  readonly harness: string
+  readonly session: string
+  readonly branch: string
+  /** The session does not exist yet and would be created from `base`. */
+  readonly create: boolean
+  /** Where a new session would start; absent for an existing one, which has its branch. */
+  readonly base?: Base
+  readonly worktree: string
+  readonly spec: ContainerSpec
+  readonly exec: readonly string[]
+  readonly render: RenderReport
+  readonly notices: readonly string[]
+}
+
+const requireRepo = (kernel: Kernel): Repository => {
+  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
+  return repository(kernel.repoRoot)
+}
+
+const gitFailure = (doing: string, repo: Repository) => (error: unknown) => {
+  if (error instanceof GitError) {
+    throw OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [repo.root], cause: error })
+  }
+  throw error
+}
+
+/** Everything a launch would do, computed without creating or starting anything. */
+export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host: Pick<LaunchHost, 'images'> = {}): Promise<LaunchPreview> {
+  const env = kernel.options.env
+  const repo = requireRepo(kernel)
+  const adapter = await kernel.adapter(request.harness)
+  const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
+  const base = exists ? undefined : await resolveBase(repo, env)
+  const paths = sessionPaths(kernel.omhHome, repo, sid)
+  const render = await renderFor(kernel, adapter, exists ? paths.worktree : repo.root)
+  const image = await (host.images ?? recipes(kernel)).tag(adapter)
+  const files = withGitfile(render.files)
+  const staged = await stage({ files }, stagingDir(paths, adapter.name), { dryRun: true })
+  const plan = planFor({ kernel, repo, sid, adapter, image, paths, render, files, staged })
+  return {
+    harness: adapter.name,
+    session: sid,
+    branch: branchOf(sid),
+    create: !exists,
+    ...(base ? { base } : {}),
+    worktree: paths.worktree,
+    spec: plan.spec,
+    exec: harnessArgv(adapter.name, adapter.bin, request.args, request.tty),
+    render,
+    notices: render.notices,
+  }
+}
+
+/**
+ * Launches a harness in a session: picks or creates the session, stages the
+ * profile, brings the container up (or reuses it, or restarts it when its
+ * plan changed and nothing runs in it), runs the harness and resolves its
+ * exit status. A session created by this launch is removed again if anything
+ * fails before the harness starts.
+ */
+export async function launch(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
+  try {
+    return await launchOnce(kernel, request, host)
+  } catch (error) {
+    // A session picked by default that another plan keeps busy (a harness left running after its
+    // terminal closed) is passed over for the next one, or a new one; a named session is not.
+    const details = isOmhError(error) && error.code === SESSION_BUSY.code ? error.details : undefined
+    const busy = details?.['session']
+    if (typeof busy !== 'string' || request.session || request.fresh) throw error
+    host.notice(`${busy} is in use and its container would have to change (${String(details?.['why'])}); using another session`)
+    return launch(kernel, { ...request, skip: [...(request.skip ?? []), busy] }, host)
+  }
+}
+
+async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
+  // Detection loads the engine's client and asks it a question: it runs while everything else
+  // is read, picked and staged, and its failure counts only once something needs the engine.
+  const resolving = kernel.resolveRuntime(request.engine, host.context)
+  resolving.catch(() => undefined)
+  const env = kernel.options.env
+  const repo = requireRepo(kernel)
+  const adapter = await kernel.adapter(request.harness)
+  const images = host.images ?? recipes(kernel)
+  let ensured: Promise<string> | undefined
+  const ensureImage = async () => (ensured ??= resolving.then(({ runtime }) => images.ensure(adapter, runtime, host.context)))
+  // What a new session needs is checked before anything is made: an engine, a base to branch
+  // from, the image. A build happens here, outside the lock, so other launches do not wait on it.
+  const readyToCreate = async () => {
+    await resolving
+    const base = await resolveBase(repo, env)
+    await ensureImage()
+    return base
+  }
+  if (!(await pickSession(kernel.omhHome, repo, request, env)).exists) await readyToCreate()
+
+  const picked = await withRepoLock(kernel.omhHome, repo, async () => {
+    const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
+    if (!exists) {
+      const base = await readyToCreate()
+      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
+    }
+    return { sid, created: !exists, release: await claim(kernel.omhHome, repo, sid, adapter.name) }
+  })
+  const { sid, created, release } = picked
+  const paths = sessionPaths(kernel.omhHome, repo, sid)
+  let started = false
+  let runtime: RuntimePlugin | undefined
+  try {
+    const image = await images.tag(adapter)
+    const render = await renderFor(kernel, adapter, paths.worktree)
+    const files = withGitfile(render.files)
+    const staged = await stage({ files }, stagingDir(paths, adapter.name))
+    await kernel.hooks.staged.promise(render, staged.dir)
+    const planned = planFor({ kernel, repo, sid, adapter, image, paths, render, files, staged })
+    await prepareCredentials(credentialsOf(kernel, adapter))
+    const launchPlan = await kernel.hooks.beforeLaunch.promise({
+      harness: adapter.name,
+      session: sid,
+      render,
+      repository: repo,
+      branch: branchOf(sid),
+      worktree: paths.worktree,
+      spec: planned.spec,
+      exec: harnessArgv(adapter.name, adapter.bin, request.args, request.tty),
+    })
+    const spec = stamp(launchPlan.spec, contentDigests(files))
+    const digest = spec.labels[LABEL.plan]!
+    await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
+
+    runtime = (await resolving).runtime
+    const engine = runtime
+    const decision = await decideReuse(
+      await engine.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context),
+      digest,
+      adapter.name,
+      (c) => liveProcesses(engine, c.id, host.context),
+    )
+    // A container running this very plan runs from this image, so only a new container asks for it.
+    if (decision.action !== 'attach' && decision.action !== 'busy') await ensureImage()
+    await act(decision, { runtime: engine, spec, planned, paths, sid, harness: adapter.name, host })
+
+    host.announce({ harness: adapter.name, session: sid, branch: branchOf(sid), created, dropped: render.dropped, notices: render.notices })
+    started = true
+    const result = await runtime.exec(
+      spec.name!,
+      launchPlan.exec,
+      {
+        tty: request.tty,
+        interactive: true,
+        user: `${GUEST_UID}:${GUEST_GID}`,
+        workdir: GUEST_WORK,
+        env: { OMH_HARNESS: adapter.name },
+      },
+      host.context,
+    )
+    await kernel.hooks.launched.promise(launchPlan, result.exitCode)
+    return result.exitCode
+  } catch (error) {
+    if (created && !started) {
+      await runtime?.down(containerName(repo, sid), host.context).catch(() => undefined)
+      await clearMountpoints(paths.run).catch(() => undefined)
+      await removeSession(kernel.omhHome, repo, sid, env, { deleteBranch: true })
+    }
+    throw error
+  } finally {
+    await release()
+  }
+}
+
+async function act(
+  decision: ReuseDecision,
+  at: {
+    runtime: RuntimePlugin
+    spec: ContainerSpec
+    planned: SessionPlan
+    paths: SessionPaths
+    sid: string
+    harness: string
+    host: LaunchHost
+  },
+): Promise<void> {
+  const { runtime, host } = at
+  if (decision.action === 'attach') return
+  if (decision.action === 'busy') {
+    throw OmhError.of(SESSION_BUSY, {
+      args: [at.sid, decision.why, decision.processes],
+      hintArgs: [at.sid, at.harness],
+      details: { session: at.sid, why: decision.why },
+    })
+  }
+  if (decision.action === 'restart') {
+    host.notice(`restarting the container of ${branchOf(at.sid)}: ${decision.why}`)
+    await runtime.down(decision.container.id, host.context)
+    await clearMountpoints(at.paths.run)
+  }
+  await prepareMountpoints(at.paths.run, at.planned.mountpoints)
+  try {
+    await runtime.up(at.spec, host.context)
+  } catch (error) {
+    await runtime.down(at.spec.name!, host.context).catch(() => undefined)
+    await clearMountpoints(at.paths.run)
+    if (isOmhError(error)) throw error
+    throw OmhError.of(SESSION_UP_FAILED, { args: [at.sid, (error as Error).message?.split('\n')[0] ?? String(error)], cause: error })
+  }
+}
+
+function planFor(at: {
+  kernel: Kernel
+  repo: Repository
+  sid: string
+  adapter: Adapter
+  image: string
+  paths: SessionPaths
+  render: RenderReport
+  files: readonly StagedEntry[]
+  staged: StageResult
+}): SessionPlan {
+  return planSession({
+    repo: at.repo,
+    session: at.sid,
+    harness: at.adapter.name,
+    image: at.image,
+    worktree: at.paths.worktree,
+    shadow: at.paths.shadow,
+    staged: at.staged.mounts.map((m) => ({ ...m, kind: kindFromStaging(m.host, at.staged.dir) })),
+    credentials: credentialsOf(at.kernel, at.adapter),
+    env: at.render.env,
+    contents: contentDigests(at.files),
+  })
+}
+
+/** Re-stamps the plan digest after `beforeLaunch` taps had their say. */
+function stamp(spec: ContainerSpec, contents: Readonly<Record<string, string>>): ContainerSpec {
+  return { ...spec, labels: { ...spec.labels, [LABEL.plan]: planDigest(spec, contents) } }
+}
+
+async function liveProcesses(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<string[] | undefined> {
+  try {
+    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user: `${GUEST_UID}:${GUEST_GID}` }, context)
+    return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): Promise<RenderReport & { notices: readonly string[] }> {
+  const profile = await resolveProfile({ omhHome: kernel.omhHome, projectDir, projectRules: projectRulesOf(adapter), use: kernel.settings.use })
+  return { ...(await kernel.render(adapter, profile)), notices: profile.notices }
+}
+
+/** The container's `/work/.git` names the shadow, so the agent's git never reaches the user's repository. */
+const withGitfile = (files: readonly StagedEntry[]): StagedEntry[] => [
+  ...files,
+  { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 },
+]
+
+const kindFromStaging = (host: string, stagingRoot: string): StagedMount['kind'] =>
+  host.startsWith(path.join(stagingRoot, 'files') + path.sep) ? 'file' : 'directory'
+
+function credentialsOf(kernel: Kernel, adapter: Adapter): CredentialMount[] {
+  const account = kernel.settings.account?.value ?? 'default'
+  return credentialMounts(adapter.creds, credentialsDir(kernel.omhHome, adapter.name, account))
+}
+
+/**
+ * Credential directories and files exist before the engine mounts them (a
+ * missing source would be created as a root-owned directory). A file starts
+ * as something its harness can parse: `{}` for JSON.
+ */
+async function prepareCredentials(credentials: readonly CredentialMount[]): Promise<void> {
+  for (const c of credentials) {
+    if (c.kind === 'directory') {
+      await mkdir(c.host, { recursive: true })
+    } else if (!(await lstat(c.host).catch(() => undefined))) {
+      await mkdir(path.dirname(c.host), { recursive: true })
+      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' }).catch(() => undefined)
+    }
+    await handToAgent(c.host)
+  }
+}

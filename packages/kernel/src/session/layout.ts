@@ -1,0 +1,48 @@
+import path from 'node:path'
+import type { Repository } from './repo.js'
+
+/** Session ids: `s01`, `s02`, …, `s99`, `s100`. */
+export const SESSION_ID = /^s\d{2,}$/
+
+export const sessionId = (n: number): string => `s${String(n).padStart(2, '0')}`
+export const sessionNumber = (sid: string): number => Number(sid.slice(1))
+export const branchOf = (sid: string): string => `omh/${sid}`
+
+/** Where everything of one session lives on the host, under `$OMH_HOME`. */
+export interface SessionPaths {
+  /** The git worktree on `omh/<sid>`, mounted at `/work`. */
+  readonly worktree: string
+  /** The sandbox's own git directory, mounted as the container's git. */
+  readonly shadow: string
+  /** Per-session bookkeeping: claim, placeholders, staging per harness. */
+  readonly run: string
+}
+
+export function sessionPaths(omhHome: string, repo: Repository, sid: string): SessionPaths {
+  return {
+    worktree: path.join(omhHome, 'worktrees', repo.id, sid),
+    shadow: path.join(omhHome, 'shadow', repo.id, `${sid}.git`),
+    run: path.join(omhHome, 'run', repo.id, sid),
+  }
+}
+
+/** Staging for one harness in one session: keyed by both, so two harnesses never overwrite each other's live mounts. */
+export const stagingDir = (paths: SessionPaths, harness: string): string => path.join(paths.run, harness)
+
+/** The credential store of one account of one harness. */
+export const credentialsDir = (omhHome: string, harness: string, account: string): string =>
+  path.join(omhHome, 'creds', harness, account)
+
+export const repoRunDir = (omhHome: string, repo: Repository): string => path.join(omhHome, 'run', repo.id)
+
+/** The container of a session; one per session, whichever harness is in it. */
+export const containerName = (repo: Repository, sid: string): string => `omh-${repo.id}-${sid}`
+
+/** Labels every session container carries; `list` finds a session's container by the first two. */
+export const LABEL = {
+  repo: 'omh.repo',
+  session: 'omh.session',
+  harness: 'omh.harness',
+  plan: 'omh.plan',
+  worktree: 'omh.worktree',
+} as const

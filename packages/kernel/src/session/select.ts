@@ -1,0 +1,44 @@
+import { OmhError, SESSION_NOT_FOUND } from '../errors.js'
+import type { Repository } from './repo.js'
+import { lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** Which session a launch asks for. */
+export interface SessionChoice {
+  /** `--session <sid>`: that one, which must exist. */
+  readonly session?: string
+  /** `--new`: a new one. */
+  readonly fresh?: boolean
+  /** Sessions this launch already found busy with another plan; the default pick passes them by. */
+  readonly skip?: readonly string[]
+}
+
+/**
+ * Picks the session for a launch: the one named; a new one when asked; else
+ * the session launched into most recently that no running omh holds (and not one passed over as
+ * busy); else a new one. Two launches at once therefore get two sessions, and
+ * a launch after a closed terminal finds the session it left.
+ */
+export async function pickSession(
+  omhHome: string,
+  repo: Repository,
+  choice: SessionChoice,
+  env: Env,
+): Promise<{ readonly sid: string; readonly exists: boolean }> {
+  const existing = await listSessions(omhHome, repo)
+  if (choice.session) {
+    if (!existing.includes(choice.session)) {
+      throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, repo.root], hintArgs: [existing] })
+    }
+    return { sid: choice.session, exists: true }
+  }
+  if (!choice.fresh) {
+    const used = new Map(await Promise.all(existing.map(async (sid) => [sid, await lastUsed(omhHome, repo, sid)] as const)))
+    const recentFirst = [...existing].reverse().sort((a, b) => used.get(b)! - used.get(a)!)
+    for (const sid of recentFirst) {
+      if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true }
+    }
+  }
+  return { sid: await nextSessionId(omhHome, repo, env), exists: false }
+}

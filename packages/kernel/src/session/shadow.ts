@@ -1,0 +1,74 @@
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { UNSIGNED, git } from './git.js'
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** Where the shadow git directory appears inside the container. */
+export const GUEST_SHADOW = '/omh/shadow'
+
+/** The identity the sandbox's own commits carry; never the user's. */
+export const SANDBOX_AUTHOR = { name: 'omh sandbox', email: 'sandbox@omh.invalid' } as const
+
+/** What the agent reads in `git log` inside the sandbox: whose repository this is, and how its work reaches a person. */
+export const ARRANGEMENT = `This repository belongs to the sandbox. It holds one commit, the files as the
+session started, and none of the project's history; it has no remote.
+
+Commit here as often as you like: these commits are your own checkpoints. What
+reaches the person you work with is the state of the files in /work, which they
+review with \`omh sessions diff\` and commit to the session's branch with
+\`omh sessions commit\`.`
+
+/** The pointer a container finds at `/work/.git`: the shadow, not the checkout's repository. */
+export const GITFILE = `gitdir: ${GUEST_SHADOW}\n`
+
+/**
+ * Creates the sandbox's own git directory for a worktree: one parentless
+ * commit of the worktree's files, authored by the sandbox, nothing from the
+ * user's refs. Built beside its final place and renamed in, so a failure
+ * leaves nothing a later launch could mistake for a shadow.
+ */
+export async function createShadow(shadow: string, worktree: string, exclude: readonly string[], env: Env): Promise<void> {
+  const building = `${shadow}.building-${process.pid}`
+  await rm(building, { recursive: true, force: true })
+  await mkdir(path.dirname(shadow), { recursive: true })
+  const at = { cwd: worktree, env, trust: [worktree, building] }
+  const scoped = (args: string[]) => ['--git-dir', building, '--work-tree', worktree, ...args]
+  try {
+    await git(['init', '--quiet', '--bare', '--template=', '--initial-branch=sandbox', building], { ...at, cwd: path.dirname(shadow) })
+    await git(['--git-dir', building, 'config', 'core.bare', 'false'], at)
+    await git(['--git-dir', building, 'config', 'user.name', SANDBOX_AUTHOR.name], at)
+    await git(['--git-dir', building, 'config', 'user.email', SANDBOX_AUTHOR.email], at)
+    await writeExclude(building, exclude)
+    await git(scoped(['add', '--all', '.']), at)
+    await git(
+      scoped([...UNSIGNED, 'commit', '--quiet', '--no-verify', '--allow-empty', '--message', `The session starts here.\n\n${ARRANGEMENT}`]),
+      {
+        ...at,
+        extraEnv: {
+          GIT_AUTHOR_NAME: SANDBOX_AUTHOR.name,
+          GIT_AUTHOR_EMAIL: SANDBOX_AUTHOR.email,
+          GIT_COMMITTER_NAME: SANDBOX_AUTHOR.name,
+          GIT_COMMITTER_EMAIL: SANDBOX_AUTHOR.email,
+        },
+      },
+    )
+    await rename(building, shadow)
+  } catch (error) {
+    await rm(building, { recursive: true, force: true })
+    throw error
+  }
+}
+
+/**
+ * The shadow's exclude list follows the mounts: every path omh mounts into
+ * `/work`, so the agent's `git status` does not offer omh's files as its
+ * work. Rewritten on every launch because the mounts change with the profile.
+ */
+export async function writeExclude(shadow: string, worktreePaths: readonly string[]): Promise<void> {
+  await mkdir(path.join(shadow, 'info'), { recursive: true })
+  const lines = ['# Written by omh on every launch: the files omh mounts into /work.', ...worktreePaths.map((p) => `/${escapeGlob(p)}`)]
+  await writeFile(path.join(shadow, 'info', 'exclude'), `${lines.join('\n')}\n`)
+}
+
+const escapeGlob = (p: string) => p.replace(/[*?[\]\\!#]/g, (c) => `\\${c}`)

@@ -1,0 +1,31 @@
+import { Args, Flags } from '@oclif/core'
+import { resolveBase, sessionDiff } from '@omh/kernel'
+import { SessionsCommand } from '../../lib/sessions-command.js'
+
+export interface SessionsDiffResult {
+  session: string
+  base: string
+  files: { path: string; added: number | null; deleted: number | null }[]
+  diff: string
+}
+
+export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
+  static override summary = "Show a session's changes against where it started: committed and not."
+  static override description = "omh's own mounted files are left out. Without a session id, the most recent session."
+  static override args = { session: Args.string({ description: 'Session id, e.g. s01.' }) }
+  static override flags = { stat: Flags.boolean({ summary: 'Summarise by file instead of printing the patch.', default: false }) }
+
+  async run(): Promise<SessionsDiffResult> {
+    const { args, flags } = await this.parse(SessionsDiff)
+    const kernel = await this.kernel()
+    const repo = await this.repository()
+    const sid = await this.session(args.session)
+    const base = await resolveBase(repo, process.env)
+    const diff = await sessionDiff(kernel.omhHome, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
+    if (!this.jsonEnabled()) {
+      if (diff.text) process.stdout.write(diff.text)
+      else this.notice(`No changes on omh/${sid} since ${base.name}.`)
+    }
+    return { session: sid, base: diff.base, files: [...diff.files], diff: diff.text }
+  }
+}

@@ -1,0 +1,128 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { omh } from '../helpers/run.js'
+import { gitRepo, testdir } from '../helpers/testdir.js'
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
+
+function setup() {
+  const root = gitRepo({ 'README.md': 'hi\n', 'AGENTS.md': 'Project rules.\n' })
+  const home = testdir({ 'settings.toml': '[image]\nbase = "omh-test/base:1"\n', 'rules/style.md': 'Be brief.\n' })
+  return { root, home, env: { OMH_HOME: home } }
+}
+
+const nothingCreated = (home: string, root: string) => {
+  expect(existsSync(path.join(home, 'worktrees'))).toBe(false)
+  expect(existsSync(path.join(home, 'shadow'))).toBe(false)
+  expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
+}
+
+describe('omh <harness> --dry-run', () => {
+  it('prints the plan and creates nothing', () => {
+    const { root, home, env } = setup()
+    const r = omh(['--dry-run', '--json', 'claude', '--', '-p', 'hi'], { cwd: root, env })
+    expect(r.status).toBe(0)
+    const plan = r.json().result
+    expect(plan).toMatchObject({ harness: 'claude', session: 's01', branch: 'omh/s01', create: true, base: { name: 'main' } })
+    const mounts = plan.container.mounts as { host: string; guest: string; readOnly: boolean }[]
+    // Writable: the worktree, the sandbox repository and the harness's credentials; nothing else.
+    const writable = mounts.filter((m) => !m.readOnly)
+    expect(writable.slice(0, 2).map((m) => m.guest)).toEqual(['/work', '/omh/shadow'])
+    for (const m of writable.slice(2)) expect(m.host.startsWith(path.join(home, 'creds', 'claude', 'default'))).toBe(true)
+    expect(mounts.find((m) => m.guest === '/work')!.host).toBe(plan.worktree)
+    expect(mounts.map((m) => m.guest)).toEqual(expect.arrayContaining(['/work/CLAUDE.md', '/work/.git']))
+    expect(mounts.some((m) => m.host === root || m.host.startsWith(`${root}/`))).toBe(false)
+    expect(plan.container).toMatchObject({ user: '1000:1000', capDrop: ['ALL'], noNewPrivileges: true, init: true })
+    expect(plan.exec).toEqual(['claude', '-p', 'hi'])
+    nothingCreated(home, root)
+  })
+
+  it('announces the session on stderr and prints the plan on stdout', () => {
+    const { root, env } = setup()
+    const r = omh(['--dry-run', 'claude'], { cwd: root, env })
+    expect(r.status).toBe(0)
+    expect(r.stderr).toBe('omh: claude on omh/s01\n')
+    expect(r.stdout).toMatch(/session\s+s01 on omh\/s01 \(new, from main at [0-9a-f]{8}\)/)
+    expect(r.stdout).toMatch(/rw\s+\/work\s+\S+\/worktrees\//)
+  })
+})
+
+describe('omh <harness> refuses bad input, creating nothing', () => {
+  it("refuses omh's flag after the harness name", () => {
+    const { root, home, env } = setup()
+    const r = omh(['claude', '-p', 'x', '--dry-run'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain("`--dry-run` is omh's flag, not claude's")
+    expect(r.stderr).toContain('omh --dry-run claude -p x')
+    expect(r.stderr).toContain('Code: LAUNCH_FLAG_MISPLACED')
+    nothingCreated(home, root)
+  })
+
+  it('a repository with no commits', () => {
+    const { home, env } = setup()
+    const root = testdir()
+    git(root, 'init', '-q', '-b', 'main')
+    const r = omh(['claude'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('has no commits yet')
+    expect(r.stderr).toContain('Code: REPOSITORY_EMPTY')
+    expect(existsSync(path.join(home, 'worktrees'))).toBe(false)
+  })
+
+  it('a detached HEAD with no default branch to start from', () => {
+    const { root, home, env } = setup()
+    git(root, 'branch', '-m', 'trunk')
+    git(root, 'checkout', '-q', '--detach')
+    const r = omh(['claude'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('HEAD is detached at')
+    expect(r.stderr).toContain('git switch')
+    nothingCreated(home, root)
+  })
+
+  it('a directory outside any repository', () => {
+    const { env } = setup()
+    const r = omh(['claude'], { cwd: testdir(), env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('Code: NOT_A_REPOSITORY')
+  })
+
+  it('an unknown harness, with the nearest name', () => {
+    const { root, env } = setup()
+    const r = omh(['claud'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('Did you mean "claude"?')
+  })
+
+  it('no container engine installed', () => {
+    const { root, home, env } = setup()
+    const bin = testdir()
+    for (const tool of ['git', 'sh']) symlinkSync(execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), path.join(bin, tool))
+    const r = omh(['claude'], { cwd: root, env: { ...env, PATH: bin } })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('Code: RUNTIME_NOT_FOUND')
+    expect(r.stderr).toMatch(/not installed/)
+    nothingCreated(home, root)
+  })
+
+  it('an engine that does not answer', () => {
+    const { root, home, env } = setup()
+    const nowhere = path.join(testdir(), 'no.sock')
+    mkdirSync(path.dirname(nowhere), { recursive: true })
+    const r = omh(['--runtime', 'docker', 'claude'], { cwd: root, env: { ...env, DOCKER_HOST: `unix://${nowhere}` } })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('docker')
+    nothingCreated(home, root)
+  })
+})
+
+describe('omh flags before a command', () => {
+  it('reach the command', () => {
+    const { root, env } = setup()
+    const r = omh(['--json', 'sessions', 'ls'], { cwd: root, env })
+    expect(r.status).toBe(0)
+    expect(r.json().result.sessions).toEqual([])
+  })
+})

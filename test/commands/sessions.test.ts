@@ -1,0 +1,90 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { createSession, prepareMountpoints, repository, resolveBase } from '@omh/kernel'
+import { describe, expect, it } from 'vitest'
+import { omh } from '../helpers/run.js'
+import { gitRepo, testdir, write } from '../helpers/testdir.js'
+
+const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
+
+/** A repository with one session, as a launch leaves it: a rules file staged over /work, its mountpoint made. */
+async function withSession() {
+  const root = gitRepo({ 'README.md': 'hi\n' })
+  const home = testdir()
+  const repo = repository(root)
+  const paths = await createSession(home, repo, 's01', await resolveBase(repo, process.env), process.env)
+  write(paths.run, { 'h/files/work/RULES.md': 'rules' })
+  await prepareMountpoints(paths.run, [{ host: path.join(paths.worktree, 'RULES.md'), kind: 'file' }])
+  return { root, home, paths, env: { OMH_HOME: home, ...identity } }
+}
+
+describe('omh sessions', () => {
+  it('ls shows commits ahead and uncommitted work, without omh files', async () => {
+    const { root, paths, env } = await withSession()
+    writeFileSync(path.join(paths.worktree, 'work.txt'), 'x')
+    const r = omh(['sessions', 'ls', '--json'], { cwd: root, env })
+    expect(r.status).toBe(0)
+    expect(r.json().result.sessions).toMatchObject([{ id: 's01', branch: 'omh/s01', ahead: 0, uncommitted: 1, inUse: false }])
+  })
+
+  it('ls says unknown, never clean, when git cannot answer', async () => {
+    const { root, paths, env } = await withSession()
+    writeFileSync(path.join(paths.worktree, '.git'), 'gitdir: /nowhere\n')
+    const r = omh(['sessions', 'ls'], { cwd: root, env })
+    expect(r.stdout).toContain('uncommitted unknown')
+    expect(r.stdout).not.toContain('0 uncommitted')
+  })
+
+  it('diff shows the agent work and commit puts it on omh/<sid>, never omh files', async () => {
+    const { root, paths, env } = await withSession()
+    writeFileSync(path.join(paths.worktree, 'work.txt'), 'agent work\n')
+    const diff = omh(['sessions', 'diff'], { cwd: root, env })
+    expect(diff.stdout).toContain('+agent work')
+    expect(diff.stdout).not.toContain('RULES.md')
+    const commit = omh(['sessions', 'commit', 's01', '-m', 'Agent work'], { cwd: root, env })
+    expect(commit.status).toBe(0)
+    expect(commit.stdout).toMatch(/^committed [0-9a-f]{8} to omh\/s01 \(1 commit ahead of main\)/)
+    expect(git(root, 'log', '-1', '--format=%s', 'omh/s01')).toBe('Agent work')
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('work.txt')
+    const again = omh(['sessions', 'commit', '-m', 'again'], { cwd: root, env })
+    expect(again.status).toBe(1)
+    expect(again.stderr).toContain('Code: NOTHING_TO_COMMIT')
+  })
+
+  it('rm refuses while the branch holds work that exists nowhere else, unless --force', async () => {
+    const { root, home, paths, env } = await withSession()
+    writeFileSync(path.join(paths.worktree, 'work.txt'), 'x')
+    omh(['sessions', 'commit', '-m', 'work'], { cwd: root, env })
+    const refused = omh(['sessions', 'rm', 's01'], { cwd: root, env })
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain('1 commit on omh/s01 no other branch has')
+    expect(existsSync(paths.worktree)).toBe(true)
+    const forced = omh(['sessions', 'rm', 's01', '--force'], { cwd: root, env })
+    expect(forced.status).toBe(0)
+    expect(existsSync(paths.worktree)).toBe(false)
+    expect(existsSync(path.join(home, 'shadow'))).toBe(true)
+    expect(existsSync(paths.shadow)).toBe(false)
+    expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('rm removes a session whose work was merged', async () => {
+    const { root, paths, env } = await withSession()
+    writeFileSync(path.join(paths.worktree, 'work.txt'), 'x')
+    omh(['sessions', 'commit', '-m', 'work'], { cwd: root, env })
+    git(root, 'merge', '-q', '--ff-only', 'omh/s01')
+    const r = omh(['sessions', 'rm', 's01'], { cwd: root, env })
+    expect(r.status).toBe(0)
+    expect(existsSync(paths.worktree)).toBe(false)
+  })
+
+  it('names the sessions there are when asked for another', async () => {
+    const { root, env } = await withSession()
+    const r = omh(['sessions', 'diff', 's07'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('has no session s07')
+    expect(r.stderr).toContain('Its sessions: s01')
+  })
+})

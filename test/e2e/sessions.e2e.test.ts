@@ -1,0 +1,228 @@
+// Sessions on real engines: a test adapter whose harness is a small script
+// (test/fixtures/adapters/probe.toml) runs in a real container, and each test
+// asks from inside what the sandbox lets it see and do.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ENGINES, TEST_BASE as BASE } from '../helpers/engines.js'
+import { BIN, ROOT } from '../helpers/run.js'
+import { write } from '../helpers/testdir.js'
+
+const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
+
+interface Ran {
+  status: number
+  stdout: string
+  stderr: string
+}
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, ...identity } }).trim()
+
+/** Runs the built CLI without a terminal, as a script would; resolves when it exits. */
+function omh(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...identity, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d))
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d
+      if (process.env['OMH_TEST_ECHO']) process.stderr.write(d)
+    })
+    // A launch that hangs fails its test with what it printed, instead of stalling the run.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ status: code ?? -1, stdout, stderr })
+    })
+  })
+}
+
+/** `key=value` lines a probe printed. */
+const facts = (stdout: string) => Object.fromEntries(stdout.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+
+/** A directory for the whole file (the testdir helper removes its own after each test). */
+const scratch = () => realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-')))
+
+describe.each(ENGINES)('sessions on %s', (engine) => {
+  let dirs: string[] = []
+  let home: string
+  let root: string
+  let env: Record<string, string>
+  const run = (args: readonly string[], cwd = root) => omh(args, cwd, env)
+  const worktree = (sid: string) => path.join(home, 'worktrees', readdirSync(path.join(home, 'worktrees'))[0]!, sid)
+
+  beforeAll(async () => {
+    home = scratch()
+    root = scratch()
+    dirs = [home, root]
+    write(home, {
+      'settings.toml': `runtime = "${engine}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n`,
+      'rules/style.md': 'Be brief.\n',
+    })
+    mkdirSync(path.join(home, 'adapters'))
+    copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
+    write(root, { 'README.md': 'the checkout\n', 'src/app.txt': 'app\n' })
+    git(root, 'init', '-q', '-b', 'main')
+    git(root, 'add', '-A')
+    git(root, 'commit', '-q', '-m', 'init')
+    git(root, 'switch', '-q', '-c', 'feature')
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'feature work nobody else may see')
+    git(root, 'tag', 'v1')
+    git(root, 'switch', '-q', 'main')
+    env = { OMH_HOME: home }
+    // The first launch builds the base and the probe's layer; later tests reuse them.
+    const first = await run(['probe'])
+    expect(first.stderr).toContain('omh: probe on omh/s01')
+    expect(first.status).toBe(0)
+  })
+
+  afterAll(async () => {
+    if (!home) return
+    for (const sid of existsSync(path.join(home, 'worktrees')) ? readdirSync(path.dirname(worktree('s01'))) : []) {
+      await run(['sessions', 'rm', sid, '--force'])
+    }
+    // Whatever a failed test left: containers by this repository's label.
+    const ids = spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+    for (const id of ids) {
+      const worktreeOf = spawnSync(engine, ['inspect', '--format', '{{index .Config.Labels "omh.worktree"}}', id], { encoding: 'utf8' }).stdout.trim()
+      if (worktreeOf.startsWith(home)) spawnSync(engine, ['rm', '-f', id])
+    }
+    // The images these tests built, and only those: the probe's layer and the base it was built on.
+    const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((t) => t.startsWith('localhost/omh-probe:') || t.startsWith('localhost/omh-broken:'))
+    for (const tag of tags) {
+      const from = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag], { encoding: 'utf8' }).stdout.trim()
+      spawnSync(engine, ['rmi', tag])
+      if (from.startsWith('localhost/omh-base:')) spawnSync(engine, ['rmi', from])
+    }
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('runs the harness as the agent in /work, the worktree, which it can write', async () => {
+    const r = await run(['probe', '--', 'echo "pwd=$(pwd)"; echo "id=$(id -u):$(id -g)"; echo "readme=$(cat README.md)"; echo made > /work/from-agent.txt; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status | tr -d "\\t" | tr ":" "="'])
+    expect(r.status).toBe(0)
+    const f = facts(r.stdout)
+    expect(f).toMatchObject({ pwd: '/work', id: '1000:1000', readme: 'the checkout', CapEff: '0000000000000000', NoNewPrivs: '1' })
+    expect(readFileSync(path.join(worktree('s01'), 'from-agent.txt'), 'utf8')).toBe('made\n')
+  })
+
+  it('shows staged files read-only, and keeps their mountpoints out of the work', async () => {
+    const r = await run(['probe', '--', 'cat /work/AGENTS.md; if echo x >> /work/AGENTS.md; then echo wrote=yes; else echo wrote=no; fi; if rm -f /work/AGENTS.md; then echo removed=yes; else echo removed=no; fi'])
+    expect(r.stdout).toContain('Be brief.')
+    expect(facts(r.stdout)).toMatchObject({ wrote: 'no', removed: 'no' })
+    const ls = await run(['--json', 'sessions', 'ls'])
+    expect(JSON.parse(ls.stdout).result.sessions[0]).toMatchObject({ id: 's01', container: 'running', harness: 'probe', uncommitted: 1 })
+  })
+
+  it("keeps the user's checkout and every ref but the session's own out of reach", async () => {
+    const r = await run(['probe', '--', `echo "checkout=$(test -e ${root} && echo visible || echo absent)"; echo "mounted=$(grep -c ${root} /proc/self/mountinfo)"; echo "refs=$(git for-each-ref --format='%(refname)' | tr '\\n' ' ')"; echo "commits=$(git rev-list --all | wc -l)"; echo "messages=$(git log --all --format=%s | tr '\\n' ' ')"`])
+    const f = facts(r.stdout)
+    expect(f).toMatchObject({ checkout: 'absent', mounted: '0', refs: 'refs/heads/sandbox ', commits: '1' })
+    expect(f['messages']).not.toContain('feature work')
+    expect(git(root, 'for-each-ref', '--format=%(refname)')).not.toContain('sandbox')
+  })
+
+  it("commits the agent's change to omh/<sid>, without omh's files", async () => {
+    const r = await run(['sessions', 'commit', 's01', '-m', 'Work from the agent'])
+    expect(r.status).toBe(0)
+    expect(git(root, 'log', '-1', '--format=%s', 'omh/s01')).toBe('Work from the agent')
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('from-agent.txt')
+  })
+
+  it('gives two launches at once two sessions', async () => {
+    const [a, b] = await Promise.all([run(['probe', '--', 'sleep 2']), run(['probe', '--', 'sleep 2'])])
+    const branches = [a, b].map((r) => /omh: probe on (omh\/s\d+)/.exec(r.stderr)?.[1]).sort()
+    expect(branches).toEqual(['omh/s01', 'omh/s02'])
+  })
+
+  it('never restarts a container while a harness runs in it', async () => {
+    const busy = run(['--session', 's01', 'probe', '--', 'sleep 6'])
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    write(home, { 'rules/style.md': 'Be briefer.\n' })
+    const refused = await run(['--session', 's01', 'probe'])
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain('Code: SESSION_BUSY')
+    expect(refused.stderr).toContain('sleep 6')
+    expect((await busy).status).toBe(0)
+    const restarted = await run(['--session', 's01', 'probe', '--', 'cat /work/AGENTS.md'])
+    expect(restarted.stderr).toContain('restarting the container of omh/s01')
+    expect(restarted.stdout).toContain('Be briefer.')
+  })
+
+  it('keeps a harness running when its terminal closes, and the next launch reattaches to it', async () => {
+    // `script` gives the launch a terminal; killing it closes that terminal, as closing a window would.
+    const inTerminal = (command: string) =>
+      spawn('script', ['-qec', command, '/dev/null'], { cwd: root, env: { ...process.env, NO_COLOR: '1', ...identity, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const first = inTerminal(`${process.execPath} ${BIN} --session s01 probe -- 'echo started; sleep 6; echo finished; exit 5'`)
+    let seen = ''
+    first.stdout.on('data', (d: Buffer) => (seen += d))
+    for (let n = 0; n < 100 && !seen.includes('started'); n++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(seen).toContain('started')
+    first.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const again = inTerminal(`${process.execPath} ${BIN} probe`)
+    let out = ''
+    again.stdout.on('data', (d: Buffer) => (out += d))
+    const status = await new Promise<number>((resolve) => again.on('close', (code) => resolve(code ?? -1)))
+    expect(out).toContain('omh: probe on omh/s01')
+    expect(out).toContain('finished')
+    expect(status).toBe(5)
+  })
+
+  it('leaves no session behind when the image does not build, and the retry succeeds', async () => {
+    const adapter = (install: string) => `name = "broken"\nbin = "true"\ninstall = "${install}"\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"\n`
+    write(home, { 'adapters/broken.toml': adapter('echo no such package >&2; exit 3') })
+    const before = git(root, 'branch', '--list', 'omh/*')
+    const failed = await run(['--new', 'broken'])
+    expect(failed.status).toBe(1)
+    expect(failed.stderr).toContain('Code: IMAGE_BUILD_FAILED')
+    expect(git(root, 'branch', '--list', 'omh/*')).toBe(before)
+    write(home, { 'adapters/broken.toml': adapter('true') })
+    const retried = await run(['--new', 'broken'])
+    expect(retried.status).toBe(0)
+    expect(retried.stderr).toMatch(/omh: broken on omh\/s\d+/)
+  })
+
+  it('stops a session and leaves no placeholder behind', async () => {
+    expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
+    const r = await run(['sessions', 'down'])
+    expect(r.status).toBe(0)
+    expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(false)
+    expect(git(worktree('s01'), 'status', '--porcelain')).toBe('')
+    expect(spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree('s01')}`], { encoding: 'utf8' }).stdout.trim()).toBe('')
+  })
+})
+
+describe("the README's example", () => {
+  it('launches the example harness with the example profile, and removes its session again', async () => {
+    const home = scratch()
+    const root = scratch()
+    try {
+      cpSync(path.join(ROOT, 'examples/profile'), home, { recursive: true })
+      write(root, { 'README.md': 'an example\n' })
+      git(root, 'init', '-q', '-b', 'main')
+      git(root, 'add', '-A')
+      git(root, 'commit', '-q', '-m', 'init')
+      const env = { OMH_HOME: home }
+      const r = await omh(['hello', '--', 'sh', '-c', 'echo hi > hi.txt'], root, env)
+      expect(r.status).toBe(0)
+      expect(r.stderr).toContain('omh: hello on omh/s01')
+      expect(r.stdout).toContain('hello from session s01: agent (uid 1000) in /work')
+      expect(r.stdout).toContain('# Testing')
+      expect((await omh(['sessions', 'diff', '--stat'], root, env)).stdout).toContain('hi.txt')
+      expect((await omh(['sessions', 'rm', 's01', '--force'], root, env)).status).toBe(0)
+    } finally {
+      for (const engine of ENGINES) {
+        const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=hello'], { encoding: 'utf8' })
+        for (const tag of tags.stdout.split('\n').filter(Boolean)) spawnSync(engine, ['rmi', tag])
+      }
+      rmSync(home, { recursive: true, force: true })
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,12 @@
+import { isOmhError, type OmhError } from '../../packages/kernel/src/errors.js'
+
+/** The OmhError `run` rejects with; fails the test when it resolves or throws anything else. */
+export async function failure(run: () => Promise<unknown>): Promise<OmhError> {
+  try {
+    await run()
+  } catch (error) {
+    if (isOmhError(error)) return error
+    throw error
+  }
+  throw new Error('expected a failure')
+}
