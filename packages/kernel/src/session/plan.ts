@@ -37,6 +37,10 @@ export interface SessionPlanInput {
    * needs a new container: the digest covers it.
    */
   readonly contents: Readonly<Record<string, string>>
+  /** Guest ports published on the host's 127.0.0.1 (sshd for `omh attach`). */
+  readonly ports?: ContainerSpec['ports']
+  /** The engine network to join; absent: the engine's default. */
+  readonly network?: string
 }
 
 /** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
@@ -128,6 +132,8 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     capDrop: ['ALL'],
     noNewPrivileges: true,
     init: true,
+    ...(input.ports?.length ? { ports: input.ports } : {}),
+    ...(input.network ? { network: input.network } : {}),
   }
   const digest = planDigest(base, input.contents)
   const spec: ContainerSpec = {

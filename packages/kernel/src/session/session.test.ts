@@ -187,6 +187,14 @@ describe('the session plan', () => {
     expect(planSession(input({ harness: 'other' })).digest).toBe(planSession(input()).digest)
   })
 
+  it('publishes ports on 127.0.0.1 and joins a network only when asked, both in the digest', () => {
+    expect(planSession(input()).spec).not.toHaveProperty('ports')
+    expect(planSession(input()).spec).not.toHaveProperty('network')
+    const attached = planSession(input({ ports: [{ host: 24022, guest: 2222 }], network: 'omh-net' }))
+    expect(attached.spec).toMatchObject({ ports: [{ host: 24022, guest: 2222 }], network: 'omh-net' })
+    expect(attached.digest).not.toBe(planSession(input()).digest)
+  })
+
   it('refuses two mounts at one guest path', () => {
     const staged = [...input().staged, { host: '/elsewhere', guest: '/work/RULES.md', readOnly: true, kind: 'file' as const }]
     expect(() => planSession(input({ staged }))).toThrow(/two mounts target \/work\/RULES.md/)

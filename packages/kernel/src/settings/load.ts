@@ -38,6 +38,7 @@ export interface EffectiveSettings {
   readonly use: Readonly<Partial<Record<CapabilityClass, Decided<readonly string[]>>>>
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
+  readonly sessionNetwork: Decided<string> | undefined
 }
 
 export interface SettingsLocations {
@@ -143,5 +144,6 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     use,
     imageBase: last((s) => s.image?.base),
     imageNetwork: last((s) => s.image?.network),
+    sessionNetwork: last((s) => s.session?.network),
   }
 }

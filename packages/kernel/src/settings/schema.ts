@@ -34,6 +34,12 @@ export const settingsSchema = z.strictObject({
   account: z.optional(z.string().check(z.minLength(1))),
   /** Allowlist per capability: absent = everything, [] = nothing, ["*"] = the whole catalogue. */
   use: z.optional(use),
+  session: z.optional(
+    z.strictObject({
+      /** The engine network session containers join (a port can only be published on a network that has one). */
+      network: z.optional(z.string().check(z.minLength(1))),
+    }),
+  ),
   image: z.optional(
     z.strictObject({
       /** The image omh's base recipe starts `FROM`: Debian-based, with apt. */
