@@ -1,6 +1,7 @@
 import AdaptersLs from './commands/adapters/ls.js'
 import AdaptersShow from './commands/adapters/show.js'
 import AdaptersValidate from './commands/adapters/validate.js'
+import Attach from './commands/attach.js'
 import Auth from './commands/auth.js'
 import ConfigMcpAdd from './commands/config/mcp/add.js'
 import ConfigMcpImport from './commands/config/mcp/import.js'
@@ -24,6 +25,7 @@ export const COMMANDS = {
   'adapters:ls': AdaptersLs,
   'adapters:show': AdaptersShow,
   'adapters:validate': AdaptersValidate,
+  attach: Attach,
   auth: Auth,
   'config:mcp:add': ConfigMcpAdd,
   'config:mcp:import': ConfigMcpImport,

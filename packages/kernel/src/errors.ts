@@ -83,6 +83,14 @@ export const ADAPTER_NOT_FOUND = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Known harnesses: ${list(known)}. Add one by writing ${dir}/${'<name>'}.toml.`,
 })
 
+export const ATTACH_FAILED = define({
+  code: 'ATTACH_FAILED',
+  exit: 1,
+  message: (sid: string, why: string) => `Could not start sshd in session ${sid}: ${why}`,
+  hint: () =>
+    'The image needs openssh-server (omh\'s base image has it), and the session container must publish its port: on an engine whose default network has none, set `[session] network` to a network that does.',
+})
+
 export const AUTH_UNSUPPORTED = define({
   code: 'AUTH_UNSUPPORTED',
   exit: 2,
@@ -144,6 +152,14 @@ export const EDITOR_INVALID = define({
   exit: 2,
   message: (file: string, count: number) => `${file} has ${count} problem${count === 1 ? '' : 's'}:`,
   hint: () => 'An editor file holds `name`, `bin` and `args`, nothing else.',
+})
+
+export const EDITOR_NOT_FOUND = define({
+  code: 'EDITOR_NOT_FOUND',
+  exit: 2,
+  message: (name: string) => `No editor is called "${name}".`,
+  hint: (known: readonly string[], dir: string, closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}Known editors: ${list(known)}. Add one by writing ${dir}/<name>.toml (\`name\`, \`bin\`, \`args\`).`,
 })
 
 export const FILE_CHANGED = define({
@@ -375,6 +391,13 @@ export const SESSION_NOT_FOUND = define({
     known.length ? `Its sessions: ${known.join(', ')} (\`omh sessions ls\`).` : 'Start one with `omh <harness>`.',
 })
 
+export const SESSION_NOT_RUNNING = define({
+  code: 'SESSION_NOT_RUNNING',
+  exit: 1,
+  message: (sid: string) => `Session ${sid} has no running container to attach to.`,
+  hint: (sid: string) => `Start it with \`omh --session ${sid} <harness>\`, then attach again.`,
+})
+
 export const SESSION_OFF_BRANCH = define({
   code: 'SESSION_OFF_BRANCH',
   exit: 1,
@@ -475,6 +498,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTERS_INVALID,
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
+  ATTACH_FAILED,
   AUTH_UNSUPPORTED,
   BASE_UNKNOWN,
   COMBINE_CONFLICT,
@@ -483,6 +507,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   DOCTOR_FAILED,
   DOCTOR_RUNNER_FAILED,
   EDITOR_INVALID,
+  EDITOR_NOT_FOUND,
   FILE_CHANGED,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
@@ -511,6 +536,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   RUNTIME_UNKNOWN,
   SESSION_BUSY,
   SESSION_NOT_FOUND,
+  SESSION_NOT_RUNNING,
   SESSION_OFF_BRANCH,
   SESSION_UNSAVED_WORK,
   SESSION_UP_FAILED,

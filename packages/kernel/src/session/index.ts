@@ -40,3 +40,4 @@ export {
   type LaunchRequest,
 } from './launch.js'
 export { commitSession, excluding, omhPaths, sessionDiff, unsavedWork, workState, type Count, type SessionDiff, type WorkState } from './work.js'
+export { attach, type AttachHost, type AttachRequest, type Attached } from './attach.js'

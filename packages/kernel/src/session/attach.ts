@@ -1,0 +1,106 @@
+/**
+ * `omh attach`: reach a running session over SSH. Starts sshd in the session
+ * container (as the agent, on the port the plan publishes on 127.0.0.1),
+ * makes the repository's key pair on first use, and writes the session's ssh
+ * config entry, included from the user's `~/.ssh/config`.
+ */
+import { connect } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshPort, sshUrl, writeHostEntry, type IncludeChange } from '../attach.js'
+import { ATTACH_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '../errors.js'
+import type { Kernel } from '../kernel.js'
+import { GUEST_GID, GUEST_UID } from '../model.js'
+import type { RuntimeContext } from '../plugin.js'
+import { LABEL } from './layout.js'
+import { repository } from './repo.js'
+import { lastUsed, listSessions } from './store.js'
+
+export interface AttachRequest {
+  /** `--session`: that one; absent: the session launched into last. */
+  readonly session?: string
+  /** `auto` or an engine name; absent: the `runtime` setting. */
+  readonly engine?: string
+}
+
+export interface AttachHost {
+  readonly context: RuntimeContext
+}
+
+export interface Attached {
+  readonly session: string
+  /** The ssh alias: `ssh <alias>` reaches the session. */
+  readonly alias: string
+  /** What editors that take a URL open. */
+  readonly url: string
+  /** Where sshd is published: always 127.0.0.1. */
+  readonly host: '127.0.0.1'
+  readonly port: number
+  /** The session's ssh config entry. */
+  readonly entry: string
+  /** The user's ssh config, and what omh did to it. */
+  readonly sshConfig: string
+  readonly include: IncludeChange
+}
+
+/** How long sshd may take to answer after it was started. */
+const READY_MS = 10_000
+
+export async function attach(kernel: Kernel, request: AttachRequest, host: AttachHost): Promise<Attached> {
+  const env = kernel.options.env
+  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
+  const repo = repository(kernel.repoRoot)
+  const sessions = await listSessions(kernel.omhHome, repo)
+  let sid = request.session
+  if (sid !== undefined && !sessions.includes(sid)) throw OmhError.of(SESSION_NOT_FOUND, { args: [sid, repo.root], hintArgs: [sessions] })
+  if (sid === undefined) {
+    const used = new Map(await Promise.all(sessions.map(async (s) => [s, await lastUsed(kernel.omhHome, repo, s)] as const)))
+    sid = [...sessions].sort((a, b) => used.get(b)! - used.get(a)!)[0]
+  }
+  if (sid === undefined) throw OmhError.of(SESSION_NOT_FOUND, { args: [undefined, repo.root], hintArgs: [sessions] })
+
+  const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
+  const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)
+  if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
+
+  const paths = sshPaths(kernel.omhHome, repo.id)
+  const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`)
+  const started = await runtime.exec(
+    container.id,
+    ['sh', '-c', SSHD_SCRIPT],
+    { tty: false, capture: true, user: `${GUEST_UID}:${GUEST_GID}`, env: { OMH_SSH_KEY: publicKey } },
+    host.context,
+  )
+  if (started.exitCode !== 0) {
+    throw OmhError.of(ATTACH_FAILED, { args: [sid, `${started.stderr}${started.stdout}`.trim().split('\n').slice(-3).join(' | ')] })
+  }
+  const port = sshPort(repo.id, sid)
+  if (!(await answers(port))) throw OmhError.of(ATTACH_FAILED, { args: [sid, `nothing answers on 127.0.0.1:${port}; the container may not publish it`] })
+
+  const alias = sshAlias(repo.id, sid)
+  const entry = await writeHostEntry(paths, alias, hostEntry(alias, port, paths.key))
+  const sshConfig = path.join(env['HOME'] ?? os.homedir(), '.ssh', 'config')
+  const include = await ensureInclude(sshConfig, paths.include)
+  return { session: sid, alias, url: sshUrl(alias), host: '127.0.0.1', port, entry, sshConfig, include }
+}
+
+/** Whether an SSH server greets on 127.0.0.1:port within READY_MS. */
+async function answers(port: number): Promise<boolean> {
+  const deadline = Date.now() + READY_MS
+  while (Date.now() < deadline) {
+    const greeting = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1')
+      let text = ''
+      socket.setTimeout(1000, () => socket.destroy())
+      socket.on('data', (d) => {
+        text += String(d)
+        if (text.includes('\n')) socket.destroy()
+      })
+      socket.on('close', () => resolve(text))
+      socket.on('error', () => resolve(''))
+    })
+    if (greeting.startsWith('SSH-')) return true
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return false
+}

@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process'
+import { accessSync, constants } from 'node:fs'
+import path from 'node:path'
+import { Args, Flags } from '@oclif/core'
+import { EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError, checkEditorFile, closest, editorArgs, type Attached } from '@omh/kernel'
+import { OmhCommand } from '../lib/omh-command.js'
+
+export interface AttachResult extends Attached {
+  /** The editor asked for: whether it was started, and the command. */
+  readonly editor?: { readonly name: string; readonly command: readonly string[]; readonly started: boolean; readonly status?: number }
+}
+
+export default class Attach extends OmhCommand<AttachResult> {
+  static override summary = 'Open a session in an editor over SSH, or print how to reach it.'
+  static override description = `Starts sshd in the session's container (reachable on 127.0.0.1 only, with this repository's key), writes an ssh config entry for the session and includes it from ~/.ssh/config, so \`ssh <alias>\` reaches /work. With an editor (code, cursor, zed, nvim, or one of your own in $OMH_HOME/editors), opens the session in it; an editor that is not installed is not an error: the URL and the commands are printed instead.`
+
+  static override args = {
+    editor: Args.string({ required: false, description: 'Editor name, e.g. code.' }),
+  }
+
+  static override flags = {
+    session: Flags.string({ char: 's', summary: 'The session (default: the one launched into last).' }),
+    runtime: Flags.string({ summary: 'Container engine: auto or an engine name (default: the `runtime` setting).' }),
+  }
+
+  async run(): Promise<AttachResult> {
+    const { args, flags } = await this.parse(Attach)
+    const kernel = await this.kernel()
+    const editor = args.editor ? await this.editor(args.editor) : undefined
+    const { attach } = await import('@omh/kernel')
+    const err = this.errStyle
+    const attached = await attach(
+      kernel,
+      { ...(flags.session ? { session: flags.session } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
+      { context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) } },
+    )
+    const s = this.style
+    const lines = [
+      `${s.green('✓')} session ${s.bold(attached.session)} listens on 127.0.0.1:${attached.port} as ${s.bold(attached.alias)}`,
+      s.dim(`  ssh ${attached.alias}            # a shell in /work's container`),
+      s.dim(`  ${attached.url}`),
+    ]
+    if (attached.include !== 'present') lines.push(s.dim(`  ${attached.sshConfig} now includes omh's entries (first line)`))
+    if (!editor) {
+      if (!this.jsonEnabled()) this.log(lines.join('\n'))
+      return attached
+    }
+    const command = [editor.bin, ...editorArgs(editor.args, attached.alias)]
+    if (!onPath(editor.bin)) {
+      if (!this.jsonEnabled()) {
+        this.log(lines.join('\n'))
+        this.log(`${editor.name} is not installed here (no ${editor.bin} on PATH). Open ${attached.url} yourself, or run:\n  ${command.map(quote).join(' ')}`)
+      }
+      return { ...attached, editor: { name: editor.name, command, started: false } }
+    }
+    if (!this.jsonEnabled()) this.log(lines.join('\n'))
+    const status = await new Promise<number>((resolve) => {
+      const child = spawn(command[0]!, command.slice(1), { stdio: this.jsonEnabled() ? 'ignore' : 'inherit' })
+      child.on('error', () => resolve(127))
+      child.on('close', (code) => resolve(code ?? 1))
+    })
+    return { ...attached, editor: { name: editor.name, command, started: true, status } }
+  }
+
+  /** The named editor's file, bundled or personal, checked. */
+  private async editor(name: string) {
+    const kernel = await this.kernel()
+    const sources = await kernel.editorSources()
+    const source = sources.find((e) => e.name === name)
+    if (!source) {
+      const known = sources.map((e) => e.name)
+      throw OmhError.of(EDITOR_NOT_FOUND, { args: [name], hintArgs: [known, path.join(kernel.omhHome, 'editors'), closest(name, known)] })
+    }
+    const checked = await checkEditorFile(source.file)
+    if (!checked.data) throw OmhError.of(EDITOR_INVALID, { args: [source.file, checked.problems.length], problems: [...checked.problems] })
+    return checked.data
+  }
+}
+
+function onPath(bin: string): boolean {
+  const candidates = bin.includes('/') ? [bin] : (process.env['PATH'] ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, bin))
+  return candidates.some((c) => {
+    try {
+      accessSync(c, constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+}
+
+const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)
