@@ -5,17 +5,20 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { lstat, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { accountDir, chooseAccount, credentialHostPath, type AccountChoice } from '../accounts.js'
-import type { Adapter } from '../adapter/load.js'
+import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
 import { DOCTOR_RUNNER_FAILED, OmhError } from '../errors.js'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
-import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK, type CapabilityClass } from '../model.js'
-import type { ContainerSpec, DroppedItem, Mount, RuntimeContext } from '../plugin.js'
+import { GUEST_WORK, type CapabilityClass } from '../model.js'
+import type { ContainerSpec, DroppedItem, Mount, RuntimeContext, StagedEntry } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
+import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
+import { contentDigests, credentialMounts, planSession, type CredentialMount, type StagedMount } from '../session/plan.js'
+import { repository, resolveBase, type Repository } from '../session/repo.js'
+import { GITFILE, createShadow } from '../session/shadow.js'
 import { stage } from '../stage.js'
 import { exists, handToGuest } from '../host-files.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
@@ -76,9 +79,10 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
   const image = (await ensureImage(runtime, images, host.context, adapter.file)).tag
 
   const scratch = path.join(kernel.omhHome, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
+  const run = path.join(scratch, 'run')
   try {
     const work = path.join(scratch, 'work')
-    await workspace(kernel.repoRoot, work)
+    const repo = await workspace(kernel, work)
     const profile = await resolveProfile({
       omhHome: kernel.omhHome,
       projectDir: work,
@@ -86,39 +90,48 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       use: kernel.settings.use,
     })
     const render = await kernel.render(adapter, profile)
-    const staged = await stage(render, path.join(scratch, 'stage'))
+    // As a launch: /work/.git names the sandbox's own repository, never the checkout's.
+    const shadow = path.join(scratch, 'shadow.git')
+    await createShadow(shadow, work, [], kernel.options.env)
+    const files: StagedEntry[] = [...render.files, { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 }]
+    const staged = await stage({ files }, path.join(scratch, 'stage'))
 
-    const creds = choice.account
-      ? credentials(adapter, accountDir(kernel.omhHome, adapter.name, choice.account), false)
-      : credentials(adapter, path.join(scratch, 'creds'), true)
-    const writable: Mount[] = [{ host: work, guest: GUEST_WORK, readOnly: false }, ...creds.map((c) => ({ host: c.host, guest: c.guest, readOnly: false }))]
-    await prepareCredentials(creds)
-    const placeholders = await prepareMountpoints(writable, creds, staged.mounts)
+    const scratchCreds = !choice.account
+    const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
+    await prepareCredentials(credentials)
+    // The plan a launch would run, in the scratch place: the same mounts, environment and hardening.
+    const plan = planSession({
+      repo,
+      session: 'doctor',
+      harness: adapter.name,
+      image,
+      worktree: work,
+      shadow,
+      staged: staged.mounts.map((m): StagedMount => ({ ...m, kind: m.host.startsWith(path.join(staged.dir, 'files') + path.sep) ? 'file' : 'directory' })),
+      credentials,
+      env: render.env,
+      contents: contentDigests(files),
+    })
+    await prepareMountpoints(run, plan.mountpoints)
 
     const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}) }
     const doctorDir = path.join(scratch, 'doctor')
     await mkdir(doctorDir, { recursive: true })
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
-    for (const dir of [work, ...creds.filter((c) => c.scratch).map((c) => c.host)]) await handToGuest(dir)
+    for (const dir of [work, shadow, ...(scratchCreds ? credentials.map((c) => c.host) : [])]) await handToGuest(dir)
 
     const spec: ContainerSpec = {
-      image,
+      ...plan.spec,
       name: path.basename(scratch),
-      mounts: sortMounts([...writable, ...staged.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }]),
-      env: { HOME: GUEST_HOME, ...render.env },
+      mounts: sortMounts([...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }]),
       labels: { 'omh.doctor': adapter.name },
-      workdir: GUEST_WORK,
-      user: `${GUEST_UID}:${GUEST_GID}`,
       argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
       // No network: nothing a probe starts can reach a model, whatever the harness does.
       network: 'none',
-      capDrop: ['ALL'],
-      noNewPrivileges: true,
-      init: true,
     }
     host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
-    const result = await runtime.run(spec, host.context).finally(() => removePlaceholders(placeholders))
+    const result = await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
     const report = parseReport(result, adapter.name)
 
     const checks = doctorChecks(input, expectedDigests(render), report)
@@ -165,96 +178,34 @@ function expectedDigests(render: RenderReport): Record<string, string> {
 }
 
 /**
- * `/work` for the doctor: the repository's committed tree (what a new session
- * starts from), in a fresh git repository of its own so the harness sees a
- * project root; outside a repository, an empty one. The user's checkout is
- * only read.
+ * `/work` for the doctor: the files a new session would start from (the
+ * repository's base commit), copied, so no branch is made and the checkout is
+ * only read; outside a repository, an empty directory. Resolves the
+ * repository the plan is named after.
  */
-async function workspace(repoRoot: string | undefined, work: string): Promise<void> {
+async function workspace(kernel: Kernel, work: string): Promise<Repository> {
   await mkdir(work, { recursive: true })
-  if (repoRoot && (await run('git', ['-C', repoRoot, 'rev-parse', '--verify', '-q', 'HEAD'])).code === 0) {
-    const archive = spawn('git', ['-C', repoRoot, 'archive', '--format=tar', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
-    const tar = spawn('tar', ['-x', '-C', work], { stdio: ['pipe', 'ignore', 'pipe'] })
-    archive.stdout.pipe(tar.stdin)
-    const [a, t] = await Promise.all([exitOf(archive), exitOf(tar)])
-    if (a !== 0 || t !== 0) throw new Error(`could not copy ${repoRoot} at HEAD into ${work} (git archive ${a}, tar ${t})`)
-  }
-  await run('git', ['-C', work, 'init', '-q'])
+  if (!kernel.repoRoot) return repository(work)
+  const repo = repository(kernel.repoRoot)
+  const base = await resolveBase(repo, kernel.options.env)
+  const archive = spawn('git', ['-C', repo.root, 'archive', '--format=tar', base.commit], { stdio: ['ignore', 'pipe', 'ignore'] })
+  const tar = spawn('tar', ['-x', '-C', work], { stdio: ['pipe', 'ignore', 'pipe'] })
+  archive.stdout.pipe(tar.stdin)
+  const [a, t] = await Promise.all([exitOf(archive), exitOf(tar)])
+  if (a !== 0 || t !== 0) throw new Error(`could not copy ${repo.root} at ${base.name} into ${work} (git archive ${a}, tar ${t})`)
+  return repo
 }
 
 const exitOf = (child: ReturnType<typeof spawn>) => new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))
 
-async function run(cmd: string, args: readonly string[]): Promise<{ code: number }> {
-  const child = spawn(cmd, args, { stdio: 'ignore' })
-  return { code: await exitOf(child) }
-}
-
-interface Credential {
-  readonly host: string
-  readonly guest: string
-  readonly kind: 'file' | 'directory'
-  /** Made for this run (an empty store), as opposed to an account's. */
-  readonly scratch: boolean
-}
-
-/** The adapter's `creds`, kept in an account's directory (or an empty scratch one). A trailing `/` names a directory. */
-function credentials(adapter: Adapter, dir: string, scratch: boolean): Credential[] {
-  return adapter.creds.map((guest) => ({
-    host: credentialHostPath(dir, guest),
-    guest: path.posix.normalize(guest).replace(/\/$/, ''),
-    kind: guest.endsWith('/') ? ('directory' as const) : ('file' as const),
-    scratch,
-  }))
-}
-
 /** Credential sources exist before the engine mounts them; a new file starts as something its harness can parse. */
-async function prepareCredentials(creds: readonly Credential[]): Promise<void> {
+async function prepareCredentials(creds: readonly CredentialMount[]): Promise<void> {
   for (const c of creds) {
     if (c.kind === 'directory') await mkdir(c.host, { recursive: true })
     else if (!(await exists(c.host))) {
       await mkdir(path.dirname(c.host), { recursive: true })
       await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' })
     }
-  }
-}
-
-/**
- * Mountpoints for staged mounts that land inside a writable host directory
- * (the work tree, a credential directory), made as the user running omh:
- * left to the engine they would be made as root. Resolves what was made, to
- * remove again.
- */
-async function prepareMountpoints(writable: readonly Mount[], creds: readonly Credential[], staged: readonly Mount[]): Promise<string[]> {
-  const dirs = writable.filter((w) => w.guest === GUEST_WORK || creds.some((c) => c.guest === w.guest && c.kind === 'directory'))
-  const made: string[] = []
-  for (const m of staged) {
-    const under = dirs.filter((d) => m.guest.startsWith(`${d.guest}/`)).sort((a, b) => b.guest.length - a.guest.length)[0]
-    if (!under) continue
-    const target = path.join(under.host, ...path.posix.relative(under.guest, m.guest).split('/'))
-    if (await exists(target)) continue
-    for (let dir = path.dirname(target), missing: string[] = []; ; dir = path.dirname(dir)) {
-      if (await exists(dir)) {
-        for (const d of missing.reverse()) {
-          await mkdir(d)
-          made.push(d)
-        }
-        break
-      }
-      missing.push(dir)
-    }
-    if ((await lstat(m.host)).isDirectory()) await mkdir(target)
-    else await writeFile(target, '', { flag: 'wx' })
-    made.push(target)
-  }
-  return made
-}
-
-/** Removes the mountpoints made for the run; one that gained content is not a placeholder any more and stays. */
-async function removePlaceholders(made: readonly string[]): Promise<void> {
-  for (const p of [...made].reverse()) {
-    const info = await lstat(p).catch(() => undefined)
-    if (info?.isDirectory()) await rmdir(p).catch(() => undefined)
-    else if (info?.isFile() && info.size === 0) await rm(p, { force: true })
   }
 }
 
