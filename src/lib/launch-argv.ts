@@ -6,6 +6,7 @@ export interface LaunchFlags {
   session?: string
   dryRun: boolean
   runtime?: string
+  account?: string
   json: boolean
   verbose: boolean
   color: 'auto' | 'always' | 'never'
@@ -33,6 +34,7 @@ export const LAUNCH_FLAGS: readonly FlagSpec[] = [
   { name: '--session', short: '-s', value: true, set: (f, v) => (f.session = v) },
   { name: '--dry-run', value: false, set: (f) => (f.dryRun = true) },
   { name: '--runtime', value: true, set: (f, v) => (f.runtime = v) },
+  { name: '--account', short: '-a', value: true, set: (f, v) => (f.account = v) },
   { name: '--json', value: false, set: (f) => (f.json = true) },
   { name: '--verbose', value: false, set: (f) => (f.verbose = true) },
   {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
@@ -124,5 +124,39 @@ describe('omh flags before a command', () => {
     const r = omh(['--json', 'sessions', 'ls'], { cwd: root, env })
     expect(r.status).toBe(0)
     expect(r.json().result.sessions).toEqual([])
+  })
+})
+
+describe('omh <harness> picks the account whose login it mounts', () => {
+  const captured = (home: string, ...accounts: string[]) => {
+    for (const a of accounts) {
+      mkdirSync(path.join(home, 'creds/claude', a, '.claude'), { recursive: true })
+      writeFileSync(path.join(home, 'creds/claude', a, '.claude/.credentials.json'), '{"token":"t"}\n')
+    }
+  }
+  /** The accounts whose directories the plan mounts. */
+  const credsOf = (plan: { container: { mounts: { host: string; readOnly: boolean }[] } }, home: string) => {
+    const store = path.join(home, 'creds/claude')
+    return [...new Set(plan.container.mounts.filter((m) => !m.readOnly && m.host.startsWith(store)).map((m) => path.relative(store, m.host).split(path.sep)[0]))]
+  }
+
+  it('the only captured one, or the one -a names', () => {
+    const { root, home, env } = setup()
+    captured(home, 'work')
+    expect(credsOf(omh(['--dry-run', '--json', 'claude'], { cwd: root, env }).json().result, home)).toEqual(['work'])
+    captured(home, 'home')
+    expect(credsOf(omh(['--dry-run', '--json', '-a', 'home', 'claude'], { cwd: root, env }).json().result, home)).toEqual(['home'])
+  })
+
+  it('never guesses between two, and names those captured when -a names another', () => {
+    const { root, home, env } = setup()
+    captured(home, 'work', 'home')
+    const two = omh(['--dry-run', 'claude'], { cwd: root, env })
+    expect(two.status).toBe(2)
+    expect(two.stderr).toContain('claude has several accounts (home, work), and nothing says which to use.')
+    const missing = omh(['--dry-run', '--account', 'play', 'claude'], { cwd: root, env })
+    expect(missing.status).toBe(2)
+    expect(missing.stderr).toContain('claude has no account "play" (captured: home, work).')
+    nothingCreated(home, root)
   })
 })

@@ -30,6 +30,7 @@ const hook: Hook.CommandNotFound = async function (options) {
       ...(flags.session ? { session: flags.session } : {}),
       ...(flags.new ? { fresh: true } : {}),
       ...(flags.runtime ? { engine: flags.runtime } : {}),
+      ...(flags.account ? { account: flags.account } : {}),
     }
     const { launch, previewLaunch } = await import('@omh/kernel')
     const verbose = flags.verbose

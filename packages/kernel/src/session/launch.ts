@@ -1,5 +1,6 @@
 import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
 import { GUEST_SSH_PORT, sshPort } from '../attach.js'
 import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
@@ -44,6 +45,8 @@ export interface LaunchRequest extends SessionChoice {
   readonly args: readonly string[]
   /** `auto` or an engine name; absent: the `runtime` setting. */
   readonly engine?: string
+  /** `-a`: the captured account whose login to mount; absent: the `account` setting, or the only one captured. */
+  readonly account?: string
   /** Give the harness the user's terminal. */
   readonly tty: boolean
 }
@@ -110,7 +113,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
   const image = await (host.images ?? recipes(kernel)).tag(adapter)
   const files = withGitfile(render.files)
   const staged = await stage({ files }, stagingDir(paths, adapter.name), { dryRun: true })
-  const plan = planFor({ kernel, repo, sid, adapter, image, paths, render, files, staged })
+  const plan = planFor({ kernel, account: await accountFor(kernel, adapter, request), repo, sid, adapter, image, paths, render, files, staged })
   return {
     harness: adapter.name,
     session: sid,
@@ -154,6 +157,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
   const env = kernel.options.env
   const repo = requireRepo(kernel)
   const adapter = await kernel.adapter(request.harness)
+  const account = await accountFor(kernel, adapter, request)
   const images = host.images ?? recipes(kernel)
   let ensured: Promise<string> | undefined
   const ensureImage = async () => (ensured ??= resolving.then(({ runtime }) => images.ensure(adapter, runtime, host.context)))
@@ -185,8 +189,8 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const files = withGitfile(render.files)
     const staged = await stage({ files }, stagingDir(paths, adapter.name))
     await kernel.hooks.staged.promise(render, staged.dir)
-    const planned = planFor({ kernel, repo, sid, adapter, image, paths, render, files, staged })
-    await prepareCredentials(credentialsOf(kernel, adapter))
+    const planned = planFor({ kernel, account, repo, sid, adapter, image, paths, render, files, staged })
+    await prepareCredentials(credentialsOf(kernel, adapter, account))
     const launchPlan = await kernel.hooks.beforeLaunch.promise({
       harness: adapter.name,
       session: sid,
@@ -280,6 +284,7 @@ async function act(
 
 function planFor(at: {
   kernel: Kernel
+  account: string
   repo: Repository
   sid: string
   adapter: Adapter
@@ -297,7 +302,7 @@ function planFor(at: {
     worktree: at.paths.worktree,
     shadow: at.paths.shadow,
     staged: at.staged.mounts.map((m) => ({ ...m, kind: kindFromStaging(m.host, at.staged.dir) })),
-    credentials: credentialsOf(at.kernel, at.adapter),
+    credentials: credentialsOf(at.kernel, at.adapter, at.account),
     env: at.render.env,
     contents: contentDigests(at.files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then.
@@ -334,8 +339,18 @@ const withGitfile = (files: readonly StagedEntry[]): StagedEntry[] => [
 const kindFromStaging = (host: string, stagingRoot: string): StagedMount['kind'] =>
   host.startsWith(path.join(stagingRoot, 'files') + path.sep) ? 'file' : 'directory'
 
-function credentialsOf(kernel: Kernel, adapter: Adapter): CredentialMount[] {
-  const account = kernel.settings.account?.value ?? 'default'
+/**
+ * The account whose login a launch mounts: `-a`, the `account` setting, or
+ * the only one captured (two captured and none named is an error, never a
+ * guess). With none captured, `default`: a login made inside the session is
+ * kept there.
+ */
+async function accountFor(kernel: Kernel, adapter: Adapter, request: Pick<LaunchRequest, 'account'>): Promise<string> {
+  const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
+  return choice.account ?? 'default'
+}
+
+function credentialsOf(kernel: Kernel, adapter: Adapter, account: string): CredentialMount[] {
   return credentialMounts(adapter.creds, credentialsDir(kernel.omhHome, adapter.name, account))
 }
 
