@@ -123,7 +123,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
 
     const spec: ContainerSpec = {
       ...plan.spec,
-      name: path.basename(scratch),
+      name: `omh-${path.basename(scratch)}`,
       mounts: sortMounts([...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }]),
       labels: { 'omh.doctor': adapter.name },
       argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
