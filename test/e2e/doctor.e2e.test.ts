@@ -18,8 +18,8 @@ import { ROOT, omhAsync } from '../helpers/run.js'
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
 const HARNESSES = ['claude', 'opencode', 'codex'] as const
-/** Doctor on one engine is what the issue asks; OMH_DOCTOR_ENGINES=docker,podman runs it on both. */
-const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',') as Engine[]
+/** Both engines by default; OMH_DOCTOR_ENGINES=docker (or podman) narrows it. */
+const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker,podman').split(',') as Engine[]
 
 
 
