@@ -49,6 +49,7 @@ import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import type { Repository } from './session/repo.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
+import { byText } from './order.js'
 
 export interface KernelOptions {
   readonly cwd: string
@@ -497,7 +498,7 @@ export class Kernel {
       if (!answer.ok) throw OmhError.of(COMBINE_CONFLICT, { args: [guest, first, second, answer.reason] })
       out.push({ ...files[0]!, content: answer.content })
     }
-    return out.sort((a, b) => a.guest.localeCompare(b.guest))
+    return out.sort((a, b) => byText(a.guest, b.guest))
   }
 
   // ─── Runtimes ──────────────────────────────────────────────────────────────

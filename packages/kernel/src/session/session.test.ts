@@ -206,6 +206,11 @@ describe('the session plan', () => {
     expect(plan.worktreeTargets).toEqual(['.git', 'RULES.md'])
   })
 
+  it('keeps the digest of an unchanged plan from one release to the next, so upgrading omh restarts no container', () => {
+    const staged = [...input().staged, { host: '/stage/files/work/Zeta.md', guest: '/work/Zeta.md', readOnly: true, kind: 'file' as const }]
+    expect(planSession(input({ staged })).digest).toBe('bf6ec9527e4da638')
+  })
+
   it('has a digest that is stable, and changes with what the container sees', () => {
     expect(planSession(input()).digest).toBe(planSession(input()).digest)
     expect(planSession(input({ image: 'omh/h:def' })).digest).not.toBe(planSession(input()).digest)
