@@ -19,6 +19,8 @@ export interface FakeRuntime extends RuntimePlugin {
   answering: boolean
   /** The images that exist; absent, every image does. */
   images: Set<string> | undefined
+  /** Called once `inspect` has taken its answer, before the caller has it: what happens meanwhile. */
+  meanwhile: (() => void) | undefined
 }
 
 /** Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name. */
@@ -47,6 +49,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
     asked: [],
     answering: true,
     images: undefined,
+    meanwhile: undefined,
     async detect() {
       fake.asked.push('detect')
       return fake.answering ? { engine, version: '1' } : { engine, reason: 'installed, but the engine does not answer' }
@@ -98,7 +101,9 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
             fake.asked.push(`inspect ${container}`)
             if (!fake.answering) throw new Error('the engine does not answer')
             const c = containers.get(container)
-            return c ? info(container, c) : undefined
+            const answer = c ? info(container, c) : undefined
+            fake.meanwhile?.()
+            return answer
           },
         }),
     async down(container) {

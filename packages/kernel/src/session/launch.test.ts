@@ -1,6 +1,6 @@
 import { failure } from '../../../../test/helpers/failure.js'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, utimesSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
@@ -272,6 +272,26 @@ describe('launch', () => {
     expect(error.code).toBe('SESSION_UP_FAILED')
     expect(t.fake.asked).toEqual([`inspect ${name}`, 'list'])
     expect(t.fake.calls.filter((c) => c.startsWith('exec'))).toHaveLength(1)
+  })
+
+  it('asks again when another launch went into the session between the early question and the claim', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    t.fake.calls.length = 0
+    t.fake.meanwhile = () => {
+      t.fake.meanwhile = undefined
+      // Another launch, with another plan, before this one takes the lock: it claims the session
+      // (stamping last-used), replaces the container, and is done.
+      const stamp = new Date(Date.now() + 1000)
+      utimesSync(path.join(t.home, 'run', t.repo.id, 's01', 'last-used'), stamp, stamp)
+      const c = t.fake.containers.get(name)!
+      t.fake.containers.set(name, { ...c, spec: { ...c.spec, labels: { ...c.spec.labels, 'omh.plan': 'another' } } })
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect ${name}`, `inspect ${name}`])
+    expect(t.fake.calls).toEqual([`check ${name}`, `down ${name}`, `up ${name}`, `exec ${name} h-bin --flag`])
   })
 
   it('detects and lists through a runtime that cannot be asked for a container by name', async () => {

@@ -191,9 +191,19 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     return { runtime, containers: await containersOf(runtime, sid, named), ...(image === undefined ? {} : { image }) }
   }
 
+  // The engine is asked as early as its answer can be trusted. A new session's check asks for the
+  // id it expects. An existing session is asked before the lock, and the answer stands only if no
+  // launch went into that session before this one claimed it: a launch that could have replaced
+  // its container stamps `last-used` when it claims.
+  let asked: { sid: string; view: Promise<EngineView>; used?: number } | undefined
+  const ask = (sid: string, viewing: Promise<EngineView>, used?: number) => {
+    viewing.catch(() => undefined)
+    asked = { sid, view: viewing, ...(used === undefined ? {} : { used }) }
+  }
+
   // What a new session needs is checked before anything is made: an engine, a base to branch
   // from, the image. A build happens here, outside the lock, so other launches do not wait on it.
-  let ready: Promise<{ sid: string; base: Base; engine: EngineView }> | undefined
+  let ready: Promise<{ base: Base }> | undefined
   const readyToCreate = (sid: string) => (ready ??= checkReady(sid))
   const checkReady = async (sid: string) => {
     const adapter = await adapterLoading
@@ -209,32 +219,33 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     if (e.status === 'rejected') throw e.reason
     if (b.status === 'rejected') throw b.reason
     if (i.status === 'rejected') throw i.reason
-    return { sid, base: b.value, engine: { ...e.value, image: true } }
+    ask(sid, Promise.resolve({ ...e.value, image: true }))
+    return { base: b.value }
   }
   // A harness that does not exist is the first thing to hear about, whatever else is wrong.
   const first = await pickSession(kernel.omhHome, repo, request, env).catch(async (error: unknown) => {
     await adapterLoading
     throw error
   })
-  if (!first.exists) await readyToCreate(first.sid)
+  if (first.exists) ask(first.sid, view(first.sid), first.lastUsed)
+  else await readyToCreate(first.sid)
 
   const picked = await withRepoLock(kernel.omhHome, repo, async () => {
-    const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
+    const { sid, exists, lastUsed } = await pickSession(kernel.omhHome, repo, request, env)
     if (!exists) {
       const { base } = await readyToCreate(sid)
       await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
     }
-    return { sid, created: !exists, release: await claim(kernel.omhHome, repo, sid, request.harness) }
+    const answered = asked?.sid === sid && asked.used === lastUsed ? asked.view : undefined
+    return { sid, created: !exists, answered, release: await claim(kernel.omhHome, repo, sid, request.harness) }
   })
-  const { sid, created, release } = picked
+  const { sid, created, answered, release } = picked
   const paths = sessionPaths(kernel.omhHome, repo, sid)
   let started = false
   let runtime: RuntimePlugin | undefined
   try {
-    // Asked now, answered while the profile is rendered and staged. A new session's check asked
-    // for a container of this name already, unless the id it checked went to another launch.
-    const checked = ready && (await ready).sid === sid ? (await ready).engine : undefined
-    const engineView = checked ? Promise.resolve(checked) : view(sid)
+    // Answered while the profile is rendered and staged.
+    const engineView = answered ?? view(sid)
     engineView.catch(() => undefined)
     const adapter = await adapterLoading
     const image = await images.tag(adapter)
