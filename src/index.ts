@@ -1,4 +1,4 @@
-import { execute as oclifExecute } from '@oclif/core'
+import { execute as oclifExecute } from './lib/oclif.js'
 import { COMMANDS } from './commands.js'
 import { routeArgv } from './lib/route.js'
 

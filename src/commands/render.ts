@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, projectRulesOf, resolveProfile, type DroppedItem, type StagedEntry } from '@omh/kernel'
 import { droppedDetail, droppedSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises'
-import { Flags } from '@oclif/core'
+import { Flags } from './oclif.js'
 import { CONSENT_REQUIRED, OmhError, planWrites, writePlan, type McpChange, type McpDocument, type McpServer } from '@omh/kernel'
 import type { Style } from './style.js'
 import { table } from './table.js'

@@ -1,4 +1,4 @@
-import { Command, Flags, type Interfaces } from '@oclif/core'
+import { Command, Flags, type Interfaces } from './oclif.js'
 import type { Kernel, OmhError } from '@omh/kernel'
 import { formatError, serializeError, toOmhError } from './failure.js'
 import { createKernel } from './kernel.js'

@@ -1,4 +1,4 @@
-import { Flags } from '@oclif/core'
+import { Flags } from './oclif.js'
 import {
   NOT_A_REPOSITORY,
   OmhError,

@@ -208,6 +208,13 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
       expect(await runtime.list({ ...labels, 'omh.session': 'nobody' }, context)).toEqual([])
     })
 
+    it('is found by its name or id, with its state and labels; a name nothing has is undefined', async () => {
+      const found = { id, name, running: true, image: plan.harness.tag, labels: expect.objectContaining(labels) }
+      expect(await runtime.inspect!(name, context)).toEqual(found)
+      expect(await runtime.inspect!(id, context)).toEqual(found)
+      expect(await runtime.inspect!(`${name}-absent`, context)).toBeUndefined()
+    })
+
     it('exec into a container that is gone fails with CONTAINER_FAILED when output is captured', async () => {
       await expect(runtime.exec(`${name}-absent`, ['true'], { tty: false, capture: true }, context)).rejects.toMatchObject({
         code: 'CONTAINER_FAILED',
@@ -217,6 +224,7 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
     it('down removes it, and a second down is not an error', async () => {
       await runtime.down(id, context)
       expect(await runtime.list(labels, context)).toEqual([])
+      expect(await runtime.inspect!(name, context)).toBeUndefined()
       await expect(runtime.down(id, context)).resolves.toBeUndefined()
     })
   })

@@ -188,6 +188,21 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(retried.stderr).toMatch(/omh: broken on omh\/s\d+/)
   })
 
+  it('starts the container again when it was stopped or removed behind omh\'s back', async () => {
+    const id = () => spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree('s01')}`], { encoding: 'utf8' }).stdout.trim()
+    expect(id()).not.toBe('')
+    spawnSync(engine, ['stop', '--time', '0', id()])
+    const afterStop = await run(['--session', 's01', 'probe'])
+    expect(afterStop.status).toBe(0)
+    expect(afterStop.stderr).toContain('restarting the container of omh/s01: it was stopped')
+    spawnSync(engine, ['rm', '-f', id()])
+    expect(id()).toBe('')
+    const afterRemoval = await run(['--session', 's01', 'probe'])
+    expect(afterRemoval.status).toBe(0)
+    expect(afterRemoval.stdout).toContain('probe: 1000:1000 in /work of session s01 as probe')
+    expect(id()).not.toBe('')
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
     const r = await run(['sessions', 'down'])

@@ -22,11 +22,13 @@ import {
   type RuntimePlugin,
   type RuntimeUnavailable,
 } from '@omh/kernel/plugin'
-import type { ExecaError, Options, Result } from 'execa'
+import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, listArgs, unmountable, type ClientCall } from './args.js'
+import { runClient, type ClientResult } from './client.js'
 import { classifyDetect, type DetectAdvice } from './detect.js'
 
 export { buildArgs, containerArgs, envFlags, execArgs, listArgs, unmountable } from './args.js'
+export { runClient, type ClientOptions, type ClientResult } from './client.js'
 export { classifyDetect, type DetectAdvice, type DetectOutcome } from './detect.js'
 
 /** How a build is invoked: extra flags and client environment, e.g. to choose a builder. */
@@ -56,9 +58,10 @@ export interface EngineDialect {
 }
 
 /** Runs the client once with output captured; never rejects. */
-export type CallClient = (args: readonly string[], options?: { timeout?: number; env?: Record<string, string> }) => Promise<Result>
+export type CallClient = (args: readonly string[], options?: { timeout?: number; env?: Record<string, string> }) => Promise<ClientResult>
 
-const DETECT_TIMEOUT_MS = 10_000
+// How long `detect` and `inspect` (which stands in for it on a launch) wait for an engine.
+const ANSWER_TIMEOUT_MS = 10_000
 const NO_SUCH_IMAGE = /no such image|image not known/i
 const NO_SUCH_CONTAINER = /no such container|no container with name or id/i
 // Docker and Podman both exit 125 when the engine, not the container's process, failed a `run`.
@@ -68,34 +71,28 @@ const stdinIsTerminal = () => Boolean(process.stdin.isTTY)
 
 export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
   const { engine, program } = dialect
+  // Only a build loads execa, for its streaming of the client's output line by line.
   const execa = async () => (await import('./execa.js')).execa
 
-  const baseOptions = (context: RuntimeContext, env: Record<string, string> = {}) =>
-    ({
-      env: { ...context.env, ...env },
-      extendEnv: false,
-      ...(context.signal ? { cancelSignal: context.signal } : {}),
-    }) satisfies Options
+  const clientEnv = (context: RuntimeContext, env: Record<string, string> = {}) => ({ ...context.env, ...env })
 
   const callWith =
     (context: RuntimeContext): CallClient =>
-    async (args, options = {}) =>
-      (await execa())(program, args, {
-        ...baseOptions(context, options.env),
-        reject: false,
-        stdin: 'ignore',
+    (args, options = {}) =>
+      runClient(program, args, {
+        env: clientEnv(context, options.env),
+        stripFinalNewline: true,
         ...(options.timeout ? { timeout: options.timeout } : {}),
+        ...(context.signal ? { signal: context.signal } : {}),
       })
 
-  const failed = (what: string, result: Result): OmhError => {
-    const error = result as unknown as ExecaError
-    return OmhError.of(CONTAINER_FAILED, {
-      args: [engine, what, error.shortMessage ?? `exit status ${result.exitCode}`],
+  const failed = (what: string, result: ClientResult): OmhError =>
+    OmhError.of(CONTAINER_FAILED, {
+      args: [engine, what, result.shortMessage],
       hintArgs: [],
-      cause: error,
-      details: { why: error.shortMessage },
+      cause: result,
+      details: { why: result.shortMessage },
     })
-  }
 
   const check = async (context: RuntimeContext, what: string, args: readonly string[], env?: Record<string, string>) => {
     const result = await callWith(context)(args, env ? { env } : {})
@@ -116,21 +113,37 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
   }
 
   /** Runs an attached client: the user's terminal when asked for, output captured otherwise. */
-  const attached = async (call: ClientCall, context: RuntimeContext, terminal: boolean, interactive: boolean) =>
-    (await execa())(program, call.args, {
-      ...baseOptions(context, call.env),
-      reject: false,
-      stripFinalNewline: false,
+  const attached = (call: ClientCall, context: RuntimeContext, terminal: boolean, interactive: boolean) =>
+    runClient(program, call.args, {
+      env: clientEnv(context, call.env),
       stdin: interactive || terminal ? 'inherit' : 'ignore',
-      stdout: terminal ? 'inherit' : 'pipe',
-      stderr: terminal ? 'inherit' : 'pipe',
+      output: terminal ? 'inherit' : 'pipe',
+      ...(context.signal ? { signal: context.signal } : {}),
     })
 
-  const output = (result: Result, terminal: boolean): RunResult => ({
+  const output = (result: ClientResult, terminal: boolean): RunResult => ({
     exitCode: result.exitCode ?? 1,
-    stdout: terminal ? '' : String(result.stdout ?? ''),
-    stderr: terminal ? '' : String(result.stderr ?? ''),
+    stdout: terminal ? '' : result.stdout,
+    stderr: terminal ? '' : result.stderr,
   })
+
+  /** Parses `inspect` output; the containers it names, whatever else it said. */
+  const inspected = (result: ClientResult): ContainerInfo[] => {
+    let raw: InspectedContainer[]
+    try {
+      raw = JSON.parse(result.stdout || '[]') as InspectedContainer[]
+    } catch {
+      throw failed('inspect containers', result)
+    }
+    if (result.failed && !raw.length && !NO_SUCH_CONTAINER.test(result.stderr)) throw failed('inspect containers', result)
+    return raw.map((c) => ({
+      id: c.Id,
+      name: c.Name.replace(/^\//, ''),
+      running: Boolean(c.State?.Running),
+      image: c.Config?.Image ?? '',
+      labels: c.Config?.Labels ?? {},
+    }))
+  }
 
   return defineRuntime({
     kind: 'runtime',
@@ -139,23 +152,22 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     engine,
 
     async detect(context): Promise<RuntimeInfo | RuntimeUnavailable> {
-      const result = await callWith(context)(['version', '--format', '{{json .}}'], { timeout: DETECT_TIMEOUT_MS })
+      const result = await callWith(context)(['version', '--format', '{{json .}}'], { timeout: ANSWER_TIMEOUT_MS })
       let report: unknown
       try {
-        report = result.exitCode === 0 ? JSON.parse(String(result.stdout)) : undefined
+        report = result.exitCode === 0 ? JSON.parse(result.stdout) : undefined
       } catch {}
       const found = report === undefined ? undefined : dialect.version(report, context.env)
       if (found) return { engine, ...found }
-      const error = result as unknown as ExecaError
       return {
         engine,
         ...classifyDetect(
           {
             program,
-            missing: error.code === 'ENOENT',
-            timedOut: Boolean(result.timedOut),
-            timeoutSeconds: DETECT_TIMEOUT_MS / 1000,
-            stderr: String(result.stderr ?? ''),
+            missing: result.code === 'ENOENT',
+            timedOut: result.timedOut,
+            timeoutSeconds: ANSWER_TIMEOUT_MS / 1000,
+            stderr: result.stderr,
             target: dialect.target(context.env),
           },
           dialect.advice,
@@ -166,7 +178,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     async hasImage(tag, context) {
       const result = await callWith(context)(['image', 'inspect', '--format', '{{.Id}}', tag])
       if (!result.failed) return true
-      if (NO_SUCH_IMAGE.test(String(result.stderr))) return false
+      if (NO_SUCH_IMAGE.test(result.stderr)) return false
       throw failed(`look up the image ${tag}`, result)
     },
 
@@ -183,7 +195,9 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         await writeFile(recipeFile, recipe.containerfile)
         recipeHandle = await open(recipeFile, 'r')
         const subprocess = (await execa())(program, ['build', ...buildArgs(recipe, contextDir, setup.args)], {
-          ...baseOptions(context, { ...setup.env }),
+          env: clientEnv(context, setup.env),
+          extendEnv: false,
+          ...(context.signal ? { cancelSignal: context.signal } : {}),
           // A descriptor is passed to the child as is (execa's types list only 0-9).
           stdin: recipeHandle.fd as 0,
           all: true,
@@ -210,14 +224,14 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       refuseUnmountable(spec)
       const call = containerArgs(spec, context.env, true)
       const result = await check(context, `start the container ${spec.name ?? `from ${spec.image}`}`, ['run', '-d', ...call.args], call.env)
-      return String(result.stdout).trim().split('\n').at(-1) ?? ''
+      return result.stdout.trim().split('\n').at(-1) ?? ''
     },
 
     async exec(container, argv, options, context) {
       const terminal = !options.capture
       const call = execArgs(container, argv, options, context.env, stdinIsTerminal())
       const result = await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
-      if (result.exitCode === undefined || (!terminal && result.exitCode !== 0 && dialect.execFailed(result.exitCode, String(result.stderr)))) {
+      if (result.exitCode === undefined || (!terminal && result.exitCode !== 0 && dialect.execFailed(result.exitCode, result.stderr))) {
         throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, result)
       }
       return output(result, terminal)
@@ -235,32 +249,24 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     },
 
     async list(labels, context): Promise<ContainerInfo[]> {
-      const ids = String((await check(context, 'list containers', listArgs(labels))).stdout)
+      const ids = (await check(context, 'list containers', listArgs(labels))).stdout
         .split('\n')
         .map((l) => l.trim())
         .filter(Boolean)
       if (!ids.length) return []
       // A container removed between the two calls makes inspect fail for it alone; the rest still print.
-      const result = await callWith(context)(['inspect', '--type', 'container', ...ids])
-      let raw: InspectedContainer[]
-      try {
-        raw = JSON.parse(String(result.stdout) || '[]') as InspectedContainer[]
-      } catch {
-        throw failed('inspect containers', result)
-      }
-      if (result.failed && !raw.length && !NO_SUCH_CONTAINER.test(String(result.stderr))) throw failed('inspect containers', result)
-      return raw.map((c) => ({
-        id: c.Id,
-        name: c.Name.replace(/^\//, ''),
-        running: Boolean(c.State?.Running),
-        image: c.Config?.Image ?? '',
-        labels: c.Config?.Labels ?? {},
-      }))
+      return inspected(await callWith(context)(['inspect', '--type', 'container', ...ids]))
+    },
+
+    async inspect(container, context): Promise<ContainerInfo | undefined> {
+      const result = await callWith(context)(['inspect', '--type', 'container', container], { timeout: ANSWER_TIMEOUT_MS })
+      if (result.failed && !NO_SUCH_CONTAINER.test(result.stderr)) throw failed(`inspect the container ${container}`, result)
+      return inspected(result)[0]
     },
 
     async down(container, context) {
       const result = await callWith(context)(['rm', '-f', ...dialect.removeNow, container])
-      if (result.failed && !NO_SUCH_CONTAINER.test(String(result.stderr))) throw failed(`remove the container ${container}`, result)
+      if (result.failed && !NO_SUCH_CONTAINER.test(result.stderr)) throw failed(`remove the container ${container}`, result)
     },
   })
 }

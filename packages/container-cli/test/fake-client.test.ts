@@ -23,6 +23,10 @@ case "$1" in
   run) echo "Error: no such image" >&2; exit "\${FAKE_RUN_EXIT:-0}" ;;
   image) echo "Error response from daemon: No such image: $5" >&2; exit 1 ;;
   rm) echo "Error response from daemon: No such container: $3" >&2; exit 1 ;;
+  inspect)
+    if [ -n "$FAKE_FAIL" ]; then echo "$FAKE_FAIL" >&2; exit 1; fi
+    if [ "$4" = there ]; then echo '[{"Id":"abc","Name":"/there","State":{"Running":true},"Config":{"Image":"i:1","Labels":{"omh.plan":"p1"}}}]'; exit 0; fi
+    echo '[]'; echo "Error: no such container $4" >&2; exit 1 ;;
 esac
 `
 
@@ -90,6 +94,17 @@ describe.each(engines)('%s against a fake client', (_, runtime, answers, version
     await expect(runtime.run(spec, context)).rejects.toMatchObject({ code: 'CONTAINER_FAILED', message: expect.stringMatching(new RegExp(`^${program} could not run a container from i: Command failed with exit code 125`)) })
     expect(await runtime.hasImage('localhost/nope:1', context)).toBe(false)
     await expect(runtime.down('gone', context)).resolves.toBeUndefined()
+  })
+
+  it('inspect finds a container by name, says when there is none, and fails when the engine does not answer', async () => {
+    expect(await runtime.inspect!('there', fake(program).context)).toEqual({ id: 'abc', name: 'there', running: true, image: 'i:1', labels: { 'omh.plan': 'p1' } })
+    expect(await runtime.inspect!('absent', fake(program).context)).toBeUndefined()
+    const silent = fake(program, { FAKE_FAIL: 'Cannot connect to the engine' })
+    await expect(runtime.inspect!('there', silent.context)).rejects.toMatchObject({
+      code: 'CONTAINER_FAILED',
+      message: expect.stringMatching(new RegExp(`^${program} could not inspect the container there: Command failed with exit code 1: ${program} inspect`)),
+    })
+    await expect(runtime.inspect!('there', fake('unrelated').context)).rejects.toMatchObject({ code: 'CONTAINER_FAILED' })
   })
 
   it('a process exit status other than 125 is the answer, not a failure', async () => {

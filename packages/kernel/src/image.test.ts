@@ -24,6 +24,14 @@ describe('image recipes', () => {
     expect(planImages(adapter, options)).toEqual(plan)
   })
 
+  it('keeps the tags of unchanged recipes from one release to the next, so upgrading omh rebuilds nothing', () => {
+    const plan = planImages(
+      { name: 'probe', install: 'true', bindings: [], creds: [], token: [] },
+      { from: 'docker.io/library/node:24-bookworm-slim', network: 'host', labels: { 'omh.test': 'e2e', 'omh.test.run': 'x' } },
+    )
+    expect([plan.base.tag, plan.harness.tag]).toEqual(['localhost/omh-base:0f5fb6d165af09aa', 'localhost/omh-probe:3ab2466cf3796dbb'])
+  })
+
   it('a changed base image changes both tags; the harness recipe starts from the base tag', () => {
     const one = planImages(adapter, options)
     const two = planImages(adapter, { ...options, from: 'example.org/debian-node:2' })

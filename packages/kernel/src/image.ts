@@ -13,6 +13,7 @@ import { IMAGE_BUILD_FAILED, OmhError, isOmhError } from './errors.js'
 import { GUEST_HOME, GUEST_UID, GUEST_USER, GUEST_WORK } from './model.js'
 import type { ImageRecipe, RuntimeContext, RuntimePlugin } from './plugin.js'
 import type { EffectiveSettings } from './settings/load.js'
+import { byText } from './order.js'
 
 /** Labels every omh image carries, so images can be listed and removed by kind. */
 export const IMAGE_LABELS = { kind: 'omh.kind', adapter: 'omh.adapter', from: 'omh.from' } as const
@@ -54,7 +55,7 @@ export function imageOptions(settings: EffectiveSettings): ImageOptions {
 
 const digest = (containerfile: string, labels: Readonly<Record<string, string>>) =>
   createHash('sha256')
-    .update(JSON.stringify({ containerfile, labels: Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)) }))
+    .update(JSON.stringify({ containerfile, labels: Object.entries(labels).sort(([a], [b]) => byText(a, b)) }))
     .digest('hex')
     .slice(0, TAG_DIGITS)
 

@@ -264,3 +264,91 @@ describe('choosing a runtime', () => {
     expect(asked()).toEqual([])
   })
 })
+
+describe('reaching a runtime through a question asked anyway', () => {
+  beforeEach(() => {
+    ;(globalThis as { asked?: string[] }).asked = []
+  })
+
+  /** A probe that answers for the engines named, fails for the others, and records whom it asked. */
+  const probeAnswering = (...engines: string[]) => {
+    const probed: string[] = []
+    const probe = (runtime: { engine: string }) => {
+      probed.push(runtime.engine)
+      return engines.includes(runtime.engine) ? Promise.resolve(`${runtime.engine} answered`) : Promise.reject(new Error('no answer'))
+    }
+    return { probe, probed }
+  }
+
+  it('takes the first runtime whose probe answers, without detecting it', async () => {
+    const kernel = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
+    const { probe, probed } = probeAnswering('alpha', 'beta')
+    const reached = await kernel.reachRuntime(undefined, runtimeContext, probe)
+    expect(reached).toMatchObject({ probed: true, answer: 'alpha answered' })
+    expect(reached.runtime.engine).toBe('alpha')
+    expect(probed).toEqual(['alpha'])
+    expect(asked()).toEqual([])
+  })
+
+  it('detects a runtime whose probe fails, and takes it when the engine answers after all', async () => {
+    const kernel = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
+    const { probe } = probeAnswering('beta')
+    const reached = await kernel.reachRuntime(undefined, runtimeContext, probe)
+    expect(reached).toMatchObject({ probed: false, info: { engine: 'alpha', version: '1.0' } })
+    expect(reached.runtime.engine).toBe('alpha')
+    expect(asked()).toEqual(['alpha'])
+  })
+
+  it('passes over what resolveRuntime passes over, in the same order, and picks the same runtime', async () => {
+    const kernel = await kernelIn(two)
+    const { probe, probed } = probeAnswering('beta')
+    const reached = await kernel.reachRuntime('auto', runtimeContext, probe)
+    expect(reached.runtime).toBe((await kernel.resolveRuntime('auto', runtimeContext)).runtime)
+    expect(probed).toEqual(['alpha', 'beta'])
+  })
+
+  it('detects a runtime that cannot be probed', async () => {
+    const kernel = await kernelIn(two)
+    const reached = await kernel.reachRuntime(undefined, runtimeContext, () => undefined)
+    expect(reached).toMatchObject({ probed: false, info: { engine: 'beta', version: '2.0' } })
+    expect(asked()).toEqual(['alpha', 'beta'])
+  })
+
+  it('asks only the engine settings or the flag name', async () => {
+    const kernel = await kernelIn({ ...two, 'home/settings.toml': 'runtime = "beta"\n', 'a.mjs': runtime('alpha', { version: '1.0' }) })
+    const { probe, probed } = probeAnswering('alpha', 'beta')
+    expect((await kernel.reachRuntime(undefined, runtimeContext, probe)).runtime.engine).toBe('beta')
+    expect((await kernel.reachRuntime('alpha', runtimeContext, probe)).runtime.engine).toBe('alpha')
+    expect(probed).toEqual(['beta', 'alpha'])
+  })
+
+  it('fails as resolveRuntime does when nothing answers', async () => {
+    const kernel = await kernelIn({ ...two, 'b.mjs': runtime('beta', { reason: 'installed, but the engine does not answer' }) })
+    const { probe } = probeAnswering()
+    const reached = await failure(() => kernel.reachRuntime(undefined, runtimeContext, probe))
+    const resolved = await failure(() => kernel.resolveRuntime(undefined, runtimeContext))
+    expect(reached.code).toBe('RUNTIME_NOT_FOUND')
+    expect({ message: reached.message, problems: reached.problems, hint: reached.hint }).toEqual({
+      message: resolved.message,
+      problems: resolved.problems,
+      hint: resolved.hint,
+    })
+    const unknown = await failure(() => kernel.reachRuntime('betta', runtimeContext, probe))
+    expect(unknown.code).toBe('RUNTIME_UNKNOWN')
+  })
+
+  it('leaves the choice to the hook when anything else taps or intercepts it', async () => {
+    const kernel = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
+    const beta = kernel.runtimes.find((r) => r.plugin.engine === 'beta')!.plugin
+    kernel.hooks.resolveRuntime.tapPromise({ name: 'prefers-beta', stage: -100 }, async () => ({ runtime: beta, info: { engine: 'beta', version: 'x' } }))
+    const { probe, probed } = probeAnswering('alpha', 'beta')
+    expect(await kernel.reachRuntime(undefined, runtimeContext, probe)).toEqual({ runtime: beta, probed: false, info: { engine: 'beta', version: 'x' } })
+    expect(probed).toEqual([])
+
+    const intercepted = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
+    intercepted.hooks.resolveRuntime.intercept({ call: () => undefined })
+    const second = probeAnswering('alpha')
+    expect((await intercepted.reachRuntime(undefined, runtimeContext, second.probe)).probed).toBe(false)
+    expect(second.probed).toEqual([])
+  })
+})

@@ -49,6 +49,7 @@ import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import type { Repository } from './session/repo.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
+import { byText } from './order.js'
 
 export interface KernelOptions {
   readonly cwd: string
@@ -86,6 +87,15 @@ export interface ResolvedRuntime {
   readonly runtime: RuntimePlugin
   readonly info: RuntimeInfo
 }
+
+/**
+ * What `reachRuntime` found: the runtime `resolveRuntime` would pick, with
+ * the probe's answer when the probe stood in for `detect`, or with what
+ * `detect` said when it did not.
+ */
+export type ReachedRuntime<T> =
+  | { readonly runtime: RuntimePlugin; readonly probed: true; readonly answer: T }
+  | { readonly runtime: RuntimePlugin; readonly probed: false; readonly info?: RuntimeInfo }
 
 /** One bound capability, rendered. */
 export interface CapabilityRender {
@@ -192,6 +202,8 @@ export class Kernel {
   readonly #plugins: LoadedPlugin[] = []
   readonly #renderers = new Map<string, LoadedPlugin<RendererPlugin>[]>()
   readonly #runtimes: LoadedPlugin<RuntimePlugin>[] = []
+  /** The kernel's own taps on `hooks.resolveRuntime`, one per runtime, by tap function. */
+  readonly #runtimeTaps = new Map<unknown, RuntimePlugin>()
 
   private constructor(options: KernelOptions) {
     this.options = options
@@ -309,13 +321,15 @@ export class Kernel {
       }
     } else {
       this.#runtimes.push(record as LoadedPlugin<RuntimePlugin>)
-      this.hooks.resolveRuntime.tapPromise({ name: plugin.meta.name, stage }, async (request) => {
+      const tap = async (request: RuntimeRequest) => {
         if (request.engine !== 'auto' && request.engine !== plugin.engine) return undefined
-        const found = await guard(plugin.meta.name, 'Kernel.hooks.resolveRuntime', () => plugin.detect(request.context))
+        const found = await detectWith(plugin, request.context)
         if ('version' in found) return { runtime: plugin, info: found }
         request.tried.push(found)
         return undefined
-      })
+      }
+      this.#runtimeTaps.set(tap, plugin)
+      this.hooks.resolveRuntime.tapPromise({ name: plugin.meta.name, stage }, tap)
     }
   }
 
@@ -484,7 +498,7 @@ export class Kernel {
       if (!answer.ok) throw OmhError.of(COMBINE_CONFLICT, { args: [guest, first, second, answer.reason] })
       out.push({ ...files[0]!, content: answer.content })
     }
-    return out.sort((a, b) => a.guest.localeCompare(b.guest))
+    return out.sort((a, b) => byText(a.guest, b.guest))
   }
 
   // ─── Runtimes ──────────────────────────────────────────────────────────────
@@ -495,6 +509,57 @@ export class Kernel {
    * explicit `wanted` came from, for the error when no plugin drives it.
    */
   async resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin = '--runtime'): Promise<ResolvedRuntime> {
+    const engine = this.#wantedEngine(wanted, origin)
+    const request: RuntimeRequest = { engine, context, tried: [] }
+    const found = await this.hooks.resolveRuntime.promise(request)
+    if (found) return found
+    throw this.#notFound(engine, request.tried)
+  }
+
+  /**
+   * The runtime `resolveRuntime` would pick, found by asking each runtime in
+   * the same order a question the caller needs answered anyway (`probe`, e.g.
+   * "the session's container?") instead of `detect`: an answer proves the
+   * engine usable, so the first runtime that answers is the one. A runtime
+   * whose probe fails, or that cannot be probed (`probe` resolves undefined
+   * instead of a promise), is detected as `resolveRuntime` would, so the pick
+   * and every reason given for passing a runtime over are the same. When
+   * anything besides the runtimes taps or intercepts `hooks.resolveRuntime`,
+   * this is `resolveRuntime` and nothing is probed.
+   */
+  async reachRuntime<T>(
+    wanted: string | undefined,
+    context: RuntimeContext,
+    probe: (runtime: RuntimePlugin) => Promise<T> | undefined,
+    origin = '--runtime',
+  ): Promise<ReachedRuntime<T>> {
+    const engine = this.#wantedEngine(wanted, origin)
+    const hook = this.hooks.resolveRuntime
+    const order = hook.taps.map((t) => this.#runtimeTaps.get(t.fn))
+    if (hook.interceptors.length || order.some((r) => r === undefined)) {
+      const { runtime, info } = await this.resolveRuntime(wanted, context, origin)
+      return { runtime, probed: false, info }
+    }
+    const tried: RuntimeUnavailable[] = []
+    for (const runtime of order as RuntimePlugin[]) {
+      if (engine !== 'auto' && engine !== runtime.engine) continue
+      const asking = probe(runtime)
+      if (asking) {
+        try {
+          return { runtime, probed: true, answer: await asking }
+        } catch {
+          // Not an answer; detect says whether the engine is usable all the same, and why not.
+        }
+      }
+      const found = await detectWith(runtime, context)
+      if ('version' in found) return { runtime, probed: false, info: found }
+      tried.push(found)
+    }
+    throw this.#notFound(engine, tried)
+  }
+
+  /** `auto` or an engine some runtime drives, from `wanted` or the `runtime` setting. */
+  #wantedEngine(wanted: string | undefined, origin: string): string {
     const setting = this.settings.runtime
     const engine = wanted ?? setting?.value ?? 'auto'
     const engines = this.#runtimes.map((r) => r.plugin.engine)
@@ -504,14 +569,16 @@ export class Kernel {
         hintArgs: [engines, closest(engine, engines)],
       })
     }
-    const request: RuntimeRequest = { engine, context, tried: [] }
-    const found = await this.hooks.resolveRuntime.promise(request)
-    if (found) return found
-    throw OmhError.of(RUNTIME_NOT_FOUND, {
-      args: [engine, request.tried.map((t) => t.engine)],
+    return engine
+  }
+
+  #notFound(engine: string, tried: readonly RuntimeUnavailable[]): OmhError {
+    const engines = this.#runtimes.map((r) => r.plugin.engine)
+    return OmhError.of(RUNTIME_NOT_FOUND, {
+      args: [engine, tried.map((t) => t.engine)],
       hintArgs: [engine, engines],
-      problems: request.tried.map((t) => ({ path: t.engine, message: `${t.reason}.${t.hint ? ` ${t.hint.replace(/\.?$/, '.')}` : ''}` })),
-      details: { tried: request.tried },
+      problems: tried.map((t) => ({ path: t.engine, message: `${t.reason}.${t.hint ? ` ${t.hint.replace(/\.?$/, '.')}` : ''}` })),
+      details: { tried },
     })
   }
 }
@@ -551,6 +618,9 @@ function checkPlugin(candidate: unknown, specifier: string, file: string): Plugi
   }
   return candidate as Plugin
 }
+
+const detectWith = (runtime: RuntimePlugin, context: RuntimeContext) =>
+  guard(runtime.meta.name, 'Kernel.hooks.resolveRuntime', () => runtime.detect(context))
 
 /** Runs plugin code, wrapping anything it throws with the plugin's and the hook's names. */
 async function guard<T>(plugin: string, hook: string, run: () => Promise<T> | T): Promise<T> {

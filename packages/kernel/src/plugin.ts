@@ -400,6 +400,14 @@ export interface RuntimePlugin {
   run(spec: ContainerSpec, context: RuntimeContext): Promise<RunResult>
   /** Containers (running or not) carrying every given label. */
   list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ContainerInfo[]>
+  /**
+   * The container of this name or id, running or not; undefined when there
+   * is none. Rejects (CONTAINER_FAILED) when the engine does not answer, and
+   * within seconds when it hangs: an answer proves the engine usable, so a
+   * launch asks this instead of `detect` and `list`. Optional: without it, a
+   * launch detects and lists.
+   */
+  inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
 }

@@ -3,6 +3,7 @@ import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, sy
 import path from 'node:path'
 import type { RenderReport } from './kernel.js'
 import type { Mount, StagedEntry } from './plugin.js'
+import { byText } from './order.js'
 
 /** Where the host sources of `tree` entries appear inside the container. */
 export const GUEST_SOURCES = '/omh/src'
@@ -68,7 +69,7 @@ export async function stage(
     }
   }
   if (options.dryRun) {
-    mounts.sort((a, b) => a.guest.localeCompare(b.guest))
+    mounts.sort((a, b) => byText(a.guest, b.guest))
     return { dir, mounts, written: 0, removed: 0 }
   }
 
@@ -93,7 +94,7 @@ export async function stage(
     removed += await prune(path.join(dir, sub), (file) => wanted.has(file), new Set(mounts.map((m) => m.host)))
   }
 
-  mounts.sort((a, b) => a.guest.localeCompare(b.guest))
+  mounts.sort((a, b) => byText(a.guest, b.guest))
   return { dir, mounts, written, removed }
 }
 

@@ -13,9 +13,19 @@ export interface FakeRuntime extends RuntimePlugin {
   failUp: string | undefined
   /** Called while the harness "runs", before exec resolves. */
   during: ((container: string) => Promise<void>) | undefined
+  /** What the engine was asked besides running things: `detect`, `inspect <name>`, `list`, `hasImage <tag>`. */
+  readonly asked: string[]
+  /** Whether the engine answers at all; when it does not, every question fails. */
+  answering: boolean
+  /** The images that exist; absent, every image does. */
+  images: Set<string> | undefined
+  /** Called once `inspect` has taken its answer, before the caller has it: what happens meanwhile. */
+  meanwhile: (() => void) | undefined
 }
 
-export function fakeRuntime(): FakeRuntime {
+/** Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name. */
+export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}): FakeRuntime {
+  const engine = options.engine ?? 'fake'
   const containers = new Map<string, { spec: ContainerSpec; running: boolean }>()
   const info = (name: string, c: { spec: ContainerSpec; running: boolean }): ContainerInfo => ({
     id: name,
@@ -27,8 +37,8 @@ export function fakeRuntime(): FakeRuntime {
   const fake: FakeRuntime = {
     kind: 'runtime',
     apiVersion: 1,
-    meta: { name: 'fake-runtime', version: '0.0.0' },
-    engine: 'fake',
+    meta: { name: `${engine}-runtime`, version: '0.0.0' },
+    engine,
     containers,
     calls: [],
     execs: [],
@@ -36,11 +46,18 @@ export function fakeRuntime(): FakeRuntime {
     status: 0,
     failUp: undefined,
     during: undefined,
+    asked: [],
+    answering: true,
+    images: undefined,
+    meanwhile: undefined,
     async detect() {
-      return { engine: 'fake', version: '1' }
+      fake.asked.push('detect')
+      return fake.answering ? { engine, version: '1' } : { engine, reason: 'installed, but the engine does not answer' }
     },
-    async hasImage() {
-      return true
+    async hasImage(tag) {
+      fake.asked.push(`hasImage ${tag}`)
+      if (!fake.answering) throw new Error('the engine does not answer')
+      return fake.images?.has(tag) ?? true
     },
     async build() {},
     async up(spec) {
@@ -71,10 +88,24 @@ export function fakeRuntime(): FakeRuntime {
       return { exitCode: 0, stdout: '', stderr: '' }
     },
     async list(labels) {
+      fake.asked.push('list')
+      if (!fake.answering) throw new Error('the engine does not answer')
       return [...containers]
         .filter(([, c]) => Object.entries(labels).every(([k, v]) => c.spec.labels[k] === v))
         .map(([name, c]) => info(name, c))
     },
+    ...(options.inspect === false
+      ? {}
+      : {
+          async inspect(container: string) {
+            fake.asked.push(`inspect ${container}`)
+            if (!fake.answering) throw new Error('the engine does not answer')
+            const c = containers.get(container)
+            const answer = c ? info(container, c) : undefined
+            fake.meanwhile?.()
+            return answer
+          },
+        }),
     async down(container) {
       fake.calls.push(`down ${container}`)
       containers.delete(container)

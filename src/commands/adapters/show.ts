@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core'
+import { Args } from '../../lib/oclif.js'
 import type { Adapter } from '@omh/kernel'
 import { OmhCommand } from '../../lib/omh-command.js'
 import { table } from '../../lib/table.js'

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { Args } from '@oclif/core'
+import { Args } from '../../lib/oclif.js'
 import { ADAPTER_INVALID, ADAPTERS_INVALID, OmhError, type Problem } from '@omh/kernel'
 import { OmhCommand } from '../../lib/omh-command.js'
 

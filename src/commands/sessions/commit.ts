@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../../lib/oclif.js'
 import { branchOf, commitSession, resolveBase, workState } from '@omh/kernel'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 

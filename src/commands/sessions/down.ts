@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core'
+import { Args } from '../../lib/oclif.js'
 import { LABEL, clearMountpoints, listSessions, sessionPaths } from '@omh/kernel'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'

@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../../lib/oclif.js'
 import { LABEL, OmhError, SESSION_UNSAVED_WORK, branchOf, clearMountpoints, removeSession, sessionPaths, unsavedWork } from '@omh/kernel'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 

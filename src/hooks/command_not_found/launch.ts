@@ -1,4 +1,4 @@
-import type { Hook } from '@oclif/core'
+import type { Hook } from '../../lib/oclif.js'
 import type { LaunchAnnouncement, LaunchPreview } from '@omh/kernel'
 import { droppedDetail, droppedSummary } from '../../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../../lib/failure.js'

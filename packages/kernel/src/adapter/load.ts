@@ -7,6 +7,7 @@ import type { Binding } from '../plugin.js'
 import type { Expectation, Probe } from '../probe/judge.js'
 import { parseToml, type TomlDocument } from '../toml.js'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
+import { byText } from '../order.js'
 
 /** A binding as the kernel keeps it: guest paths expanded, options still raw. */
 export interface ResolvedBinding extends Binding {
@@ -143,7 +144,7 @@ export async function findAdapters(dirs: { bundled: string; personal: string }):
       byName.set(name, { name, file, origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
     }
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+  return [...byName.values()].sort((a, b) => byText(a.name, b.name))
 }
 
 async function tomlFiles(dir: string): Promise<string[]> {

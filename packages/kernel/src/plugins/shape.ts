@@ -36,6 +36,7 @@ const runtime = z.object({
   exec: fn,
   run: fn,
   list: fn,
+  inspect: z.optional(fn),
   down: fn,
 })
 

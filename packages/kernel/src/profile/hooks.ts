@@ -7,6 +7,7 @@ import { dotted, problemsFromIssues } from '../issues.js'
 import { parseJson } from '../json.js'
 import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '../model.js'
 import type { KeyPath } from '../toml.js'
+import { byText } from '../order.js'
 
 /**
  * A hook file, `<name>.json`: a moment, optionally the tools and a shell
@@ -62,7 +63,7 @@ export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectD
       byName.set(name, { name, file: path.join(dir, entry), origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
     }
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+  return [...byName.values()].sort((a, b) => byText(a.name, b.name))
 }
 
 /**

@@ -8,6 +8,7 @@ import type { CatalogueLocation, CatalogueSource } from './catalogue.js'
 import { commandsSource, rulesSource, skillsSource, subagentsSource } from './entries.js'
 import { hooksSource } from './hooks-source.js'
 import { mcpSource } from './mcp-file.js'
+import { byText } from '../order.js'
 
 /**
  * Every class the catalogue keeps, in capability order. A class missing here
@@ -102,7 +103,7 @@ export async function resolveProfile(sources: ProfileSources, catalogue = CATALO
     }),
   )
   if (problems.length) {
-    problems.sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0))
+    problems.sort((a, b) => byText(a.file ?? '', b.file ?? '') || (a.line ?? 0) - (b.line ?? 0))
     // A class with an error of its own reports it when it is the only one with problems.
     const failing = plans.filter((p) => problems.some((pr) => p.owns(pr)))
     const own = failing.length === 1 ? failing[0]!.source.invalid : undefined

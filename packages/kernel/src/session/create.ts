@@ -20,18 +20,22 @@ export async function createSession(omhHome: string, repo: Repository, sid: stri
   const branch = branchOf(sid)
   const at = { cwd: repo.root, env, trust: [paths.worktree] }
   // Only what this call made is undone: an existing branch of that name is never deleted.
-  const existed = (await tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], at)).ok
-  if (existed) throw new Error(`the branch ${branch} already exists; omh will not adopt it as a new session`)
+  const [existed] = await Promise.all([tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], at), mkdir(path.dirname(paths.worktree), { recursive: true })])
+  if (existed.ok) throw new Error(`the branch ${branch} already exists; omh will not adopt it as a new session`)
   try {
-    await mkdir(path.dirname(paths.worktree), { recursive: true })
-    await tryGit(['worktree', 'prune'], at)
-    await git(['worktree', 'add', '--quiet', '-b', branch, paths.worktree, base.commit], at)
-    const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], { ...at, cwd: paths.worktree })
-    if (head.stdout.trim() !== `refs/heads/${branch}`) {
-      throw OmhError.of(SESSION_OFF_BRANCH, { args: [sid, head.ok ? head.stdout.trim().replace(/^refs\/heads\//, '') : 'a detached HEAD', branch] })
+    // --force: a worktree once registered at this path and since deleted by hand does not block it.
+    // `-b` still refuses a branch that exists.
+    await git(['worktree', 'add', '--quiet', '--force', '-b', branch, paths.worktree, base.commit], at)
+    const onBranch = async () => {
+      const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], { ...at, cwd: paths.worktree })
+      if (head.stdout.trim() !== `refs/heads/${branch}`) {
+        throw OmhError.of(SESSION_OFF_BRANCH, { args: [sid, head.ok ? head.stdout.trim().replace(/^refs\/heads\//, '') : 'a detached HEAD', branch] })
+      }
     }
-    await createShadow(paths.shadow, paths.worktree, [], env)
-    await mkdir(paths.run, { recursive: true })
+    // Both only read the worktree; the first failure is reported once both have finished.
+    const [checked, seeded] = await Promise.allSettled([onBranch(), createShadow(paths.shadow, paths.worktree, [], env), mkdir(paths.run, { recursive: true })])
+    if (checked.status === 'rejected') throw checked.reason
+    if (seeded.status === 'rejected') throw seeded.reason
     await handToAgent(paths.worktree)
     await handToAgent(paths.shadow)
     return paths

@@ -1,6 +1,6 @@
 import { failure } from '../../../../test/helpers/failure.js'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, utimesSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
@@ -10,8 +10,11 @@ import { Kernel } from '../kernel.js'
 import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './launch.js'
 import { repository } from './repo.js'
 
-const g = globalThis as { __omhFakeRuntime?: FakeRuntime }
-afterEach(() => delete g.__omhFakeRuntime)
+const g = globalThis as { __omhFakeRuntime?: FakeRuntime; __omhOtherRuntime?: FakeRuntime }
+afterEach(() => {
+  delete g.__omhFakeRuntime
+  delete g.__omhOtherRuntime
+})
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
@@ -19,17 +22,19 @@ const git = (cwd: string, ...args: string[]) =>
 const renderer = `export default { kind: 'renderer', apiVersion: 1, meta: { name: 'r', version: '0' }, formats: ['r'], classes: ['rules', 'skills'],
   render(input) { return { files: input.items.length ? [{ kind: 'file', guest: input.binding.path, content: input.items.map((i) => i.text).join('\\n') }] : [], dropped: [] } } }\n`
 
-async function setup(adapterExtra = '') {
+async function setup(adapterExtra = '', fake = fakeRuntime()) {
   const dir = testdir({
-    'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs"]\nruntime = "fake"\n',
+    'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs", "./other.mjs"]\nruntime = "fake"\n',
     'omh/r.mjs': renderer,
     'omh/fake.mjs': 'export default globalThis.__omhFakeRuntime\n',
+    'omh/other.mjs': 'export default globalThis.__omhOtherRuntime\n',
     'omh/adapters/h.toml': `name = "h"\nbin = "h-bin"\ninstall = "true"\ncreds = ["$HOME/.h/"]\n${adapterExtra}[capabilities.rules]\npath = "/work/RULES.md"\nrender = "r"\n`,
     'home/rules/style.md': 'Be brief.\n',
   })
   const root = gitRepo({ 'README.md': 'hi\n' })
-  const fake = fakeRuntime()
+  const other = fakeRuntime({ engine: 'other' })
   g.__omhFakeRuntime = fake
+  g.__omhOtherRuntime = other
   const home = path.join(dir, 'home')
   const kernel = await Kernel.create({
     cwd: root,
@@ -45,7 +50,7 @@ async function setup(adapterExtra = '') {
     notice: (line) => notices.push(line),
     announce: (a) => announced.push(a),
   }
-  return { dir, root, home, fake, kernel, host, announced, notices, repo: repository(root) }
+  return { dir, root, home, fake, other, kernel, host, announced, notices, repo: repository(root) }
 }
 
 const request = (over: Partial<LaunchRequest> = {}): LaunchRequest => ({ harness: 'h', args: ['--flag'], tty: false, ...over })
@@ -180,7 +185,7 @@ describe('launch', () => {
 
   it('creates nothing when no engine answers', async () => {
     const t = await setup()
-    t.fake.detect = async () => ({ engine: 'fake', reason: 'not answering' })
+    t.fake.answering = false
     const error = await failure(() => launch(t.kernel, request(), t.host))
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
     expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
@@ -190,6 +195,7 @@ describe('launch', () => {
   it('creates nothing when the image does not build, and succeeds once it does', async () => {
     const t = await setup()
     const working = t.host.images!.ensure
+    t.fake.images = new Set()
     t.host.images!.ensure = async () => {
       throw OmhError.of(IMAGE_BUILD_FAILED, { args: ['fake', 'img:1', 'install exited 1'] })
     }
@@ -208,6 +214,123 @@ describe('launch', () => {
       throw new Error('not asked')
     }
     expect(await launch(t.kernel, request(), t.host)).toBe(0)
+  })
+
+  it('reaches a running container of the same plan with one question to the engine, then exec', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect ${name}`])
+    expect(t.fake.calls.at(-1)).toBe(`exec ${name} h-bin --flag`)
+  })
+
+  it('asks a new session\'s engine for the container and the image together, and detects and lists nothing', async () => {
+    const t = await setup()
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect omh-${t.repo.id}-s01`, 'hasImage img:1'])
+  })
+
+  it('starts the container again when it was removed behind omh\'s back', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.containers.delete(name)
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([`up ${name}`, `up ${name}`])
+  })
+
+  it('replaces a container stopped behind omh\'s back', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.containers.get(name)!.running = false
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([`up ${name}`, `down ${name}`, `up ${name}`])
+    expect(t.notices).toEqual(['restarting the container of omh/s01: it was stopped'])
+  })
+
+  it('uses the engine asked for now, not the one the session was started on', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    expect(await launch(t.kernel, request({ engine: 'other' }), t.host)).toBe(0)
+    expect(t.other.asked).toEqual([`inspect ${name}`])
+    expect(t.other.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+    expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+  })
+
+  it('never runs the harness in a container of the session\'s name that carries another session\'s labels', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    const c = t.fake.containers.get(name)!
+    c.spec = { ...c.spec, labels: { ...c.spec.labels, 'omh.session': 's07' } }
+    t.fake.asked.length = 0
+    const error = await failure(() => launch(t.kernel, request({ session: 's01' }), t.host))
+    expect(error.code).toBe('SESSION_UP_FAILED')
+    expect(t.fake.asked).toEqual([`inspect ${name}`, 'list'])
+    expect(t.fake.calls.filter((c) => c.startsWith('exec'))).toHaveLength(1)
+  })
+
+  it('asks again when another launch went into the session between the early question and the claim', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    t.fake.calls.length = 0
+    t.fake.meanwhile = () => {
+      t.fake.meanwhile = undefined
+      // Another launch, with another plan, before this one takes the lock: it claims the session
+      // (stamping last-used), replaces the container, and is done.
+      const stamp = new Date(Date.now() + 1000)
+      utimesSync(path.join(t.home, 'run', t.repo.id, 's01', 'last-used'), stamp, stamp)
+      const c = t.fake.containers.get(name)!
+      t.fake.containers.set(name, { ...c, spec: { ...c.spec, labels: { ...c.spec.labels, 'omh.plan': 'another' } } })
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect ${name}`, `inspect ${name}`])
+    expect(t.fake.calls).toEqual([`check ${name}`, `down ${name}`, `up ${name}`, `exec ${name} h-bin --flag`])
+  })
+
+  it('detects and lists through a runtime that cannot be asked for a container by name', async () => {
+    const t = await setup('', fakeRuntime({ inspect: false }))
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual(['detect', 'list'])
+  })
+
+  it('says which engine does not answer when a running session\'s engine stops answering, and keeps the session', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.fake.answering = false
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('RUNTIME_NOT_FOUND')
+    expect(error.problems).toEqual([{ path: 'fake', message: 'installed, but the engine does not answer.' }])
+    t.fake.answering = true
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's01'])
+  })
+
+  it('stops a build when the session cannot start from a commit, and reports that', async () => {
+    const t = await setup()
+    const empty = testdir({ 'README.md': 'never committed\n' })
+    git(empty, 'init', '-q', '-b', 'main')
+    const kernel = await Kernel.create({ ...t.kernel.options, cwd: empty })
+    t.fake.images = new Set()
+    let aborted: boolean | undefined
+    t.host.images!.ensure = (_adapter, _runtime, context) =>
+      new Promise((_resolve, reject) => {
+        context.signal!.addEventListener('abort', () => {
+          aborted = true
+          reject(new Error('build stopped'))
+        })
+      })
+    const error = await failure(() => launch(kernel, request(), t.host))
+    expect(error.code).toMatch(/^(REPOSITORY_EMPTY|BASE_UNKNOWN)$/)
+    expect(aborted).toBe(true)
   })
 
   it('previews a launch without creating anything', async () => {

@@ -7,7 +7,7 @@ import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
-import type { ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '../plugin.js'
+import type { ContainerInfo, ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { stage, type StageResult } from '../stage.js'
 import { createSession, removeSession } from './create.js'
@@ -149,41 +149,114 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
   }
 }
 
+/** The engine a launch uses, and the session's container as it stood when asked. */
+interface EngineView {
+  readonly runtime: RuntimePlugin
+  /** Running or not, this session's container; empty when it has none. */
+  readonly containers: readonly ContainerInfo[]
+  /** Whether the harness image exists, when that was asked on the way. */
+  readonly image?: boolean
+}
+
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
-  // Detection loads the engine's client and asks it a question: it runs while everything else
-  // is read, picked and staged, and its failure counts only once something needs the engine.
-  const resolving = kernel.resolveRuntime(request.engine, host.context)
-  resolving.catch(() => undefined)
   const env = kernel.options.env
+  const context = host.context
   const repo = requireRepo(kernel)
-  const adapter = await kernel.adapter(request.harness)
-  const account = await accountFor(kernel, adapter, request)
+  // Read while the session is picked and claimed; a launch into a running container waits on
+  // it only after asking the engine for that container.
+  const adapterLoading = kernel.adapter(request.harness)
+  adapterLoading.catch(() => undefined)
+  // Two captured accounts and none named is refused before a session is made for the launch.
+  const accountLoading = adapterLoading.then((adapter) => accountFor(kernel, adapter, request))
+  accountLoading.catch(() => undefined)
   const images = host.images ?? recipes(kernel)
-  let ensured: Promise<string> | undefined
-  const ensureImage = async () => (ensured ??= resolving.then(({ runtime }) => images.ensure(adapter, runtime, host.context)))
+
+  // The engine is found by asking it for the session's container: the answer proves it usable (so
+  // it stands in for `detect`) and is what the launch decides on. `list` is asked only when the
+  // container by that name is not clearly this session's, or the runtime cannot be asked by name.
+  const labelsOf = (sid: string) => ({ [LABEL.repo]: repo.id, [LABEL.session]: sid })
+  const containersOf = async (runtime: RuntimePlugin, sid: string, named: ContainerInfo | undefined) => {
+    if (!named) return []
+    const ours = Object.entries(labelsOf(sid)).every(([key, value]) => named.labels[key] === value)
+    return ours ? [named] : runtime.list(labelsOf(sid), context)
+  }
+  const view = async (sid: string, imageTag?: string): Promise<EngineView> => {
+    const name = containerName(repo, sid)
+    const reached = await kernel.reachRuntime(request.engine, context, (runtime) =>
+      runtime.inspect
+        ? Promise.all([
+            runtime.inspect(name, context),
+            // Only what a new session needs: whether to build. Read-only, so asking an engine that
+            // turns out not to be the one costs nothing.
+            imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).catch(() => undefined),
+          ])
+        : undefined,
+    )
+    const { runtime } = reached
+    if (!reached.probed) return { runtime, containers: await runtime.list(labelsOf(sid), context) }
+    const [named, image] = reached.answer
+    return { runtime, containers: await containersOf(runtime, sid, named), ...(image === undefined ? {} : { image }) }
+  }
+
+  // The engine is asked as early as its answer can be trusted. A new session's check asks for the
+  // id it expects. An existing session is asked before the lock, and the answer stands only if no
+  // launch went into that session before this one claimed it: a launch that could have replaced
+  // its container stamps `last-used` when it claims.
+  let asked: { sid: string; view: Promise<EngineView>; used?: number } | undefined
+  const ask = (sid: string, viewing: Promise<EngineView>, used?: number) => {
+    viewing.catch(() => undefined)
+    asked = { sid, view: viewing, ...(used === undefined ? {} : { used }) }
+  }
+
   // What a new session needs is checked before anything is made: an engine, a base to branch
   // from, the image. A build happens here, outside the lock, so other launches do not wait on it.
-  const readyToCreate = async () => {
-    await resolving
-    const base = await resolveBase(repo, env)
-    await ensureImage()
-    return base
+  let ready: Promise<{ base: Base }> | undefined
+  const readyToCreate = (sid: string) => (ready ??= checkReady(sid))
+  const checkReady = async (sid: string) => {
+    const adapter = await adapterLoading
+    await accountLoading
+    const tag = await images.tag(adapter)
+    const engine = view(sid, tag)
+    const base = resolveBase(repo, env)
+    // A base that cannot be resolved stops a build before it starts, or while it runs.
+    const stop = new AbortController()
+    base.catch(() => stop.abort())
+    const signal = context.signal ? AbortSignal.any([context.signal, stop.signal]) : stop.signal
+    const image = engine.then((e) => (e.image ? tag : images.ensure(adapter, e.runtime, { ...context, signal })))
+    const [e, b, i] = await Promise.allSettled([engine, base, image])
+    if (e.status === 'rejected') throw e.reason
+    if (b.status === 'rejected') throw b.reason
+    if (i.status === 'rejected') throw i.reason
+    ask(sid, Promise.resolve({ ...e.value, image: true }))
+    return { base: b.value }
   }
-  if (!(await pickSession(kernel.omhHome, repo, request, env)).exists) await readyToCreate()
+  // A harness that does not exist is the first thing to hear about, whatever else is wrong.
+  const first = await pickSession(kernel.omhHome, repo, request, env).catch(async (error: unknown) => {
+    await adapterLoading
+    throw error
+  })
+  if (first.exists) ask(first.sid, view(first.sid), first.lastUsed)
+  else await readyToCreate(first.sid)
 
   const picked = await withRepoLock(kernel.omhHome, repo, async () => {
-    const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
+    const { sid, exists, lastUsed } = await pickSession(kernel.omhHome, repo, request, env)
     if (!exists) {
-      const base = await readyToCreate()
+      const { base } = await readyToCreate(sid)
       await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
     }
-    return { sid, created: !exists, release: await claim(kernel.omhHome, repo, sid, adapter.name) }
+    const answered = asked?.sid === sid && asked.used === lastUsed ? asked.view : undefined
+    return { sid, created: !exists, answered, release: await claim(kernel.omhHome, repo, sid, request.harness) }
   })
-  const { sid, created, release } = picked
+  const { sid, created, answered, release } = picked
   const paths = sessionPaths(kernel.omhHome, repo, sid)
   let started = false
   let runtime: RuntimePlugin | undefined
   try {
+    // Answered while the profile is rendered and staged.
+    const engineView = answered ?? view(sid)
+    engineView.catch(() => undefined)
+    const adapter = await adapterLoading
+    const account = await accountLoading
     const image = await images.tag(adapter)
     const render = await renderFor(kernel, adapter, paths.worktree)
     const files = withGitfile(render.files)
@@ -205,16 +278,12 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const digest = spec.labels[LABEL.plan]!
     await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
 
-    runtime = (await resolving).runtime
+    const seen = await engineView
+    runtime = seen.runtime
     const engine = runtime
-    const decision = await decideReuse(
-      await engine.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context),
-      digest,
-      adapter.name,
-      (c) => liveProcesses(engine, c.id, host.context),
-    )
+    const decision = await decideReuse(seen.containers, digest, adapter.name, (c) => liveProcesses(engine, c.id, context))
     // A container running this very plan runs from this image, so only a new container asks for it.
-    if (decision.action !== 'attach' && decision.action !== 'busy') await ensureImage()
+    if (decision.action !== 'attach' && decision.action !== 'busy' && !seen.image) await images.ensure(adapter, engine, context)
     await act(decision, { runtime: engine, spec, planned, paths, sid, harness: adapter.name, host })
 
     host.announce({ harness: adapter.name, session: sid, branch: branchOf(sid), created, dropped: render.dropped, notices: render.notices })
@@ -229,13 +298,13 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
         workdir: GUEST_WORK,
         env: { OMH_HARNESS: adapter.name },
       },
-      host.context,
+      context,
     )
     await kernel.hooks.launched.promise(launchPlan, result.exitCode)
     return result.exitCode
   } catch (error) {
     if (created && !started) {
-      await runtime?.down(containerName(repo, sid), host.context).catch(() => undefined)
+      await runtime?.down(containerName(repo, sid), context).catch(() => undefined)
       await clearMountpoints(paths.run).catch(() => undefined)
       await removeSession(kernel.omhHome, repo, sid, env, { deleteBranch: true })
     }

@@ -6,6 +6,7 @@ import type { ContainerSpec, Mount, StagedEntry } from '../plugin.js'
 import { LABEL, containerName } from './layout.js'
 import type { Repository } from './repo.js'
 import { GUEST_SHADOW } from './shadow.js'
+import { byText } from '../order.js'
 
 /** A read-only mount from staging, and whether its source is a file or a directory. */
 export interface StagedMount extends Mount {
@@ -98,7 +99,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     seen.set(m.guest, m)
   }
   // Parents first, so a mount over a file inside a mounted directory lands on top of it.
-  mounts.sort((a, b) => depth(a.guest) - depth(b.guest) || a.guest.localeCompare(b.guest))
+  mounts.sort((a, b) => depth(a.guest) - depth(b.guest) || byText(a.guest, b.guest))
 
   const mountpoints: Mountpoint[] = []
   const worktreeTargets: string[] = []

@@ -25,20 +25,31 @@ export async function pickSession(
   repo: Repository,
   choice: SessionChoice,
   env: Env,
-): Promise<{ readonly sid: string; readonly exists: boolean }> {
+): Promise<PickedSession> {
   const existing = await listSessions(omhHome, repo)
   if (choice.session) {
     if (!existing.includes(choice.session)) {
       throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, repo.root], hintArgs: [existing] })
     }
-    return { sid: choice.session, exists: true }
+    return { sid: choice.session, exists: true, lastUsed: await lastUsed(omhHome, repo, choice.session) }
   }
   if (!choice.fresh) {
     const used = new Map(await Promise.all(existing.map(async (sid) => [sid, await lastUsed(omhHome, repo, sid)] as const)))
     const recentFirst = [...existing].reverse().sort((a, b) => used.get(b)! - used.get(a)!)
     for (const sid of recentFirst) {
-      if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true }
+      if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true, lastUsed: used.get(sid)! }
     }
   }
   return { sid: await nextSessionId(omhHome, repo, env), exists: false }
+}
+
+/** The session a launch goes into. */
+export interface PickedSession {
+  readonly sid: string
+  readonly exists: boolean
+  /**
+   * For an existing session, its `last-used` stamp as read before its claim
+   * was checked: a launch that went into it since has stamped it again.
+   */
+  readonly lastUsed?: number
 }

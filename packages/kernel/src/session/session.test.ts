@@ -1,6 +1,6 @@
 import { failure } from '../../../../test/helpers/failure.js'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gitRepo, testdir } from '../../../../test/helpers/testdir.js'
@@ -104,6 +104,33 @@ describe('creating a session', () => {
     expect(shadow('for-each-ref', '--format=%(refname)')).toBe('refs/heads/sandbox')
     expect(shadow('ls-files').split('\n').sort()).toEqual(['README.md', 'src/a.txt'])
     expect(shadow('status', '--porcelain')).toBe('')
+    const config = (key: string) => git(paths.worktree, 'config', '--file', path.join(paths.shadow, 'config'), '--get-all', key)
+    expect([config('core.bare'), config('user.name'), config('user.email')]).toEqual(['false', 'omh sandbox', 'sandbox@omh.invalid'])
+    expect(() => config('core.worktree')).toThrow()
+  })
+
+  it('makes the worktree where one was registered and since deleted by hand', async () => {
+    const root = gitRepo()
+    const home = testdir()
+    const repo = repository(root)
+    const base = await resolveBase(repo, env)
+    const stale = sessionPaths(home, repo, 's01').worktree
+    git(root, 'worktree', 'add', '-q', '-b', 'elsewhere', stale)
+    rmSync(stale, { recursive: true, force: true })
+    const paths = await createSession(home, repo, 's01', base, env)
+    expect(git(paths.worktree, 'symbolic-ref', 'HEAD')).toBe('refs/heads/omh/s01')
+  })
+
+  it('refuses a branch that exists, and leaves it as it was', async () => {
+    const root = gitRepo()
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'mine')
+    git(root, 'branch', 'omh/s01')
+    const mine = git(root, 'rev-parse', 'omh/s01')
+    const home = testdir()
+    const repo = repository(root)
+    const base = await resolveBase(repo, env)
+    await expect(createSession(home, repo, 's01', { ...base, commit: git(root, 'rev-parse', 'HEAD~1') }, env)).rejects.toThrow(/already exists/)
+    expect(git(root, 'rev-parse', 'omh/s01')).toBe(mine)
   })
 
   it('leaves nothing behind when a step fails, so the retry succeeds', async () => {
@@ -177,6 +204,11 @@ describe('the session plan', () => {
       { host: '/home/u/.omh/creds/h/default/.h/skills', kind: 'directory' },
     ])
     expect(plan.worktreeTargets).toEqual(['.git', 'RULES.md'])
+  })
+
+  it('keeps the digest of an unchanged plan from one release to the next, so upgrading omh restarts no container', () => {
+    const staged = [...input().staged, { host: '/stage/files/work/Zeta.md', guest: '/work/Zeta.md', readOnly: true, kind: 'file' as const }]
+    expect(planSession(input({ staged })).digest).toBe('bf6ec9527e4da638')
   })
 
   it('has a digest that is stable, and changes with what the container sees', () => {

@@ -1,6 +1,6 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { UNSIGNED, git } from './git.js'
+import { UNSIGNED, git, type GitOptions } from './git.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -36,9 +36,7 @@ export async function createShadow(shadow: string, worktree: string, exclude: re
   const scoped = (args: string[]) => ['--git-dir', building, '--work-tree', worktree, ...args]
   try {
     await git(['init', '--quiet', '--bare', '--template=', '--initial-branch=sandbox', building], { ...at, cwd: path.dirname(shadow) })
-    await git(['--git-dir', building, 'config', 'core.bare', 'false'], at)
-    await git(['--git-dir', building, 'config', 'user.name', SANDBOX_AUTHOR.name], at)
-    await git(['--git-dir', building, 'config', 'user.email', SANDBOX_AUTHOR.email], at)
+    await configure(building, at)
     await writeExclude(building, exclude)
     await git(scoped(['add', '--all', '.']), at)
     await git(
@@ -58,6 +56,27 @@ export async function createShadow(shadow: string, worktree: string, exclude: re
     await rm(building, { recursive: true, force: true })
     throw error
   }
+}
+
+/**
+ * A git directory with a work tree (set per call, never stored: the host's
+ * path means nothing inside the container), whose own commits are the
+ * sandbox's. `init` has just written the config file, so it is edited in one
+ * write rather than by three more git processes; a file not as expected is
+ * left to git.
+ */
+async function configure(gitDir: string, at: GitOptions): Promise<void> {
+  const file = path.join(gitDir, 'config')
+  const written = await readFile(file, 'utf8')
+  const notBare = written.replace(/^(\s*bare\s*=\s*)true[ \t]*$/m, '$1false')
+  if (notBare !== written && !/^\s*\[user\]/m.test(written)) {
+    const user = `[user]\n\tname = ${SANDBOX_AUTHOR.name}\n\temail = ${SANDBOX_AUTHOR.email}\n`
+    await writeFile(file, `${notBare}${notBare.endsWith('\n') ? '' : '\n'}${user}`)
+    return
+  }
+  await git(['--git-dir', gitDir, 'config', 'core.bare', 'false'], at)
+  await git(['--git-dir', gitDir, 'config', 'user.name', SANDBOX_AUTHOR.name], at)
+  await git(['--git-dir', gitDir, 'config', 'user.email', SANDBOX_AUTHOR.email], at)
 }
 
 /**

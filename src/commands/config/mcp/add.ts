@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../../../lib/oclif.js'
 import { OmhError, USAGE, mcpFileOf, openMcpDocument, planPut, serverFrom, type McpServer } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'

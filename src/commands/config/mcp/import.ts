@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../../../lib/oclif.js'
 import {
   FILE_UNREADABLE,
   IMPORT_INVALID,

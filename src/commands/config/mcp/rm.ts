@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core'
+import { Args } from '../../../lib/oclif.js'
 import { MCP_SERVER_NOT_FOUND, OmhError, closest, mcpFileOf, openMcpDocument, type McpChange } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest'
+import { runClient } from './client.js'
+
+const env = { PATH: process.env['PATH'] }
+
+describe('runClient', () => {
+  it('captures output, strips one final line break when asked, and says how a failure ended', async () => {
+    const ok = await runClient('sh', ['-c', 'echo out; echo err >&2'], { env, stripFinalNewline: true })
+    expect(ok).toMatchObject({ exitCode: 0, failed: false, stdout: 'out', stderr: 'err', timedOut: false })
+    const kept = await runClient('sh', ['-c', 'printf "a\\n\\n"'], { env })
+    expect(kept.stdout).toBe('a\n\n')
+    const bad = await runClient('sh', ['-c', 'exit 3'], { env })
+    expect(bad).toMatchObject({ exitCode: 3, failed: true, shortMessage: 'Command failed with exit code 3: sh -c exit 3' })
+  })
+
+  it('a program not on PATH is ENOENT, not an exit status', async () => {
+    const missing = await runClient('omh-no-such-client', ['version'], { env })
+    expect(missing).toMatchObject({ exitCode: undefined, failed: true, code: 'ENOENT', shortMessage: 'Command failed with ENOENT: omh-no-such-client version' })
+  })
+
+  it('kills a client that takes longer than its timeout', async () => {
+    const slow = await runClient('sleep', ['5'], { env, timeout: 50 })
+    expect(slow).toMatchObject({ exitCode: undefined, failed: true, timedOut: true, shortMessage: 'Command timed out after 50 milliseconds: sleep 5' })
+  })
+
+  it('passes only the environment it is given', async () => {
+    const result = await runClient('sh', ['-c', 'echo "${OMH_A-unset} ${HOME-unset}"'], { env: { ...env, OMH_A: 'a', HOME: undefined }, stripFinalNewline: true })
+    expect(result.stdout).toBe('a unset')
+  })
+
+  it('stops when its signal aborts', async () => {
+    const stop = new AbortController()
+    const running = runClient('sleep', ['5'], { env, signal: stop.signal })
+    stop.abort()
+    expect(await running).toMatchObject({ failed: true, exitCode: undefined })
+  })
+})
