@@ -13,4 +13,13 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
+  {
+    // @oclif/core's package entry checks the Node version with semver on every start, about 15 ms;
+    // src/lib/oclif.ts takes oclif's parts from their own modules instead.
+    files: ['src/**/*.ts'],
+    ignores: ['src/lib/oclif.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: '@oclif/core', message: "Import oclif's parts from src/lib/oclif.ts." }] }],
+    },
+  },
 )

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import path from 'node:path'
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../lib/oclif.js'
 import { EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError, checkEditorFile, closest, editorArgs, type Attached } from '@omh/kernel'
 import { OmhCommand } from '../lib/omh-command.js'
 

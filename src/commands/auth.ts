@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../lib/oclif.js'
 import type { AuthResult } from '@omh/kernel'
 import { OmhCommand } from '../lib/omh-command.js'
 

@@ -1,4 +1,4 @@
-import { Args, Flags } from '@oclif/core'
+import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, type DoctorCheck, type DoctorReport } from '@omh/kernel'
 import { droppedSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
