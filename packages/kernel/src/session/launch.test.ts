@@ -1,6 +1,6 @@
 import { failure } from '../../../../test/helpers/failure.js'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, utimesSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
@@ -106,6 +106,16 @@ describe('launch', () => {
     await second
     expect(t.announced.map((a) => a.session).sort()).toEqual(['s01', 's02'])
     expect(git(t.root, 'branch', '--list', 'omh/*', '--format=%(refname:short)').split('\n')).toEqual(['omh/s01', 'omh/s02'])
+  })
+
+  it('leaves an existing session untouched when the harness does not exist', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    const stamp = path.join(t.home, 'run', t.repo.id, 's01', 'last-used')
+    const before = readFileSync(stamp, 'utf8') + String(statSync(stamp).mtimeMs)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((await failure(() => launch(t.kernel, request({ harness: 'nope' }), t.host))).message).toContain('nope')
+    expect(readFileSync(stamp, 'utf8') + String(statSync(stamp).mtimeMs)).toBe(before)
   })
 
   it('returns to the session launched into last', async () => {

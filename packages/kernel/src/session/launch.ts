@@ -166,7 +166,6 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
   // it only after asking the engine for that container.
   const adapterLoading = kernel.adapter(request.harness)
   adapterLoading.catch(() => undefined)
-  // Two captured accounts and none named is refused before a session is made for the launch.
   const accountLoading = adapterLoading.then((adapter) => accountFor(kernel, adapter, request))
   accountLoading.catch(() => undefined)
   const images = host.images ?? recipes(kernel)
@@ -214,7 +213,6 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
   const readyToCreate = (sid: string) => (ready ??= checkReady(sid))
   const checkReady = async (sid: string) => {
     const adapter = await adapterLoading
-    await accountLoading
     const tag = await images.tag(adapter)
     const engine = view(sid, tag)
     const base = resolveBase(repo, env)
@@ -230,13 +228,16 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     ask(sid, Promise.resolve({ ...e.value, image: true }))
     return { base: b.value }
   }
-  // A harness that does not exist is the first thing to hear about, whatever else is wrong.
+  // A harness that does not exist is the first thing to hear about, whatever else is wrong, and
+  // neither it nor an account that cannot be chosen claims a session: a claim stamps the session
+  // as the one launched into last.
   const first = await pickSession(kernel.omhHome, repo, request, env).catch(async (error: unknown) => {
     await adapterLoading
     throw error
   })
   if (first.exists) ask(first.sid, view(first.sid), first.lastUsed)
-  else await readyToCreate(first.sid)
+  await accountLoading
+  if (!first.exists) await readyToCreate(first.sid)
 
   const picked = await withRepoLock(kernel.omhHome, repo, async () => {
     const { sid, exists, lastUsed } = await pickSession(kernel.omhHome, repo, request, env)
