@@ -54,6 +54,14 @@ describe('accounts', () => {
     expect(await codeOf(chooseAccount(two, adapter, { flag: '../x' }))).toMatch(/^ACCOUNT_INVALID: /)
   })
 
+  it('use a named account of a harness without token files when omh auth made it, and none by default', async () => {
+    const dir = home({ work: { '.h/settings.json': '{"theme":"dark"}' } })
+    const tokenless = { name: 'h', token: [] }
+    expect(await chooseAccount(dir, tokenless, { flag: 'work' })).toEqual({ account: 'work', by: 'flag' })
+    expect(await chooseAccount(dir, tokenless, {})).toEqual({ account: undefined, by: 'none' })
+    expect(await codeOf(chooseAccount(dir, tokenless, { setting: 'play' }))).toMatch(/^ACCOUNT_NOT_FOUND/)
+  })
+
   it('log into the named account, else the only captured one, else default; never guess between two', async () => {
     const one = home({ work: { '.h/token.json': 'x', '.h.json': 'y' } })
     expect(await accountToCapture(testdir({}), adapter, {})).toEqual({ account: 'default', captured: [] })

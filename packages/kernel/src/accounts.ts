@@ -6,7 +6,7 @@
  * harness fills its config directory just by starting, so a non-empty
  * directory proves nothing.
  */
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Adapter } from './adapter/load.js'
 import { ACCOUNT_AMBIGUOUS, ACCOUNT_INVALID, ACCOUNT_NOT_FOUND, OmhError } from './errors.js'
@@ -89,7 +89,10 @@ export async function chooseAccount(
   const name = named.flag ?? named.setting
   if (name !== undefined) {
     assertAccountName(name)
-    if (!captured.includes(name)) throw OmhError.of(ACCOUNT_NOT_FOUND, { args: [adapter.name, name, captured], hintArgs: [adapter.name, name] })
+    // Without token files nothing proves a login, but an account the user names and `omh auth`
+    // made is theirs to use; only a choice omh would make itself needs the proof.
+    const usable = captured.includes(name) || (!adapter.token.length && (await isDirectory(accountDir(omhHome, adapter.name, name))))
+    if (!usable) throw OmhError.of(ACCOUNT_NOT_FOUND, { args: [adapter.name, name, captured], hintArgs: [adapter.name, name] })
     return { account: name, by: named.flag !== undefined ? 'flag' : 'setting' }
   }
   if (captured.length === 1) return { account: captured[0]!, by: 'only' }
@@ -116,3 +119,5 @@ export async function accountToCapture(
   if (captured.length > 1) throw OmhError.of(ACCOUNT_AMBIGUOUS, { args: [adapter.name, captured], hintArgs: [adapter.name, captured] })
   return { account: captured[0] ?? 'default', captured }
 }
+
+const isDirectory = (p: string): Promise<boolean> => stat(p).then((st) => st.isDirectory(), () => false)
