@@ -33,9 +33,8 @@ export async function createSession(omhHome: string, repo: Repository, sid: stri
       }
     }
     // Both only read the worktree; the first failure is reported once both have finished.
-    const [checked, seeded] = await Promise.allSettled([onBranch(), createShadow(paths.shadow, paths.worktree, [], env), mkdir(paths.run, { recursive: true })])
-    if (checked.status === 'rejected') throw checked.reason
-    if (seeded.status === 'rejected') throw seeded.reason
+    const settled = await Promise.allSettled([onBranch(), createShadow(paths.shadow, paths.worktree, [], env), mkdir(paths.run, { recursive: true })])
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
     await handToAgent(paths.worktree)
     await handToAgent(paths.shadow)
     return paths

@@ -151,6 +151,18 @@ describe('creating a session', () => {
     expect(git(paths.worktree, 'symbolic-ref', 'HEAD')).toBe('refs/heads/omh/s01')
   })
 
+  it('fails, leaving nothing behind, when the run directory of the session cannot be made', async () => {
+    const root = gitRepo()
+    const home = testdir()
+    const repo = repository(root)
+    const base = await resolveBase(repo, env)
+    mkdirSync(path.join(home, 'run'), { recursive: true })
+    writeFileSync(path.join(home, 'run', repo.id), 'in the way')
+    await expect(createSession(home, repo, 's01', base, env)).rejects.toThrow()
+    expect(existsSync(sessionPaths(home, repo, 's01').worktree)).toBe(false)
+    expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
   it('never reuses an id whose branch a removed session left', async () => {
     const root = gitRepo()
     const home = testdir()
