@@ -23,6 +23,13 @@ describe('runClient', () => {
     expect(slow).toMatchObject({ exitCode: undefined, failed: true, timedOut: true, shortMessage: 'Command timed out after 50 milliseconds: sleep 5' })
   })
 
+  it('counts a timed-out client as failed even when it exits 0 on SIGTERM, and kills one that ignores it', async () => {
+    const graceful = await runClient(process.execPath, ['-e', 'process.on("SIGTERM", () => process.exit(0)); setInterval(() => {}, 1000)'], { env, timeout: 100 })
+    expect(graceful).toMatchObject({ failed: true, timedOut: true })
+    const stubborn = await runClient(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { env, timeout: 100, killAfter: 100 })
+    expect(stubborn).toMatchObject({ failed: true, timedOut: true, exitCode: undefined })
+  })
+
   it('passes only the environment it is given', async () => {
     const result = await runClient('sh', ['-c', 'echo "${OMH_A-unset} ${HOME-unset}"'], { env: { ...env, OMH_A: 'a', HOME: undefined }, stripFinalNewline: true })
     expect(result.stdout).toBe('a unset')

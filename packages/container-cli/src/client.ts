@@ -30,8 +30,10 @@ export interface ClientOptions {
   readonly output?: 'pipe' | 'inherit'
   /** Captured stdout loses one final line break, as a shell's `$(…)` would. */
   readonly stripFinalNewline?: boolean
-  /** Milliseconds before the client is killed and the call counts as timed out. */
+  /** Milliseconds before the client is sent SIGTERM and the call counts as timed out. */
   readonly timeout?: number
+  /** Milliseconds after that SIGTERM before SIGKILL, for a client that does not stop; default 5000. */
+  readonly killAfter?: number
   readonly signal?: AbortSignal
 }
 
@@ -50,15 +52,18 @@ export function runClient(program: string, args: readonly string[], options: Cli
     })
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    let killer: NodeJS.Timeout | undefined
     const timer = options.timeout
       ? setTimeout(() => {
           timedOut = true
           child.kill('SIGTERM')
+          killer = setTimeout(() => child.kill('SIGKILL'), options.killAfter ?? 5000)
         }, options.timeout)
       : undefined
     child.on('error', (error) => (startError ??= error))
     child.on('close', (status, signal) => {
-      if (timer) clearTimeout(timer)
+      clearTimeout(timer)
+      clearTimeout(killer)
       const code = startError?.code
       const exitCode = code || signal || status === null ? undefined : status
       const strip = (text: string) => (options.stripFinalNewline ? text.replace(/\r?\n$/, '') : text)
@@ -67,7 +72,8 @@ export function runClient(program: string, args: readonly string[], options: Cli
         exitCode,
         stdout: strip(stdout),
         stderr: strip(stderr),
-        failed: exitCode !== 0,
+        // A client stopped by its timeout did not finish, whatever status it chose on the way out.
+        failed: timedOut || exitCode !== 0,
         timedOut,
         ...(code ? { code } : {}),
         shortMessage: timedOut
