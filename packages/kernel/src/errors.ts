@@ -147,6 +147,14 @@ export const DOCTOR_RUNNER_FAILED = define({
     'The runner needs `node` on PATH in the harness image; check that the image runs (`--verbose` shows the cause), and that the engine can start containers with --network none.',
 })
 
+export const DOCTOR_WORKSPACE_FAILED = define({
+  code: 'DOCTOR_WORKSPACE_FAILED',
+  exit: 1,
+  message: (root: string, base: string, why: string) => `The files of ${root} at ${base} could not be unpacked for the doctor: ${why}`,
+  hint: (scratch: string) =>
+    `The doctor unpacks the base commit with \`tar\` into ${scratch}: check that tar is installed and on PATH, and that the directory is writable and has room; then run again.`,
+})
+
 export const EDITOR_INVALID = define({
   code: 'EDITOR_INVALID',
   exit: 2,
@@ -506,6 +514,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   CONTAINER_FAILED,
   DOCTOR_FAILED,
   DOCTOR_RUNNER_FAILED,
+  DOCTOR_WORKSPACE_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,

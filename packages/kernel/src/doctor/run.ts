@@ -3,18 +3,19 @@
  * start the harness image once with the real mounts in a scratch place (no
  * session, no branch, no network), measure inside, and judge on the host.
  */
-import { spawn } from 'node:child_process'
+import { execFile, type ExecFileException } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
-import { DOCTOR_RUNNER_FAILED, OmhError } from '../errors.js'
+import { DOCTOR_RUNNER_FAILED, DOCTOR_WORKSPACE_FAILED, OmhError } from '../errors.js'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_WORK, type CapabilityClass } from '../model.js'
 import type { ContainerSpec, DroppedItem, Mount, RuntimeContext, StagedEntry } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
+import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { contentDigests, credentialMounts, planSession, type CredentialMount, type StagedMount } from '../session/plan.js'
 import { repository, resolveBase, type Repository } from '../session/repo.js'
@@ -82,7 +83,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
   const run = path.join(scratch, 'run')
   try {
     const work = path.join(scratch, 'work')
-    const repo = await workspace(kernel, work)
+    const repo = await workspace(kernel, work, path.join(scratch, 'base.tar'))
     const profile = await resolveProfile({
       omhHome: kernel.omhHome,
       projectDir: work,
@@ -183,20 +184,26 @@ function expectedDigests(render: RenderReport): Record<string, string> {
  * only read; outside a repository, an empty directory. Resolves the
  * repository the plan is named after.
  */
-async function workspace(kernel: Kernel, work: string): Promise<Repository> {
+async function workspace(kernel: Kernel, work: string, archive: string): Promise<Repository> {
   await mkdir(work, { recursive: true })
   if (!kernel.repoRoot) return repository(work)
   const repo = repository(kernel.repoRoot)
-  const base = await resolveBase(repo, kernel.options.env)
-  const archive = spawn('git', ['-C', repo.root, 'archive', '--format=tar', base.commit], { stdio: ['ignore', 'pipe', 'ignore'] })
-  const tar = spawn('tar', ['-x', '-C', work], { stdio: ['pipe', 'ignore', 'pipe'] })
-  archive.stdout.pipe(tar.stdin)
-  const [a, t] = await Promise.all([exitOf(archive), exitOf(tar)])
-  if (a !== 0 || t !== 0) throw new Error(`could not copy ${repo.root} at ${base.name} into ${work} (git archive ${a}, tar ${t})`)
+  const env = kernel.options.env
+  const base = await resolveBase(repo, env)
+  const at = `${base.name} (${base.commit.slice(0, 8)})`
+  // Through a file rather than a pipe: each tool fails on its own, with its own message, and
+  // neither is left writing into a pipe the other has closed.
+  await git(['archive', '--format=tar', '-o', archive, base.commit], { cwd: repo.root, env }).catch(gitFailure(`archiving ${at} for the doctor`, repo.root))
+  const untar = await new Promise<{ error: ExecFileException | null; stderr: string }>((resolve) =>
+    execFile('tar', ['-x', '-f', archive, '-C', work], { env: { ...env }, encoding: 'utf8' }, (error, _stdout, stderr) => resolve({ error, stderr })),
+  )
+  if (untar.error) {
+    const why = untar.error.code === 'ENOENT' ? 'tar is not on PATH' : untar.stderr.trim().split('\n').pop() || untar.error.message
+    throw OmhError.of(DOCTOR_WORKSPACE_FAILED, { args: [repo.root, at, why], hintArgs: [path.dirname(work)], cause: untar.error })
+  }
+  await rm(archive, { force: true })
   return repo
 }
-
-const exitOf = (child: ReturnType<typeof spawn>) => new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))
 
 /** Credential sources exist before the engine mounts them; a new file starts as something its harness can parse. */
 async function prepareCredentials(creds: readonly CredentialMount[]): Promise<void> {

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
 import { GUEST_SSH_PORT, sshPort } from '../attach.js'
-import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
+import { NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
@@ -11,7 +11,7 @@ import type { ContainerInfo, ContainerSpec, RuntimeContext, RuntimePlugin, Stage
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { stage, type StageResult } from '../stage.js'
 import { createSession, removeSession } from './create.js'
-import { GitError } from './git.js'
+import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { handToAgent } from './ownership.js'
@@ -92,13 +92,6 @@ export interface LaunchPreview {
 const requireRepo = (kernel: Kernel): Repository => {
   if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
   return repository(kernel.repoRoot)
-}
-
-const gitFailure = (doing: string, repo: Repository) => (error: unknown) => {
-  if (error instanceof GitError) {
-    throw OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [repo.root], cause: error })
-  }
-  throw error
 }
 
 /** Everything a launch would do, computed without creating or starting anything. */
@@ -242,7 +235,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const { sid, exists, lastUsed } = await pickSession(kernel.omhHome, repo, request, env)
     if (!exists) {
       const { base } = await readyToCreate(sid)
-      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
+      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo.root))
     }
     const answered = asked?.sid === sid && asked.used === lastUsed ? asked.view : undefined
     return { sid, created: !exists, answered, release: await claim(kernel.omhHome, repo, sid, request.harness) }
