@@ -12,16 +12,17 @@ import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
 import { DOCTOR_RUNNER_FAILED, DOCTOR_WORKSPACE_FAILED, OmhError } from '../errors.js'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
-import { GUEST_WORK, type CapabilityClass } from '../model.js'
-import type { ContainerSpec, DroppedItem, Mount, RuntimeContext, StagedEntry } from '../plugin.js'
+import type { CapabilityClass } from '../model.js'
+import type { ContainerSpec, DroppedItem, RuntimeContext } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
-import { contentDigests, credentialMounts, planSession, type CredentialMount, type StagedMount } from '../session/plan.js'
+import { contentDigests, credentialMounts, mountOrder, planSession } from '../session/plan.js'
+import { prepareCredentials, stagedMounts, withGitfile } from '../session/prepare.js'
 import { repository, resolveBase, type Repository } from '../session/repo.js'
-import { GITFILE, createShadow } from '../session/shadow.js'
+import { createShadow } from '../session/shadow.js'
 import { stage } from '../stage.js'
-import { exists, handToGuest } from '../host-files.js'
+import { handToGuest } from '../host-files.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
 
@@ -94,10 +95,9 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     // As a launch: /work/.git names the sandbox's own repository, never the checkout's.
     const shadow = path.join(scratch, 'shadow.git')
     await createShadow(shadow, work, [], kernel.options.env)
-    const files: StagedEntry[] = [...render.files, { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 }]
+    const files = withGitfile(render.files)
     const staged = await stage({ files }, path.join(scratch, 'stage'))
 
-    const scratchCreds = !choice.account
     const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
     await prepareCredentials(credentials)
     // The plan a launch would run, in the scratch place: the same mounts, environment and hardening.
@@ -108,7 +108,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       image,
       worktree: work,
       shadow,
-      staged: staged.mounts.map((m): StagedMount => ({ ...m, kind: m.host.startsWith(path.join(staged.dir, 'files') + path.sep) ? 'file' : 'directory' })),
+      staged: stagedMounts(staged),
       credentials,
       env: render.env,
       contents: contentDigests(files),
@@ -120,12 +120,12 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     await mkdir(doctorDir, { recursive: true })
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
-    for (const dir of [work, shadow, ...(scratchCreds ? credentials.map((c) => c.host) : [])]) await handToGuest(dir)
+    for (const dir of [work, shadow]) await handToGuest(dir)
 
     const spec: ContainerSpec = {
       ...plan.spec,
       name: `omh-${path.basename(scratch)}`,
-      mounts: sortMounts([...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }]),
+      mounts: [...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }].sort(mountOrder),
       labels: { 'omh.doctor': adapter.name },
       argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
       // No network: nothing a probe starts can reach a model, whatever the harness does.
@@ -204,18 +204,3 @@ async function workspace(kernel: Kernel, work: string, archive: string): Promise
   await rm(archive, { force: true })
   return repo
 }
-
-/** Credential sources exist before the engine mounts them; a new file starts as something its harness can parse. */
-async function prepareCredentials(creds: readonly CredentialMount[]): Promise<void> {
-  for (const c of creds) {
-    if (c.kind === 'directory') await mkdir(c.host, { recursive: true })
-    else if (!(await exists(c.host))) {
-      await mkdir(path.dirname(c.host), { recursive: true })
-      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' })
-    }
-  }
-}
-
-/** Parents first, so a mount over a file inside a mounted directory lands on top of it. */
-const sortMounts = (mounts: readonly Mount[]) =>
-  [...mounts].sort((a, b) => a.guest.split('/').length - b.guest.split('/').length || a.guest.localeCompare(b.guest))

@@ -1,5 +1,3 @@
-import { lstat, mkdir, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
 import { GUEST_SSH_PORT, sshPort } from '../attach.js'
@@ -14,12 +12,12 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
-import { handToAgent } from './ownership.js'
-import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan, type StagedMount } from './plan.js'
+import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
+import { prepareCredentials, stagedMounts, withGitfile } from './prepare.js'
 import { repository, resolveBase, type Base, type Repository } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
 import { pickSession, type SessionChoice } from './select.js'
-import { GITFILE, writeExclude } from './shadow.js'
+import { writeExclude } from './shadow.js'
 import { claim, withRepoLock } from './store.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
@@ -363,7 +361,7 @@ function planFor(at: {
     image: at.image,
     worktree: at.paths.worktree,
     shadow: at.paths.shadow,
-    staged: at.staged.mounts.map((m) => ({ ...m, kind: kindFromStaging(m.host, at.staged.dir) })),
+    staged: stagedMounts(at.staged),
     credentials: credentialsOf(at.kernel, at.adapter, at.account),
     env: at.render.env,
     contents: contentDigests(at.files),
@@ -392,15 +390,6 @@ async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): 
   return { ...(await kernel.render(adapter, profile)), notices: profile.notices }
 }
 
-/** The container's `/work/.git` names the shadow, so the agent's git never reaches the user's repository. */
-const withGitfile = (files: readonly StagedEntry[]): StagedEntry[] => [
-  ...files,
-  { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 },
-]
-
-const kindFromStaging = (host: string, stagingRoot: string): StagedMount['kind'] =>
-  host.startsWith(path.join(stagingRoot, 'files') + path.sep) ? 'file' : 'directory'
-
 /**
  * The account whose login a launch mounts: `-a`, the `account` setting, or
  * the only one captured (two captured and none named is an error, never a
@@ -414,21 +403,4 @@ async function accountFor(kernel: Kernel, adapter: Adapter, request: Pick<Launch
 
 function credentialsOf(kernel: Kernel, adapter: Adapter, account: string): CredentialMount[] {
   return credentialMounts(adapter.creds, credentialsDir(kernel.omhHome, adapter.name, account))
-}
-
-/**
- * Credential directories and files exist before the engine mounts them (a
- * missing source would be created as a root-owned directory). A file starts
- * as something its harness can parse: `{}` for JSON.
- */
-async function prepareCredentials(credentials: readonly CredentialMount[]): Promise<void> {
-  for (const c of credentials) {
-    if (c.kind === 'directory') {
-      await mkdir(c.host, { recursive: true })
-    } else if (!(await lstat(c.host).catch(() => undefined))) {
-      await mkdir(path.dirname(c.host), { recursive: true })
-      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' }).catch(() => undefined)
-    }
-    await handToAgent(c.host)
-  }
 }
