@@ -132,10 +132,22 @@ export const CONTAINER_FAILED = define({
 export const DOCTOR_FAILED = define({
   code: 'DOCTOR_FAILED',
   exit: 1,
-  message: (harness: string, failed: number, total: number) =>
-    `${failed} of ${total} checks failed: ${harness} does not see everything omh staged for it.`,
-  hint: (harness: string) =>
-    `Each ✗ above names the item and the path. A path the harness does not read is an adapter fact to fix (\`omh adapters show ${harness}\`); run \`omh doctor ${harness} --verbose\` for what each probe printed.`,
+  message: (harness: string, failed: number, total: number, unchecked: readonly string[]) =>
+    [
+      failed ? `${failed} of ${total} checks failed: ${harness} does not see everything omh staged for it.` : '',
+      unchecked.length ? `${unchecked.join(', ')} could not be checked.` : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
+  hint: (harness: string | undefined, unchecked: readonly string[]) =>
+    [
+      harness
+        ? `Each ✗ above names the item and the path. A path the harness does not read is an adapter fact to fix (\`omh adapters show ${harness}\`); run \`omh doctor ${harness} --verbose\` for what each probe printed.`
+        : '',
+      unchecked.length ? `What stopped ${unchecked.join(', ')} is above, with what to do; then check again with \`omh doctor ${unchecked[0]}\`.` : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
 })
 
 export const DOCTOR_RUNNER_FAILED = define({
