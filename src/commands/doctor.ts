@@ -1,6 +1,7 @@
 import { Args, Flags } from '../lib/oclif.js'
-import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, type DoctorCheck, type DoctorReport } from '@omh/kernel'
+import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError, type DoctorCheck, type DoctorReport } from '@omh/kernel'
 import { droppedSummary } from '../lib/dropped.js'
+import { formatError, serializeError, toOmhError } from '../lib/failure.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import type { Style } from '../lib/style.js'
 import { table } from '../lib/table.js'
@@ -8,14 +9,29 @@ import { table } from '../lib/table.js'
 /** Staged documents doctor parses inside the container, by syntax: the command gets the path appended. */
 export const CHECKERS: Readonly<Record<string, readonly string[]>> = { javascript: ['node', '--check'] }
 
+/**
+ * A harness doctor could not check (its adapter does not load, its account is
+ * ambiguous, its image does not build): the error that stopped it, as a failed
+ * report, so checking every harness goes on to the next one.
+ */
+export interface DoctorStopped {
+  readonly harness: string
+  readonly ok: false
+  readonly failed: 1
+  /** One failed check, so a script that reads only the checks sees it too. */
+  readonly checks: readonly [{ readonly kind: 'run'; readonly name: string; readonly ok: false; readonly detail: string }]
+  /** The error as `--json` reports one: code, message, hint, problems. */
+  readonly error: Record<string, unknown>
+}
+
 export interface DoctorResult {
-  /** One report per harness checked. */
-  readonly reports: readonly DoctorReport[]
+  /** One per harness checked, in order. */
+  readonly reports: readonly (DoctorReport | DoctorStopped)[]
 }
 
 export default class Doctor extends OmhCommand<DoctorResult> {
   static override summary = "Prove a harness sees your profile: its image, the real mounts, and the harness's own account of what it loaded."
-  static override description = `Builds or reuses the harness image and runs it once, offline, with the mounts a launch would use, in a scratch place (no session, no branch). Inside it checks that every staged file and directory entry is there as staged, that generated plugins parse, that the harness binary is on PATH and that a login saved in the credential store persists; then it asks the harness itself (the adapter's probes) and checks that every staged item is among what the harness reports. A probe that prints nothing fails. Without a harness, every known harness is checked in turn.`
+  static override description = `Builds or reuses the harness image and runs it once, offline, with the mounts a launch would use, in a scratch place (no session, no branch). Inside it checks that every staged file and directory entry is there as staged, that generated plugins parse, that the harness binary is on PATH and that a login saved in the credential store persists; then it asks the harness itself (the adapter's probes) and checks that every staged item is among what the harness reports. A probe that prints nothing fails. Without a harness, every known harness is checked in turn: one that cannot be checked at all (an ambiguous account, no account named by -a, an image that does not build) is reported as failed with its error, and the others are still checked.`
 
   static override args = {
     harness: Args.string({ required: false, description: 'Harness name, e.g. claude. Absent: every harness.' }),
@@ -31,32 +47,56 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     const kernel = await this.kernel()
     const { doctor } = await import('@omh/kernel')
     const harnesses = args.harness ? [args.harness] : (await kernel.adapterSources()).map((s) => s.name)
-    const reports: DoctorReport[] = []
+    const reports: (DoctorReport | DoctorStopped)[] = []
     const err = this.errStyle
     for (const harness of harnesses) {
-      const report = await doctor(
+      const outcome = await doctor(
         kernel,
         { harness, checkers: CHECKERS, ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
         {
           context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) },
           notice: (line) => this.notice(`${err.bold('omh:')} ${line}`),
         },
-      )
+      ).catch((error: unknown) => {
+        // A harness named on the command line fails as itself, with its own code and exit status.
+        if (args.harness) throw error
+        return toOmhError(error)
+      })
+      const report = isOmhError(outcome) ? stopped(harness, outcome, this.verbose) : outcome
       reports.push(report)
-      if (!this.jsonEnabled()) this.log(describe(report, this.style, this.verbose))
+      if (this.jsonEnabled()) continue
+      this.log(isOmhError(outcome) ? describeStopped(harness, outcome, this.style, this.verbose) : describe(outcome, this.style, this.verbose))
     }
     const failed = reports.filter((r) => !r.ok)
     if (failed.length) {
-      const checks = failed.reduce((n, r) => n + r.failed, 0)
-      const total = failed.reduce((n, r) => n + r.checks.length, 0)
+      const checked = failed.filter((r): r is DoctorReport => !isStopped(r))
+      const unchecked = failed.filter(isStopped).map((r) => r.harness)
       throw OmhError.of(DOCTOR_FAILED, {
-        args: [failed.map((r) => r.harness).join(', '), checks, total],
-        hintArgs: [failed[0]!.harness],
+        args: [checked.map((r) => r.harness).join(', '), checked.reduce((n, r) => n + r.failed, 0), checked.reduce((n, r) => n + r.checks.length, 0), unchecked],
+        hintArgs: [checked[0]?.harness, unchecked],
         details: { reports },
       })
     }
     return { reports }
   }
+}
+
+const isStopped = (report: DoctorReport | DoctorStopped): report is DoctorStopped => 'error' in report
+
+function stopped(harness: string, error: OmhError, verbose: boolean): DoctorStopped {
+  return {
+    harness,
+    ok: false,
+    failed: 1,
+    checks: [{ kind: 'run', name: harness, ok: false, detail: `could not be checked: ${error.message} (${error.code})` }],
+    error: serializeError(error, verbose),
+  }
+}
+
+/** What stopped a harness from being checked: its error, as omh reports any error, under its name. */
+export function describeStopped(harness: string, error: OmhError, s: Style, verbose: boolean): string {
+  const body = formatError(error, s, verbose).trimEnd().replace(/^/gm, '  ')
+  return `${s.bold(harness)} ${s.red('could not be checked')}\n${body}\n`
 }
 
 const KIND_LABEL: Readonly<Record<DoctorCheck['kind'], string>> = {

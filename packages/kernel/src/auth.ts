@@ -5,15 +5,16 @@
  * by renaming a new file over the old one, and a rename over a bind-mounted
  * file fails (EBUSY), so the login would silently not persist.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import { accountDir, accountToCapture, capturedAccounts, credentialHostPath, unfilledTokens } from './accounts.js'
+import { rm } from 'node:fs/promises'
+import { accountDir, accountToCapture, capturedAccounts, unfilledTokens } from './accounts.js'
 import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError } from './errors.js'
 import { ensureImage, imageOptions, planImages, type ImageOptions } from './image.js'
 import type { Kernel } from './kernel.js'
 import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from './model.js'
 import type { ContainerSpec, RuntimeContext } from './plugin.js'
-import { exists, handToGuest } from './host-files.js'
+import { exists } from './host-files.js'
+import { credentialMounts } from './session/plan.js'
+import { prepareCredentials } from './session/prepare.js'
 
 export interface AuthRequest {
   readonly harness: string
@@ -63,23 +64,11 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
   const dir = accountDir(kernel.omhHome, adapter.name, account)
   const existed = await exists(dir)
   const reauthenticated = captured.includes(account)
-  const mounts = adapter.creds.map((guest) => ({
-    host: credentialHostPath(dir, guest),
-    guest: path.posix.normalize(guest).replace(/\/$/, ''),
-    directory: guest.endsWith('/'),
-  }))
+  const mounts = credentialMounts(adapter.creds, dir)
   let status: number
   let output: string
   try {
-    for (const m of mounts) {
-      if (m.directory) await mkdir(m.host, { recursive: true })
-      else if (!(await exists(m.host))) {
-        await mkdir(path.dirname(m.host), { recursive: true })
-        // A harness may refuse an empty file where it expects JSON; `{}` is what it would write.
-        await writeFile(m.host, m.host.endsWith('.json') ? '{}\n' : '')
-      }
-    }
-    await handToGuest(dir)
+    await prepareCredentials(mounts)
     const spec: ContainerSpec = {
       image,
       name: `omh-auth-${adapter.name}-${account}-${process.pid}`,

@@ -132,10 +132,22 @@ export const CONTAINER_FAILED = define({
 export const DOCTOR_FAILED = define({
   code: 'DOCTOR_FAILED',
   exit: 1,
-  message: (harness: string, failed: number, total: number) =>
-    `${failed} of ${total} checks failed: ${harness} does not see everything omh staged for it.`,
-  hint: (harness: string) =>
-    `Each ✗ above names the item and the path. A path the harness does not read is an adapter fact to fix (\`omh adapters show ${harness}\`); run \`omh doctor ${harness} --verbose\` for what each probe printed.`,
+  message: (harness: string, failed: number, total: number, unchecked: readonly string[]) =>
+    [
+      failed ? `${failed} of ${total} checks failed: ${harness} does not see everything omh staged for it.` : '',
+      unchecked.length ? `${unchecked.join(', ')} could not be checked.` : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
+  hint: (harness: string | undefined, unchecked: readonly string[]) =>
+    [
+      harness
+        ? `Each ✗ above names the item and the path. A path the harness does not read is an adapter fact to fix (\`omh adapters show ${harness}\`); run \`omh doctor ${harness} --verbose\` for what each probe printed.`
+        : '',
+      unchecked.length ? `What stopped ${unchecked.join(', ')} is above, with what to do; then check again with \`omh doctor ${unchecked[0]}\`.` : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
 })
 
 export const DOCTOR_RUNNER_FAILED = define({
@@ -145,6 +157,14 @@ export const DOCTOR_RUNNER_FAILED = define({
     `The doctor's container for ${harness} ended without a report (status ${status})${said ? `: ${said}` : ''}.`,
   hint: () =>
     'The runner needs `node` on PATH in the harness image; check that the image runs (`--verbose` shows the cause), and that the engine can start containers with --network none.',
+})
+
+export const DOCTOR_WORKSPACE_FAILED = define({
+  code: 'DOCTOR_WORKSPACE_FAILED',
+  exit: 1,
+  message: (root: string, base: string, why: string) => `The files of ${root} at ${base} could not be unpacked for the doctor: ${why}`,
+  hint: (scratch: string) =>
+    `The doctor unpacks the base commit with \`tar\` into ${scratch}: check that tar is installed and on PATH, and that the directory is writable and has room; then run again.`,
 })
 
 export const EDITOR_INVALID = define({
@@ -506,6 +526,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   CONTAINER_FAILED,
   DOCTOR_FAILED,
   DOCTOR_RUNNER_FAILED,
+  DOCTOR_WORKSPACE_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,

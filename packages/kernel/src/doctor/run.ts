@@ -3,24 +3,26 @@
  * start the harness image once with the real mounts in a scratch place (no
  * session, no branch, no network), measure inside, and judge on the host.
  */
-import { spawn } from 'node:child_process'
+import { execFile, type ExecFileException } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
-import { DOCTOR_RUNNER_FAILED, OmhError } from '../errors.js'
+import { DOCTOR_RUNNER_FAILED, DOCTOR_WORKSPACE_FAILED, OmhError } from '../errors.js'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
-import { GUEST_WORK, type CapabilityClass } from '../model.js'
-import type { ContainerSpec, DroppedItem, Mount, RuntimeContext, StagedEntry } from '../plugin.js'
+import type { CapabilityClass } from '../model.js'
+import type { ContainerSpec, DroppedItem, RuntimeContext } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
+import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
-import { contentDigests, credentialMounts, planSession, type CredentialMount, type StagedMount } from '../session/plan.js'
+import { contentDigests, credentialMounts, mountOrder, planSession } from '../session/plan.js'
+import { prepareCredentials, stagedMounts, withGitfile } from '../session/prepare.js'
 import { repository, resolveBase, type Repository } from '../session/repo.js'
-import { GITFILE, createShadow } from '../session/shadow.js'
+import { createShadow } from '../session/shadow.js'
 import { stage } from '../stage.js'
-import { exists, handToGuest } from '../host-files.js'
+import { handToGuest } from '../host-files.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
 
@@ -54,7 +56,7 @@ export interface DoctorReport {
   readonly account: string | null
   readonly accountBy: AccountChoice['by']
   readonly ok: boolean
-  readonly passed: number
+  /** Failed checks; the rest of `checks` passed. */
   readonly failed: number
   readonly checks: readonly DoctorCheck[]
   /** What each capability class came to. */
@@ -82,7 +84,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
   const run = path.join(scratch, 'run')
   try {
     const work = path.join(scratch, 'work')
-    const repo = await workspace(kernel, work)
+    const repo = await workspace(kernel, work, path.join(scratch, 'base.tar'))
     const profile = await resolveProfile({
       omhHome: kernel.omhHome,
       projectDir: work,
@@ -93,10 +95,9 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     // As a launch: /work/.git names the sandbox's own repository, never the checkout's.
     const shadow = path.join(scratch, 'shadow.git')
     await createShadow(shadow, work, [], kernel.options.env)
-    const files: StagedEntry[] = [...render.files, { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 }]
+    const files = withGitfile(render.files)
     const staged = await stage({ files }, path.join(scratch, 'stage'))
 
-    const scratchCreds = !choice.account
     const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
     await prepareCredentials(credentials)
     // The plan a launch would run, in the scratch place: the same mounts, environment and hardening.
@@ -107,7 +108,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       image,
       worktree: work,
       shadow,
-      staged: staged.mounts.map((m): StagedMount => ({ ...m, kind: m.host.startsWith(path.join(staged.dir, 'files') + path.sep) ? 'file' : 'directory' })),
+      staged: stagedMounts(staged),
       credentials,
       env: render.env,
       contents: contentDigests(files),
@@ -119,12 +120,12 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     await mkdir(doctorDir, { recursive: true })
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
-    for (const dir of [work, shadow, ...(scratchCreds ? credentials.map((c) => c.host) : [])]) await handToGuest(dir)
+    for (const dir of [work, shadow]) await handToGuest(dir)
 
     const spec: ContainerSpec = {
       ...plan.spec,
       name: `omh-${path.basename(scratch)}`,
-      mounts: sortMounts([...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }]),
+      mounts: [...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }].sort(mountOrder),
       labels: { 'omh.doctor': adapter.name },
       argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
       // No network: nothing a probe starts can reach a model, whatever the harness does.
@@ -144,7 +145,6 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       account: choice.account ?? null,
       accountBy: choice.by,
       ok: failed === 0,
-      passed: checks.length - failed,
       failed,
       checks,
       classes: classVerdicts(input, checks),
@@ -183,32 +183,23 @@ function expectedDigests(render: RenderReport): Record<string, string> {
  * only read; outside a repository, an empty directory. Resolves the
  * repository the plan is named after.
  */
-async function workspace(kernel: Kernel, work: string): Promise<Repository> {
+async function workspace(kernel: Kernel, work: string, archive: string): Promise<Repository> {
   await mkdir(work, { recursive: true })
   if (!kernel.repoRoot) return repository(work)
   const repo = repository(kernel.repoRoot)
-  const base = await resolveBase(repo, kernel.options.env)
-  const archive = spawn('git', ['-C', repo.root, 'archive', '--format=tar', base.commit], { stdio: ['ignore', 'pipe', 'ignore'] })
-  const tar = spawn('tar', ['-x', '-C', work], { stdio: ['pipe', 'ignore', 'pipe'] })
-  archive.stdout.pipe(tar.stdin)
-  const [a, t] = await Promise.all([exitOf(archive), exitOf(tar)])
-  if (a !== 0 || t !== 0) throw new Error(`could not copy ${repo.root} at ${base.name} into ${work} (git archive ${a}, tar ${t})`)
+  const env = kernel.options.env
+  const base = await resolveBase(repo, env)
+  const at = `${base.name} (${base.commit.slice(0, 8)})`
+  // Through a file rather than a pipe: each tool fails on its own, with its own message, and
+  // neither is left writing into a pipe the other has closed.
+  await git(['archive', '--format=tar', '-o', archive, base.commit], { cwd: repo.root, env }).catch(gitFailure(`archiving ${at} for the doctor`, repo.root))
+  const untar = await new Promise<{ error: ExecFileException | null; stderr: string }>((resolve) =>
+    execFile('tar', ['-x', '-f', archive, '-C', work], { env: { ...env }, encoding: 'utf8' }, (error, _stdout, stderr) => resolve({ error, stderr })),
+  )
+  if (untar.error) {
+    const why = untar.error.code === 'ENOENT' ? 'tar is not on PATH' : untar.stderr.trim().split('\n').pop() || untar.error.message
+    throw OmhError.of(DOCTOR_WORKSPACE_FAILED, { args: [repo.root, at, why], hintArgs: [path.dirname(work)], cause: untar.error })
+  }
+  await rm(archive, { force: true })
   return repo
 }
-
-const exitOf = (child: ReturnType<typeof spawn>) => new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)))
-
-/** Credential sources exist before the engine mounts them; a new file starts as something its harness can parse. */
-async function prepareCredentials(creds: readonly CredentialMount[]): Promise<void> {
-  for (const c of creds) {
-    if (c.kind === 'directory') await mkdir(c.host, { recursive: true })
-    else if (!(await exists(c.host))) {
-      await mkdir(path.dirname(c.host), { recursive: true })
-      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' })
-    }
-  }
-}
-
-/** Parents first, so a mount over a file inside a mounted directory lands on top of it. */
-const sortMounts = (mounts: readonly Mount[]) =>
-  [...mounts].sort((a, b) => a.guest.split('/').length - b.guest.split('/').length || a.guest.localeCompare(b.guest))

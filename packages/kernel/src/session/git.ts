@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { GIT_FAILED, OmhError } from '../errors.js'
 
 /** The outcome of one git call that was allowed to fail. */
 export interface GitResult {
@@ -86,3 +87,13 @@ export async function git(args: readonly string[], options: GitOptions): Promise
   if (!result.ok) throw new GitError(args, result)
   return result.stdout
 }
+
+/** For `.catch`: a GitError becomes GIT_FAILED, quoting git's last line; anything else passes on untouched. */
+export const gitFailure =
+  (doing: string, root: string) =>
+  (error: unknown): never => {
+    if (error instanceof GitError) {
+      throw OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [root], cause: error })
+    }
+    throw error
+  }

@@ -1,9 +1,7 @@
-import { lstat, mkdir, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
 import { GUEST_SSH_PORT, sshPort } from '../attach.js'
-import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
+import { NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
@@ -11,15 +9,15 @@ import type { ContainerInfo, ContainerSpec, RuntimeContext, RuntimePlugin, Stage
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { stage, type StageResult } from '../stage.js'
 import { createSession, removeSession } from './create.js'
-import { GitError } from './git.js'
+import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
-import { handToAgent } from './ownership.js'
-import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan, type StagedMount } from './plan.js'
+import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
+import { prepareCredentials, stagedMounts, withGitfile } from './prepare.js'
 import { repository, resolveBase, type Base, type Repository } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
 import { pickSession, type SessionChoice } from './select.js'
-import { GITFILE, writeExclude } from './shadow.js'
+import { writeExclude } from './shadow.js'
 import { claim, withRepoLock } from './store.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
@@ -92,13 +90,6 @@ export interface LaunchPreview {
 const requireRepo = (kernel: Kernel): Repository => {
   if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
   return repository(kernel.repoRoot)
-}
-
-const gitFailure = (doing: string, repo: Repository) => (error: unknown) => {
-  if (error instanceof GitError) {
-    throw OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [repo.root], cause: error })
-  }
-  throw error
 }
 
 /** Everything a launch would do, computed without creating or starting anything. */
@@ -243,7 +234,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const { sid, exists, lastUsed } = await pickSession(kernel.omhHome, repo, request, env)
     if (!exists) {
       const { base } = await readyToCreate(sid)
-      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo))
+      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo.root))
     }
     const answered = asked?.sid === sid && asked.used === lastUsed ? asked.view : undefined
     return { sid, created: !exists, answered, release: await claim(kernel.omhHome, repo, sid, request.harness) }
@@ -371,7 +362,7 @@ function planFor(at: {
     image: at.image,
     worktree: at.paths.worktree,
     shadow: at.paths.shadow,
-    staged: at.staged.mounts.map((m) => ({ ...m, kind: kindFromStaging(m.host, at.staged.dir) })),
+    staged: stagedMounts(at.staged),
     credentials: credentialsOf(at.kernel, at.adapter, at.account),
     env: at.render.env,
     contents: contentDigests(at.files),
@@ -400,15 +391,6 @@ async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): 
   return { ...(await kernel.render(adapter, profile)), notices: profile.notices }
 }
 
-/** The container's `/work/.git` names the shadow, so the agent's git never reaches the user's repository. */
-const withGitfile = (files: readonly StagedEntry[]): StagedEntry[] => [
-  ...files,
-  { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 },
-]
-
-const kindFromStaging = (host: string, stagingRoot: string): StagedMount['kind'] =>
-  host.startsWith(path.join(stagingRoot, 'files') + path.sep) ? 'file' : 'directory'
-
 /**
  * The account whose login a launch mounts: `-a`, the `account` setting, or
  * the only one captured (two captured and none named is an error, never a
@@ -422,21 +404,4 @@ async function accountFor(kernel: Kernel, adapter: Adapter, request: Pick<Launch
 
 function credentialsOf(kernel: Kernel, adapter: Adapter, account: string): CredentialMount[] {
   return credentialMounts(adapter.creds, credentialsDir(kernel.omhHome, adapter.name, account))
-}
-
-/**
- * Credential directories and files exist before the engine mounts them (a
- * missing source would be created as a root-owned directory). A file starts
- * as something its harness can parse: `{}` for JSON.
- */
-async function prepareCredentials(credentials: readonly CredentialMount[]): Promise<void> {
-  for (const c of credentials) {
-    if (c.kind === 'directory') {
-      await mkdir(c.host, { recursive: true })
-    } else if (!(await lstat(c.host).catch(() => undefined))) {
-      await mkdir(path.dirname(c.host), { recursive: true })
-      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' }).catch(() => undefined)
-    }
-    await handToAgent(c.host)
-  }
 }

@@ -98,8 +98,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     if (clash) throw new Error(`two mounts target ${m.guest}: ${clash.host} and ${m.host}`)
     seen.set(m.guest, m)
   }
-  // Parents first, so a mount over a file inside a mounted directory lands on top of it.
-  mounts.sort((a, b) => depth(a.guest) - depth(b.guest) || byText(a.guest, b.guest))
+  mounts.sort(mountOrder)
 
   const mountpoints: Mountpoint[] = []
   const worktreeTargets: string[] = []
@@ -151,6 +150,9 @@ export function planSession(input: SessionPlanInput): SessionPlan {
 }
 
 const depth = (guest: string) => guest.split('/').length
+
+/** The order of a container's mounts: parents first, so a mount over a file inside a mounted directory lands on top of it. */
+export const mountOrder = (a: Mount, b: Mount): number => depth(a.guest) - depth(b.guest) || byText(a.guest, b.guest)
 
 /**
  * The digest of everything that fixes what a container sees: its spec (labels
