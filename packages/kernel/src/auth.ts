@@ -58,7 +58,7 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     flag: request.flag,
     setting: kernel.settings.account?.value,
   })
-  const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
+  const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
   const image = (await ensureImage(runtime, planImages(adapter, host.images ?? imageOptions(kernel.settings)), host.context, adapter.file)).tag
 
   const dir = accountDir(kernel.omhHome, adapter.name, account)

@@ -26,8 +26,9 @@ const renderer = `export default { kind: 'renderer', apiVersion: 1, meta: { name
 const EMPTY_REPORT: RunnerReport = { digest: {}, syntax: {}, bins: {}, renames: {}, probes: {} }
 
 /** A kernel whose only runtime is a fake that, asked to run the doctor's container, lists what `/work` holds. */
-async function setup(env: Record<string, string | undefined> = {}) {
+async function setup(env: Record<string, string | undefined> = {}, files: Record<string, string> = {}) {
   const dir = testdir({
+    ...files,
     'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs"]\nruntime = "fake"\n',
     'omh/r.mjs': renderer,
     'omh/fake.mjs': 'export default globalThis.__omhFakeRuntime\n',
@@ -66,6 +67,14 @@ describe('doctor', () => {
     expect(t.seen.work).toEqual(expect.arrayContaining(['README.md', 'src', path.join('src', 'a.txt')]))
     expect(t.seen.work).not.toContain('OTHER.md')
     expect(t.seen.readme).toBe('the checkout\n')
+  })
+
+  it('blames the settings file, not --runtime, for an engine no plugin drives', async () => {
+    const t = await setup({}, { 'home/settings.toml': 'runtime = "nope"\n' })
+    const error = await failure(() => doctor(t.kernel, { harness: 'h' }, t.host))
+    expect(error.code).toBe('RUNTIME_UNKNOWN')
+    expect(error.message).toContain('settings.toml')
+    expect(error.message).not.toContain('--runtime')
   })
 
   it('reports a base commit git cannot archive as GIT_FAILED, and leaves no scratch place', async () => {

@@ -76,7 +76,7 @@ export function runnerFile(): string {
 export async function doctor(kernel: Kernel, request: DoctorRequest, host: DoctorHost): Promise<DoctorReport> {
   const adapter = await kernel.adapter(request.harness)
   const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
-  const { runtime, info } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
+  const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
   const images = planImages(adapter, host.images ?? imageOptions(kernel.settings))
   const image = (await ensureImage(runtime, images, host.context, adapter.file)).tag
 
