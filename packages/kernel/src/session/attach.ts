@@ -8,13 +8,14 @@ import { connect } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshPort, sshUrl, writeHostEntry, type IncludeChange } from '../attach.js'
-import { ATTACH_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '../errors.js'
+import { ATTACH_FAILED, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '../errors.js'
 import type { Kernel } from '../kernel.js'
 import { GUEST_GID, GUEST_UID } from '../model.js'
 import type { RuntimeContext } from '../plugin.js'
 import { LABEL } from './layout.js'
-import { repository } from './repo.js'
-import { lastUsed, listSessions } from './store.js'
+import { requireRepo } from './repo.js'
+import { recentFirst } from './select.js'
+import { listSessions } from './store.js'
 
 export interface AttachRequest {
   /** `--session`: that one; absent: the session launched into last. */
@@ -48,15 +49,12 @@ const READY_MS = 10_000
 
 export async function attach(kernel: Kernel, request: AttachRequest, host: AttachHost): Promise<Attached> {
   const env = kernel.options.env
-  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
-  const repo = repository(kernel.repoRoot)
+  const repo = requireRepo(kernel)
   const sessions = await listSessions(kernel.omhHome, repo)
   let sid = request.session
   if (sid !== undefined && !sessions.includes(sid)) throw OmhError.of(SESSION_NOT_FOUND, { args: [sid, repo.root], hintArgs: [sessions] })
-  if (sid === undefined) {
-    const used = new Map(await Promise.all(sessions.map(async (s) => [s, await lastUsed(kernel.omhHome, repo, s)] as const)))
-    sid = [...sessions].sort((a, b) => used.get(b)! - used.get(a)!)[0]
-  }
+  // Unlike a launch, a session another omh holds is the one to attach to: its harness runs there.
+  sid ??= (await recentFirst(kernel.omhHome, repo, sessions))[0]?.sid
   if (sid === undefined) throw OmhError.of(SESSION_NOT_FOUND, { args: [undefined, repo.root], hintArgs: [sessions] })
 
   const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
 import { GUEST_SSH_PORT, sshPort } from '../attach.js'
-import { GIT_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
+import { GIT_FAILED, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
@@ -16,7 +16,7 @@ import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDi
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { handToAgent } from './ownership.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan, type StagedMount } from './plan.js'
-import { repository, resolveBase, type Base, type Repository } from './repo.js'
+import { requireRepo, resolveBase, type Base, type Repository } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
 import { pickSession, type SessionChoice } from './select.js'
 import { GITFILE, writeExclude } from './shadow.js'
@@ -87,11 +87,6 @@ export interface LaunchPreview {
   readonly exec: readonly string[]
   readonly render: RenderReport
   readonly notices: readonly string[]
-}
-
-const requireRepo = (kernel: Kernel): Repository => {
-  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
-  return repository(kernel.repoRoot)
 }
 
 const gitFailure = (doing: string, repo: Repository) => (error: unknown) => {
