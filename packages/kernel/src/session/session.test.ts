@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gitRepo, testdir } from '../../../../test/helpers/testdir.js'
-import { createSession } from './create.js'
+import { hostEntry, sshAlias, sshPaths, writeHostEntry } from '../attach.js'
+import { createSession, removeSession } from './create.js'
 import { sessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { credentialMounts, planSession, type SessionPlanInput } from './plan.js'
@@ -149,6 +150,18 @@ describe('creating a session', () => {
     execFileSync('rm', [path.join(home, 'shadow', repo.id)])
     const paths = await createSession(home, repo, 's01', base, env)
     expect(git(paths.worktree, 'symbolic-ref', 'HEAD')).toBe('refs/heads/omh/s01')
+  })
+
+  it('takes the ssh config entry `omh attach` wrote with it when removed, and no other session\'s', async () => {
+    const root = gitRepo()
+    const home = testdir()
+    const repo = repository(root)
+    const base = await resolveBase(repo, env)
+    await createSession(home, repo, 's01', base, env)
+    const paths = sshPaths(home, repo.id)
+    const entries = await Promise.all(['s01', 's02'].map((sid) => writeHostEntry(paths, sshAlias(repo.id, sid), hostEntry(sshAlias(repo.id, sid), 2, paths.key))))
+    await removeSession(home, repo, 's01', env, { deleteBranch: true })
+    expect(entries.map((file) => existsSync(file))).toEqual([false, true])
   })
 
   it('never reuses an id whose branch a removed session left', async () => {
