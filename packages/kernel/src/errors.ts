@@ -428,6 +428,16 @@ export const SETTINGS_INVALID = define({
   hint: () => 'Fix the settings above; docs/configuration.md lists every key.',
 })
 
+export const SSH_KEY_FAILED = define({
+  code: 'SSH_KEY_FAILED',
+  exit: 1,
+  message: (key: string, why: string) => `Could not make the SSH key ${key}: ${why}.`,
+  hint: (missing: boolean) =>
+    missing
+      ? 'Install the OpenSSH client, which has ssh-keygen: openssh-client on Debian and Ubuntu, openssh-clients on Fedora and RHEL, openssh on Alpine, Arch and Homebrew. Then attach again.'
+      : 'Nothing was kept. Check that you may write to the key\'s directory, then attach again; --verbose shows the cause.',
+})
+
 export const TOML_SYNTAX = define({
   code: 'TOML_SYNTAX',
   exit: 2,
@@ -541,6 +551,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SESSION_UNSAVED_WORK,
   SESSION_UP_FAILED,
   SETTINGS_INVALID,
+  SSH_KEY_FAILED,
   TOML_SYNTAX,
   USAGE,
   USE_UNKNOWN,

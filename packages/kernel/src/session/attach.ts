@@ -62,7 +62,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
 
   const paths = sshPaths(kernel.omhHome, repo.id)
-  const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`)
+  const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`, env)
   const started = await runtime.exec(
     container.id,
     ['sh', '-c', SSHD_SCRIPT],
