@@ -1,12 +1,12 @@
 /**
  * Attaching an editor to a session over SSH. The session container runs an
- * sshd as the agent user, reachable only on 127.0.0.1 at a port derived from
- * the session; the host keeps one key pair per repository and one ssh config
- * entry per session, included at the top of the user's `~/.ssh/config` so an
- * editor (or plain `ssh`) reaches the session by its alias.
+ * sshd as the agent user, reachable only on 127.0.0.1 at a port the engine
+ * picked when the container started; the host keeps one key pair per
+ * repository and one ssh config entry per session (with that port, written
+ * again on each attach), included at the top of the user's `~/.ssh/config`
+ * so an editor (or plain `ssh`) reaches the session by its alias.
  */
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { lstat, mkdir, mkdtemp, open, readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -16,17 +16,8 @@ import { GUEST_USER, GUEST_WORK } from './model.js'
 /** The port sshd listens on inside the container. */
 export const GUEST_SSH_PORT = 2222
 
-/** Host ports sessions publish sshd on: derived, so a session keeps its port and its plan stays the same. */
-export const SSH_PORTS = { first: 20_000, count: 10_000 } as const
-
 /** The ssh alias of a session. */
 export const sshAlias = (repoId: string, sid: string): string => `omh-${repoId}-${sid}`
-
-/** The host port of a session's sshd: stable for the session, spread over `SSH_PORTS`. */
-export function sshPort(repoId: string, sid: string): number {
-  const n = createHash('sha256').update(`${repoId}/${sid}`).digest().readUInt32BE(0)
-  return SSH_PORTS.first + (n % SSH_PORTS.count)
-}
 
 /** The URL editors that take one open. */
 export const sshUrl = (alias: string): string => `ssh://${alias}${GUEST_WORK}`

@@ -2,12 +2,13 @@
  * `omh attach`: reach a running session over SSH. Starts sshd in the session
  * container (as the agent, on the port the plan publishes on 127.0.0.1),
  * makes the repository's key pair on first use, and writes the session's ssh
- * config entry, included from the user's `~/.ssh/config`.
+ * config entry with the host port the engine picked, included from the
+ * user's `~/.ssh/config`.
  */
 import { connect } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshPort, sshUrl, writeHostEntry, type IncludeChange } from '../attach.js'
+import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../attach.js'
 import { ATTACH_FAILED, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '../errors.js'
 import type { Kernel } from '../kernel.js'
 import { GUEST_GID, GUEST_UID } from '../model.js'
@@ -36,6 +37,7 @@ export interface Attached {
   readonly url: string
   /** Where sshd is published: always 127.0.0.1. */
   readonly host: '127.0.0.1'
+  /** The host port the engine picked for this container; another after it restarts. */
   readonly port: number
   /** The session's ssh config entry. */
   readonly entry: string
@@ -61,6 +63,16 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)
   if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
 
+  // The engine picked the host port when the container started; it is only known by asking.
+  const port = container.ports?.find((p) => p.guest === GUEST_SSH_PORT && p.hostIp === '127.0.0.1')?.host
+  if (port === undefined) {
+    const why =
+      container.ports === undefined
+        ? `the ${runtime.engine} runtime does not say which ports a container publishes`
+        : `its container publishes no port for sshd on 127.0.0.1; stop it with \`omh sessions down ${sid}\` and launch again`
+    throw OmhError.of(ATTACH_FAILED, { args: [sid, why] })
+  }
+
   const paths = sshPaths(kernel.omhHome, repo.id)
   const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`, env)
   const started = await runtime.exec(
@@ -72,8 +84,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   if (started.exitCode !== 0) {
     throw OmhError.of(ATTACH_FAILED, { args: [sid, `${started.stderr}${started.stdout}`.trim().split('\n').slice(-3).join(' | ')] })
   }
-  const port = sshPort(repo.id, sid)
-  if (!(await answers(port))) throw OmhError.of(ATTACH_FAILED, { args: [sid, `nothing answers on 127.0.0.1:${port}; the container may not publish it`] })
+  if (!(await answers(port))) throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port} (its log: /tmp/omh-sshd/sshd.log in the container)`] })
 
   const alias = sshAlias(repo.id, sid)
   const entry = await writeHostEntry(paths, alias, hostEntry(alias, port, paths.key))

@@ -2,7 +2,7 @@ import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
-import { GUEST_SSH_PORT, sshPort } from '../attach.js'
+import { GUEST_SSH_PORT } from '../attach.js'
 import { GIT_FAILED, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
@@ -369,8 +369,9 @@ function planFor(at: {
     credentials: credentialsOf(at.kernel, at.adapter, at.account),
     env: at.render.env,
     contents: contentDigests(at.files),
-    // sshd for `omh attach` listens here once attached; publishing costs nothing until then.
-    ports: [{ host: sshPort(at.repo.id, at.sid), guest: GUEST_SSH_PORT }],
+    // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
+    // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
+    ports: [{ guest: GUEST_SSH_PORT }],
     ...(at.kernel.settings.sessionNetwork ? { network: at.kernel.settings.sessionNetwork.value } : {}),
   })
 }

@@ -240,6 +240,13 @@ describe('the session plan', () => {
     expect(attached.digest).not.toBe(planSession(input()).digest)
   })
 
+  it('leaves the host port of a published port out of the digest: the engine picks it anew for each container', () => {
+    const picked = planSession(input({ ports: [{ guest: 2222 }] }))
+    expect(picked.spec.ports).toEqual([{ guest: 2222 }])
+    expect(planSession(input({ ports: [{ host: 24022, guest: 2222 }] })).digest).toBe(picked.digest)
+    expect(planSession(input({ ports: [{ guest: 2223 }] })).digest).not.toBe(picked.digest)
+  })
+
   it('refuses two mounts at one guest path', () => {
     const staged = [...input().staged, { host: '/elsewhere', guest: '/work/RULES.md', readOnly: true, kind: 'file' as const }]
     expect(() => planSession(input({ staged }))).toThrow(/two mounts target \/work\/RULES.md/)
