@@ -147,6 +147,14 @@ export const DOCTOR_RUNNER_FAILED = define({
     'The runner needs `node` on PATH in the harness image; check that the image runs (`--verbose` shows the cause), and that the engine can start containers with --network none.',
 })
 
+export const EDITOR_FAILED = define({
+  code: 'EDITOR_FAILED',
+  exit: 1,
+  message: (name: string, bin: string, why: string) => `Could not start the editor ${name} (${bin}): ${why}`,
+  hint: (alias: string, file: string) =>
+    `The session is ready: \`ssh ${alias}\` reaches it. Check that the editor runs on its own, or fix \`bin\` in ${file}.`,
+})
+
 export const EDITOR_INVALID = define({
   code: 'EDITOR_INVALID',
   exit: 2,
@@ -516,6 +524,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   CONTAINER_FAILED,
   DOCTOR_FAILED,
   DOCTOR_RUNNER_FAILED,
+  EDITOR_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,
