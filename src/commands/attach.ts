@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { Args, Flags } from '../lib/oclif.js'
-import { EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError, checkEditorFile, closest, editorArgs, type Attached } from '@omh/kernel'
+import { EDITOR_FAILED, EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError, checkEditorFile, closest, editorArgs, type Attached } from '@omh/kernel'
 import { OmhCommand } from '../lib/omh-command.js'
 
 export interface AttachResult extends Attached {
-  /** The editor asked for: whether it was started, and the command. */
+  /** The editor asked for: whether it was started, the command, and its exit status (omh's too). */
   readonly editor?: { readonly name: string; readonly command: readonly string[]; readonly started: boolean; readonly status?: number }
 }
 
@@ -54,11 +55,15 @@ export default class Attach extends OmhCommand<AttachResult> {
       return { ...attached, editor: { name: editor.name, command, started: false } }
     }
     if (!this.jsonEnabled()) this.log(lines.join('\n'))
-    const status = await new Promise<number>((resolve) => {
+    const status = await new Promise<number>((resolve, reject) => {
       const child = spawn(command[0]!, command.slice(1), { stdio: this.jsonEnabled() ? 'ignore' : 'inherit' })
-      child.on('error', () => resolve(127))
-      child.on('close', (code) => resolve(code ?? 1))
+      child.on('error', (error) =>
+        reject(OmhError.of(EDITOR_FAILED, { args: [editor.name, editor.bin, error.message], hintArgs: [attached.alias, editor.file], cause: error })),
+      )
+      // Killed by a signal: the status a shell would give.
+      child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0)))
     })
+    if (status !== 0) this.passOnStatus(status)
     return { ...attached, editor: { name: editor.name, command, started: true, status } }
   }
 
@@ -73,7 +78,7 @@ export default class Attach extends OmhCommand<AttachResult> {
     }
     const checked = await checkEditorFile(source.file)
     if (!checked.data) throw OmhError.of(EDITOR_INVALID, { args: [source.file, checked.problems.length], problems: [...checked.problems] })
-    return checked.data
+    return { ...checked.data, file: source.file }
   }
 }
 

@@ -30,6 +30,7 @@ export abstract class OmhCommand<T> extends Command {
   }
 
   protected readonly warnings: string[] = []
+  #status = 0
   #kernel: Promise<Kernel> | undefined
   #style: Style | undefined
 
@@ -79,8 +80,17 @@ export abstract class OmhCommand<T> extends Command {
     return input
   }
 
+  /**
+   * Exits with a status the command passed on (an editor's) once it has
+   * answered: its result still prints, and `--json` carries the status.
+   */
+  protected passOnStatus(status: number): void {
+    this.#status = status
+    process.exitCode = status
+  }
+
   protected override toSuccessJson(result: unknown): unknown {
-    return { status: 0, result, warnings: this.warnings }
+    return { status: this.#status, result, warnings: this.warnings }
   }
 
   protected override logJson(json: unknown): void {

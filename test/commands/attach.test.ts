@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest'
-import { omh } from '../helpers/run.js'
+import { chmodSync } from 'node:fs'
+import { createServer, type AddressInfo, type Server } from 'node:net'
+import path from 'node:path'
+import { repository } from '@omh/kernel'
+import { afterEach, describe, expect, it } from 'vitest'
+import { omh, omhAsync } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 describe('omh attach, before any container', () => {
@@ -25,5 +29,80 @@ describe('omh attach, before any container', () => {
     expect(r.status).toBe(2)
     expect(r.stderr).toContain('has no sessions yet.')
     expect(r.stderr).toContain('Start one with `omh <harness>`.')
+  })
+})
+
+/**
+ * A runtime whose every session container runs and publishes sshd's port
+ * where $FAKE_SSH_PORT says: enough for attach to get as far as the editor.
+ */
+const FAKE_RUNTIME = `const answer = { exitCode: 0, stdout: '', stderr: '' }
+export default {
+  kind: 'runtime', apiVersion: 1, meta: { name: 'fake-runtime', version: '0.0.0' }, engine: 'fake',
+  async detect() { return { engine: 'fake', version: '1' } },
+  async hasImage() { return true },
+  async build() {},
+  async up() { return 'c' },
+  async exec() { return answer },
+  async run() { return answer },
+  async list(labels) {
+    return [{ id: 'c', name: 'c', running: true, image: 'i', labels, ports: [{ guest: 2222, host: Number(process.env.FAKE_SSH_PORT), hostIp: '127.0.0.1' }] }]
+  },
+  async down() {},
+}
+`
+
+describe('omh attach, with the session running', () => {
+  let server: Server | undefined
+  afterEach(() => {
+    server?.close()
+    server = undefined
+  })
+
+  async function setup() {
+    // Something on 127.0.0.1 that greets as sshd does.
+    server = createServer((socket) => socket.end('SSH-2.0-fake\r\n'))
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const home = testdir({
+      'settings.toml': 'plugins = ["./fake-runtime.mjs"]\nruntime = "fake"\n',
+      'fake-runtime.mjs': FAKE_RUNTIME,
+      'editors/fine.toml': 'name = "fine"\nbin = "sh"\nargs = ["-c", "echo opened $0", "$ALIAS"]\n',
+      'editors/failing.toml': 'name = "failing"\nbin = "sh"\nargs = ["-c", "exit 3"]\n',
+      'bin/broken': '#!/nowhere/interpreter\n',
+    })
+    chmodSync(path.join(home, 'bin/broken'), 0o755)
+    write(home, { 'editors/broken.toml': `name = "broken"\nbin = "${path.join(home, 'bin/broken')}"\nargs = []\n` })
+    const root = gitRepo()
+    // A session is a worktree directory, as far as finding one goes.
+    write(home, { [`worktrees/${repository(root).id}/s01/.keep`]: '' })
+    const env = { OMH_HOME: home, HOME: testdir(), FAKE_SSH_PORT: String((server!.address() as AddressInfo).port) }
+    const attach = (...args: string[]) => omhAsync(['attach', ...args], { cwd: root, env })
+    return { attach, alias: `omh-${repository(root).id}-s01` }
+  }
+
+  it('opens the editor and exits 0 when it does', async () => {
+    const t = await setup()
+    const r = await t.attach('fine')
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+    expect(r.stdout).toContain(`opened ${t.alias}\n`)
+  })
+
+  it('exits with the editor’s status when it fails, in --json too', async () => {
+    const t = await setup()
+    expect((await t.attach('failing')).status).toBe(3)
+    const json = await t.attach('failing', '--json')
+    expect(json.status).toBe(3)
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 3, result: { session: 's01', editor: { name: 'failing', started: true, status: 3 } } })
+  })
+
+  it('fails with EDITOR_FAILED when the editor cannot be started, saying the session is ready anyway', async () => {
+    const t = await setup()
+    const r = await t.attach('broken')
+    expect(r.status).toBe(1)
+    expect(r.stderr).toMatch(/Could not start the editor broken \(\S+\/bin\/broken\): .*ENOENT/)
+    expect(r.stderr).toContain(`ssh ${t.alias}`)
+    expect(r.stderr).toContain('Code: EDITOR_FAILED')
+    expect(r.stderr).not.toMatch(/\n\s+at /)
   })
 })

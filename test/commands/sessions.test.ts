@@ -70,14 +70,17 @@ describe('omh sessions', () => {
     expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
   })
 
-  it('rm removes a session whose work was merged', async () => {
-    const { root, paths, env } = await withSession()
+  it('rm removes a session whose work was merged, and its ssh config entry', async () => {
+    const { root, home, paths, env } = await withSession()
+    const entry = path.join(home, 'ssh/hosts', `omh-${repository(root).id}-s01.conf`)
+    write(home, { [path.relative(home, entry)]: 'Host x\n' })
     writeFileSync(path.join(paths.worktree, 'work.txt'), 'x')
     omh(['sessions', 'commit', '-m', 'work'], { cwd: root, env })
     git(root, 'merge', '-q', '--ff-only', 'omh/s01')
     const r = omh(['sessions', 'rm', 's01'], { cwd: root, env })
     expect(r.status).toBe(0)
     expect(existsSync(paths.worktree)).toBe(false)
+    expect(existsSync(entry)).toBe(false)
   })
 
   it('names the sessions there are when asked for another', async () => {

@@ -48,7 +48,10 @@ describe(`omh attach on ${engine}`, () => {
   })
 
   afterAll(async () => {
-    await omh(['sessions', 'rm', 's01', '--force'])
+    const removed = await omh(['sessions', 'rm', 's01', '--force'])
+    expect(removed.status, removed.stderr).toBe(0)
+    // The session's ssh config entry goes with it.
+    expect(readdirSync(path.join(home, 'ssh/hosts'))).toEqual([])
     spawnSync(engine, ['network', 'rm', network])
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=probe'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
     removeBuiltImages(engine, tags)
@@ -69,9 +72,12 @@ describe(`omh attach on ${engine}`, () => {
     expect(ssh(attached.alias, 'id -un; pwd').stdout).toBe('agent\n/home/agent\n')
   })
 
-  it('publishes sshd on 127.0.0.1 only', () => {
+  it('publishes sshd on 127.0.0.1 only, at the port the engine picked, which the entry names', async () => {
     const port = spawnSync(engine, ['port', readdirSync(path.join(home, 'worktrees')).map((id) => `omh-${id}-s01`)[0]!], { encoding: 'utf8' }).stdout.trim()
     expect(port).toMatch(/^2222\/tcp -> 127\.0\.0\.1:\d+$/)
+    const attached = JSON.parse((await omh(['attach', '--json'])).stdout).result
+    expect(`2222/tcp -> 127.0.0.1:${attached.port}`).toBe(port)
+    expect(readFileSync(attached.entry, 'utf8')).toContain(`\n  Port ${attached.port}\n`)
   })
 
   it('a second attach keeps one include and the same alias', async () => {

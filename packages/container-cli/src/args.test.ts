@@ -15,7 +15,7 @@ const spec: ContainerSpec = {
   user: 'agent',
   argv: ['sleep', 'infinity'],
   network: 'none',
-  ports: [{ host: 50022, guest: 22 }],
+  ports: [{ host: 50022, guest: 22 }, { guest: 2222 }],
   tty: true,
   interactive: true,
   capDrop: ['ALL'],
@@ -24,7 +24,7 @@ const spec: ContainerSpec = {
 }
 
 describe('containerArgs', () => {
-  it('translates every field, publishes ports on 127.0.0.1 only and never pulls', () => {
+  it('translates every field, publishes ports on 127.0.0.1 only (at a free port the engine picks when none is given) and never pulls', () => {
     expect(containerArgs(spec, {}, true)).toEqual({
       args: [
         '--pull=never',
@@ -41,6 +41,7 @@ describe('containerArgs', () => {
         '-u', 'agent',
         '--network', 'none',
         '-p', '127.0.0.1:50022:22',
+        '-p', '127.0.0.1::2222',
         '--cap-drop', 'ALL',
         '--security-opt', 'no-new-privileges',
         'localhost/omh-probe:0123456789abcdef',

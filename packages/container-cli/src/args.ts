@@ -62,7 +62,7 @@ export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: bo
   for (const [key, value] of Object.entries(spec.labels)) args.push('--label', `${key}=${value}`)
   args.push('-w', spec.workdir, '-u', spec.user)
   if (spec.network) args.push('--network', spec.network)
-  for (const p of spec.ports ?? []) args.push('-p', `127.0.0.1:${p.host}:${p.guest}`)
+  for (const p of spec.ports ?? []) args.push('-p', `127.0.0.1:${p.host ?? ''}:${p.guest}`)
   for (const cap of spec.capDrop ?? []) args.push('--cap-drop', cap)
   if (spec.noNewPrivileges) args.push('--security-opt', 'no-new-privileges')
   args.push(spec.image, ...spec.argv)

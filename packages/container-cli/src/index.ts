@@ -16,6 +16,7 @@ import {
   type ContainerSpec,
   type ImageRecipe,
   type PluginMeta,
+  type PublishedPort,
   type RunResult,
   type RuntimeContext,
   type RuntimeInfo,
@@ -142,6 +143,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       running: Boolean(c.State?.Running),
       image: c.Config?.Image ?? '',
       labels: c.Config?.Labels ?? {},
+      ports: publishedPorts(c.NetworkSettings?.Ports),
     }))
   }
 
@@ -277,4 +279,19 @@ interface InspectedContainer {
   Name: string
   State?: { Running?: boolean }
   Config?: { Image?: string; Labels?: Record<string, string> | null }
+  /** By `<port>/<protocol>`; an exposed port that is not published maps to null. */
+  NetworkSettings?: { Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null }
+}
+
+function publishedPorts(ports: NonNullable<InspectedContainer['NetworkSettings']>['Ports']): PublishedPort[] {
+  const out: PublishedPort[] = []
+  for (const [key, bindings] of Object.entries(ports ?? {})) {
+    const [guest, protocol] = key.split('/')
+    if (protocol !== 'tcp') continue
+    for (const b of bindings ?? []) {
+      const host = Number(b.HostPort)
+      if (Number.isInteger(host) && host > 0) out.push({ guest: Number(guest), host, hostIp: b.HostIp ?? '' })
+    }
+  }
+  return out
 }

@@ -25,7 +25,8 @@ case "$1" in
   rm) echo "Error response from daemon: No such container: $3" >&2; exit 1 ;;
   inspect)
     if [ -n "$FAKE_FAIL" ]; then echo "$FAKE_FAIL" >&2; exit 1; fi
-    if [ "$4" = there ]; then echo '[{"Id":"abc","Name":"/there","State":{"Running":true},"Config":{"Image":"i:1","Labels":{"omh.plan":"p1"}}}]'; exit 0; fi
+    if [ "$4" = there ]; then echo '[{"Id":"abc","Name":"/there","State":{"Running":true},"Config":{"Image":"i:1","Labels":{"omh.plan":"p1"}},"NetworkSettings":{"Ports":{"2222/tcp":[{"HostIp":"127.0.0.1","HostPort":"32768"}],"80/tcp":null,"53/udp":[{"HostIp":"127.0.0.1","HostPort":"5353"}]}}}]'; exit 0; fi
+    if [ "$4" = stopped ]; then echo '[{"Id":"def","Name":"/stopped","State":{"Running":false},"Config":{"Image":"i:1","Labels":null},"NetworkSettings":{"Ports":{}}}]'; exit 0; fi
     echo '[]'; echo "Error: no such container $4" >&2; exit 1 ;;
 esac
 `
@@ -96,8 +97,16 @@ describe.each(engines)('%s against a fake client', (_, runtime, answers, version
     await expect(runtime.down('gone', context)).resolves.toBeUndefined()
   })
 
-  it('inspect finds a container by name, says when there is none, and fails when the engine does not answer', async () => {
-    expect(await runtime.inspect!('there', fake(program).context)).toEqual({ id: 'abc', name: 'there', running: true, image: 'i:1', labels: { 'omh.plan': 'p1' } })
+  it('inspect finds a container by name with the TCP ports it publishes, says when there is none, and fails when the engine does not answer', async () => {
+    expect(await runtime.inspect!('there', fake(program).context)).toEqual({
+      id: 'abc',
+      name: 'there',
+      running: true,
+      image: 'i:1',
+      labels: { 'omh.plan': 'p1' },
+      ports: [{ guest: 2222, host: 32768, hostIp: '127.0.0.1' }],
+    })
+    expect(await runtime.inspect!('stopped', fake(program).context)).toEqual({ id: 'def', name: 'stopped', running: false, image: 'i:1', labels: {}, ports: [] })
     expect(await runtime.inspect!('absent', fake(program).context)).toBeUndefined()
     const silent = fake(program, { FAKE_FAIL: 'Cannot connect to the engine' })
     await expect(runtime.inspect!('there', silent.context)).rejects.toMatchObject({

@@ -1,17 +1,14 @@
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { failure } from '../../../test/helpers/failure.js'
 import { testdir } from '../../../test/helpers/testdir.js'
-import { SSH_PORTS, editorArgs, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshPort, sshUrl, writeHostEntry } from './attach.js'
+import { editorArgs, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry } from './attach.js'
 
 describe('attach', () => {
-  it('gives each session an alias and a stable port in the range', () => {
+  it('gives each session an alias', () => {
     expect(sshAlias('api-1a2b3c', 's01')).toBe('omh-api-1a2b3c-s01')
-    const port = sshPort('api-1a2b3c', 's01')
-    expect(port).toBe(sshPort('api-1a2b3c', 's01'))
-    expect(port).not.toBe(sshPort('api-1a2b3c', 's02'))
-    expect(port).toBeGreaterThanOrEqual(SSH_PORTS.first)
-    expect(port).toBeLessThan(SSH_PORTS.first + SSH_PORTS.count)
   })
 
   it('fills $URL and $ALIAS in an editor’s args', () => {
@@ -37,6 +34,29 @@ describe('attach', () => {
     expect(pub).toMatch(/^ssh-ed25519 \S+ omh api-1$/)
     expect(await ensureKeyPair(key, 'omh api-1')).toBe(pub)
     expect(statSync(key).mode & 0o077).toBe(0)
+  })
+
+  it('makes one pair when attaches run at once, each finding it whole', async () => {
+    const home = testdir()
+    const { key } = sshPaths(home, 'api-1')
+    const pubs = await Promise.all(Array.from({ length: 8 }, () => ensureKeyPair(key, 'omh api-1')))
+    expect(new Set(pubs).size).toBe(1)
+    expect(pubs[0]).toBe(readFileSync(`${key}.pub`, 'utf8').trim())
+    // The private key on disk is the one the public key was made with.
+    const fields = (pub: string) => pub.split(' ').slice(0, 2).join(' ')
+    expect(fields(execFileSync('ssh-keygen', ['-y', '-f', key], { encoding: 'utf8' }))).toBe(fields(pubs[0]!))
+    expect(readdirSync(path.dirname(path.dirname(key)))).toEqual(['api-1'])
+  })
+
+  it('says which package to install when there is no ssh-keygen, and keeps nothing', async () => {
+    const home = testdir()
+    const { key } = sshPaths(home, 'api-1')
+    const error = await failure(() => ensureKeyPair(key, 'omh api-1', { PATH: path.join(home, 'no-bin') }))
+    expect(error.code).toBe('SSH_KEY_FAILED')
+    expect(error.message).toBe(`Could not make the SSH key ${key}: there is no ssh-keygen on PATH.`)
+    expect(error.hint).toContain('openssh-client')
+    expect(existsSync(path.dirname(key))).toBe(false)
+    expect(readdirSync(path.dirname(path.dirname(key)))).toEqual([])
   })
 
   it('puts the include first in the user’s ssh config, keeps the rest, and does it once', async () => {

@@ -1,31 +1,23 @@
 /**
  * Attaching an editor to a session over SSH. The session container runs an
- * sshd as the agent user, reachable only on 127.0.0.1 at a port derived from
- * the session; the host keeps one key pair per repository and one ssh config
- * entry per session, included at the top of the user's `~/.ssh/config` so an
- * editor (or plain `ssh`) reaches the session by its alias.
+ * sshd as the agent user, reachable only on 127.0.0.1 at a port the engine
+ * picked when the container started; the host keeps one key pair per
+ * repository and one ssh config entry per session (with that port, written
+ * again on each attach), included at the top of the user's `~/.ssh/config`
+ * so an editor (or plain `ssh`) reaches the session by its alias.
  */
 import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { lstat, mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, open, readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { OmhError, SSH_KEY_FAILED, isOmhError } from './errors.js'
 import { GUEST_USER, GUEST_WORK } from './model.js'
 
 /** The port sshd listens on inside the container. */
 export const GUEST_SSH_PORT = 2222
 
-/** Host ports sessions publish sshd on: derived, so a session keeps its port and its plan stays the same. */
-export const SSH_PORTS = { first: 20_000, count: 10_000 } as const
-
 /** The ssh alias of a session. */
 export const sshAlias = (repoId: string, sid: string): string => `omh-${repoId}-${sid}`
-
-/** The host port of a session's sshd: stable for the session, spread over `SSH_PORTS`. */
-export function sshPort(repoId: string, sid: string): number {
-  const n = createHash('sha256').update(`${repoId}/${sid}`).digest().readUInt32BE(0)
-  return SSH_PORTS.first + (n % SSH_PORTS.count)
-}
 
 /** The URL editors that take one open. */
 export const sshUrl = (alias: string): string => `ssh://${alias}${GUEST_WORK}`
@@ -96,13 +88,48 @@ const exists = (p: string) =>
     () => false,
   )
 
-/** The repository's key pair, made with `ssh-keygen` on first use. Resolves the public key. */
-export async function ensureKeyPair(key: string, comment: string): Promise<string> {
-  if (!(await exists(key))) {
-    await mkdir(path.dirname(key), { recursive: true, mode: 0o700 })
-    await promisify(execFile)('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', key])
-  }
+/**
+ * The repository's key pair, made with `ssh-keygen` on first use. Resolves the
+ * public key. Attaches that run at once may each make a pair; the first to
+ * land is the one every one of them uses.
+ */
+export async function ensureKeyPair(key: string, comment: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<string> {
+  if (!(await whole(key))) await makeKeyPair(key, comment, env)
   return (await readFile(`${key}.pub`, 'utf8')).trim()
+}
+
+const whole = async (key: string) => (await exists(key)) && (await exists(`${key}.pub`))
+
+/**
+ * Makes the pair in a fresh directory beside the key's and renames that over
+ * the key's directory, so the pair appears whole or not at all: two files
+ * cannot be renamed at once, a directory can. A rename that finds the
+ * directory already holding something lost the race, and the pair there is
+ * used. ssh-keygen never sees an existing file, so it never asks to overwrite
+ * one (there is no terminal to answer it).
+ */
+async function makeKeyPair(key: string, comment: string, env: Readonly<Record<string, string | undefined>>): Promise<void> {
+  const dir = path.dirname(key)
+  const fail = (why: string, cause?: unknown, missing = false) => OmhError.of(SSH_KEY_FAILED, { args: [key, why], hintArgs: [missing], cause })
+  let temp: string | undefined
+  try {
+    await mkdir(path.dirname(dir), { recursive: true, mode: 0o700 })
+    temp = await mkdtemp(path.join(path.dirname(dir), `.${path.basename(dir)}-`))
+    await promisify(execFile)('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', path.join(temp, path.basename(key))], { env: { ...env } }).catch(
+      (error: NodeJS.ErrnoException & { stderr?: string }) => {
+        if (error.code === 'ENOENT') throw fail('there is no ssh-keygen on PATH', error, true)
+        throw fail(`ssh-keygen failed: ${error.stderr?.trim().split('\n').pop() || error.message}`, error)
+      },
+    )
+    await rename(temp, dir).catch(async (error: NodeJS.ErrnoException) => {
+      if (!['ENOTEMPTY', 'EEXIST'].includes(error.code ?? '') || !(await whole(key))) throw error
+    })
+  } catch (error) {
+    if (isOmhError(error)) throw error
+    throw fail(error instanceof Error ? error.message : String(error), error)
+  } finally {
+    if (temp) await rm(temp, { recursive: true, force: true })
+  }
 }
 
 /** Writes (or replaces) a session's ssh config entry. */

@@ -167,6 +167,14 @@ export const DOCTOR_WORKSPACE_FAILED = define({
     `The doctor unpacks the base commit with \`tar\` into ${scratch}: check that tar is installed and on PATH, and that the directory is writable and has room; then run again.`,
 })
 
+export const EDITOR_FAILED = define({
+  code: 'EDITOR_FAILED',
+  exit: 1,
+  message: (name: string, bin: string, why: string) => `Could not start the editor ${name} (${bin}): ${why}`,
+  hint: (alias: string, file: string) =>
+    `The session is ready: \`ssh ${alias}\` reaches it. Check that the editor runs on its own, or fix \`bin\` in ${file}.`,
+})
+
 export const EDITOR_INVALID = define({
   code: 'EDITOR_INVALID',
   exit: 2,
@@ -448,6 +456,16 @@ export const SETTINGS_INVALID = define({
   hint: () => 'Fix the settings above; docs/configuration.md lists every key.',
 })
 
+export const SSH_KEY_FAILED = define({
+  code: 'SSH_KEY_FAILED',
+  exit: 1,
+  message: (key: string, why: string) => `Could not make the SSH key ${key}: ${why}.`,
+  hint: (missing: boolean) =>
+    missing
+      ? 'Install the OpenSSH client, which has ssh-keygen: openssh-client on Debian and Ubuntu, openssh-clients on Fedora and RHEL, openssh on Alpine, Arch and Homebrew. Then attach again.'
+      : 'Nothing was kept. Check that you may write to the key\'s directory, then attach again; --verbose shows the cause.',
+})
+
 export const TOML_SYNTAX = define({
   code: 'TOML_SYNTAX',
   exit: 2,
@@ -527,6 +545,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   DOCTOR_FAILED,
   DOCTOR_RUNNER_FAILED,
   DOCTOR_WORKSPACE_FAILED,
+  EDITOR_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,
@@ -562,6 +581,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SESSION_UNSAVED_WORK,
   SESSION_UP_FAILED,
   SETTINGS_INVALID,
+  SSH_KEY_FAILED,
   TOML_SYNTAX,
   USAGE,
   USE_UNKNOWN,

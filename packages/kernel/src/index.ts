@@ -98,7 +98,6 @@ export {
 export {
   GUEST_SSH_PORT,
   SSHD_SCRIPT,
-  SSH_PORTS,
   editorArgs,
   ensureInclude,
   ensureKeyPair,
@@ -106,7 +105,6 @@ export {
   removeHostEntry,
   sshAlias,
   sshPaths,
-  sshPort,
   sshUrl,
   writeHostEntry,
   type IncludeChange,

@@ -319,8 +319,12 @@ export interface ContainerSpec {
   readonly argv: readonly string[]
   /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
   readonly network?: string
-  /** Ports published on the host, bound to 127.0.0.1. */
-  readonly ports?: readonly { readonly host: number; readonly guest: number }[]
+  /**
+   * Ports published on the host, bound to 127.0.0.1. Without `host`, the
+   * engine picks a free one as the container starts (`inspect` and `list`
+   * say which), so a port taken on the host never stops a container.
+   */
+  readonly ports?: readonly { readonly host?: number; readonly guest: number }[]
   /** Give the process a terminal. For `run`, ignored when omh's own stdin is not one. */
   readonly tty?: boolean
   /** Give the process the user's stdin. */
@@ -353,6 +357,22 @@ export interface ContainerInfo {
   readonly image: string
   /** Every label the container carries, including ones inherited from its image. */
   readonly labels: Readonly<Record<string, string>>
+  /**
+   * The TCP ports a running container publishes, as the engine bound them;
+   * empty for a stopped one. Absent: this runtime cannot tell, and
+   * `omh attach` cannot reach the container.
+   */
+  readonly ports?: readonly PublishedPort[]
+}
+
+/** A container's TCP port published on the host. */
+export interface PublishedPort {
+  /** The port inside the container. */
+  readonly guest: number
+  /** The port on the host: the one the spec named, or the one the engine picked. */
+  readonly host: number
+  /** The host address it is bound to, e.g. `127.0.0.1`. */
+  readonly hostIp: string
 }
 
 export interface ExecOptions {

@@ -1,8 +1,10 @@
-import type { ContainerInfo, ContainerSpec, ExecOptions, RunResult, RuntimePlugin } from '../src/plugin.js'
+import type { ContainerInfo, ContainerSpec, ExecOptions, PublishedPort, RunResult, RuntimePlugin } from '../src/plugin.js'
+
+type FakeContainer = { spec: ContainerSpec; running: boolean; ports?: readonly PublishedPort[] }
 
 /** A runtime that keeps containers in memory and records every call: for unit tests of the session layer. */
 export interface FakeRuntime extends RuntimePlugin {
-  readonly containers: Map<string, { spec: ContainerSpec; running: boolean }>
+  readonly containers: Map<string, FakeContainer>
   readonly calls: string[]
   readonly execs: { container: string; argv: readonly string[]; options: ExecOptions }[]
   /** What the liveness check finds running, per container name. */
@@ -21,18 +23,21 @@ export interface FakeRuntime extends RuntimePlugin {
   images: Set<string> | undefined
   /** Called once `inspect` has taken its answer, before the caller has it: what happens meanwhile. */
   meanwhile: (() => void) | undefined
+  /** The host port `up` publishes the next port without one on, as an engine picks a free one. */
+  nextPort: number
 }
 
 /** Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name. */
 export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}): FakeRuntime {
   const engine = options.engine ?? 'fake'
-  const containers = new Map<string, { spec: ContainerSpec; running: boolean }>()
-  const info = (name: string, c: { spec: ContainerSpec; running: boolean }): ContainerInfo => ({
+  const containers = new Map<string, FakeContainer>()
+  const info = (name: string, c: FakeContainer): ContainerInfo => ({
     id: name,
     name,
     running: c.running,
     image: c.spec.image,
     labels: c.spec.labels,
+    ports: c.running ? (c.ports ?? []) : [],
   })
   const fake: FakeRuntime = {
     kind: 'runtime',
@@ -50,6 +55,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
     answering: true,
     images: undefined,
     meanwhile: undefined,
+    nextPort: 40_000,
     async detect() {
       fake.asked.push('detect')
       return fake.answering ? { engine, version: '1' } : { engine, reason: 'installed, but the engine does not answer' }
@@ -68,7 +74,8 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
         throw new Error(message)
       }
       if (containers.has(spec.name!)) throw new Error(`name ${spec.name} in use`)
-      containers.set(spec.name!, { spec, running: true })
+      const ports = (spec.ports ?? []).map((p) => ({ guest: p.guest, host: p.host ?? fake.nextPort++, hostIp: '127.0.0.1' }))
+      containers.set(spec.name!, { spec, running: true, ports })
       return spec.name!
     },
     async exec(container, argv, options): Promise<RunResult> {

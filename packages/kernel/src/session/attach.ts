@@ -2,19 +2,21 @@
  * `omh attach`: reach a running session over SSH. Starts sshd in the session
  * container (as the agent, on the port the plan publishes on 127.0.0.1),
  * makes the repository's key pair on first use, and writes the session's ssh
- * config entry, included from the user's `~/.ssh/config`.
+ * config entry with the host port the engine picked, included from the
+ * user's `~/.ssh/config`.
  */
 import { connect } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshPort, sshUrl, writeHostEntry, type IncludeChange } from '../attach.js'
-import { ATTACH_FAILED, NOT_A_REPOSITORY, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '../errors.js'
+import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../attach.js'
+import { ATTACH_FAILED, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '../errors.js'
 import type { Kernel } from '../kernel.js'
 import { GUEST_GID, GUEST_UID } from '../model.js'
 import type { RuntimeContext } from '../plugin.js'
 import { LABEL } from './layout.js'
-import { repository } from './repo.js'
-import { lastUsed, listSessions } from './store.js'
+import { requireRepo } from './repo.js'
+import { recentFirst } from './select.js'
+import { listSessions } from './store.js'
 
 export interface AttachRequest {
   /** `--session`: that one; absent: the session launched into last. */
@@ -35,6 +37,7 @@ export interface Attached {
   readonly url: string
   /** Where sshd is published: always 127.0.0.1. */
   readonly host: '127.0.0.1'
+  /** The host port the engine picked for this container; another after it restarts. */
   readonly port: number
   /** The session's ssh config entry. */
   readonly entry: string
@@ -48,23 +51,30 @@ const READY_MS = 10_000
 
 export async function attach(kernel: Kernel, request: AttachRequest, host: AttachHost): Promise<Attached> {
   const env = kernel.options.env
-  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
-  const repo = repository(kernel.repoRoot)
+  const repo = requireRepo(kernel)
   const sessions = await listSessions(kernel.omhHome, repo)
   let sid = request.session
   if (sid !== undefined && !sessions.includes(sid)) throw OmhError.of(SESSION_NOT_FOUND, { args: [sid, repo.root], hintArgs: [sessions] })
-  if (sid === undefined) {
-    const used = new Map(await Promise.all(sessions.map(async (s) => [s, await lastUsed(kernel.omhHome, repo, s)] as const)))
-    sid = [...sessions].sort((a, b) => used.get(b)! - used.get(a)!)[0]
-  }
+  // Unlike a launch, a session another omh holds is the one to attach to: its harness runs there.
+  sid ??= (await recentFirst(kernel.omhHome, repo, sessions))[0]?.sid
   if (sid === undefined) throw OmhError.of(SESSION_NOT_FOUND, { args: [undefined, repo.root], hintArgs: [sessions] })
 
   const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
   const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)
   if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
 
+  // The engine picked the host port when the container started; it is only known by asking.
+  const port = container.ports?.find((p) => p.guest === GUEST_SSH_PORT && p.hostIp === '127.0.0.1')?.host
+  if (port === undefined) {
+    const why =
+      container.ports === undefined
+        ? `the ${runtime.engine} runtime does not say which ports a container publishes`
+        : `its container publishes no port for sshd on 127.0.0.1; stop it with \`omh sessions down ${sid}\` and launch again`
+    throw OmhError.of(ATTACH_FAILED, { args: [sid, why] })
+  }
+
   const paths = sshPaths(kernel.omhHome, repo.id)
-  const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`)
+  const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`, env)
   const started = await runtime.exec(
     container.id,
     ['sh', '-c', SSHD_SCRIPT],
@@ -74,8 +84,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   if (started.exitCode !== 0) {
     throw OmhError.of(ATTACH_FAILED, { args: [sid, `${started.stderr}${started.stdout}`.trim().split('\n').slice(-3).join(' | ')] })
   }
-  const port = sshPort(repo.id, sid)
-  if (!(await answers(port))) throw OmhError.of(ATTACH_FAILED, { args: [sid, `nothing answers on 127.0.0.1:${port}; the container may not publish it`] })
+  if (!(await answers(port))) throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port} (its log: /tmp/omh-sshd/sshd.log in the container)`] })
 
   const alias = sshAlias(repo.id, sid)
   const entry = await writeHostEntry(paths, alias, hostEntry(alias, port, paths.key))

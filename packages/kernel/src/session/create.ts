@@ -1,5 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { removeHostEntry, sshAlias, sshPaths } from '../attach.js'
 import { OmhError, SESSION_OFF_BRANCH } from '../errors.js'
 import { git, tryGit } from './git.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
@@ -46,7 +47,8 @@ export async function createSession(omhHome: string, repo: Repository, sid: stri
 
 /**
  * Removes a session's host side: worktree, shadow, staging and bookkeeping,
- * and the branch when asked. Tolerates parts that are already gone.
+ * its ssh config entry, and the branch when asked. Tolerates parts that are
+ * already gone.
  */
 export async function removeSession(
   omhHome: string,
@@ -65,4 +67,6 @@ export async function removeSession(
   if (options.deleteBranch) await tryGit(['branch', '--quiet', '-D', branchOf(sid)], at)
   await rm(paths.shadow, { recursive: true, force: true })
   await rm(paths.run, { recursive: true, force: true })
+  // An entry left behind would send `ssh <alias>` to whatever holds that port later.
+  await removeHostEntry(sshPaths(omhHome, repo.id), sshAlias(repo.id, sid))
 }

@@ -67,6 +67,8 @@ describe('launch', () => {
     const spec = t.fake.containers.get(name)!.spec
     const worktree = path.join(t.home, 'worktrees', t.repo.id, 's01')
     expect(spec.mounts.find((m) => m.guest === '/work')).toEqual({ host: worktree, guest: '/work', readOnly: false })
+    // sshd's port for `omh attach`, at a free host port the engine picks: no launch fails on a port taken.
+    expect(spec.ports).toEqual([{ guest: 2222 }])
     const rules = spec.mounts.find((m) => m.guest === '/work/RULES.md')!
     expect(rules.readOnly).toBe(true)
     expect(readFileSync(rules.host, 'utf8')).toContain('Be brief.')

@@ -1,7 +1,7 @@
 import { chooseAccount } from '../accounts.js'
 import type { Adapter } from '../adapter/load.js'
-import { GUEST_SSH_PORT, sshPort } from '../attach.js'
-import { NOT_A_REPOSITORY, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
+import { GUEST_SSH_PORT } from '../attach.js'
+import { OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '../errors.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '../kernel.js'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '../model.js'
@@ -14,7 +14,7 @@ import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDi
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stagedMounts, withGitfile } from './prepare.js'
-import { repository, resolveBase, type Base, type Repository } from './repo.js'
+import { requireRepo, resolveBase, type Base, type Repository } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
 import { pickSession, type SessionChoice } from './select.js'
 import { writeExclude } from './shadow.js'
@@ -85,11 +85,6 @@ export interface LaunchPreview {
   readonly exec: readonly string[]
   readonly render: RenderReport
   readonly notices: readonly string[]
-}
-
-const requireRepo = (kernel: Kernel): Repository => {
-  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
-  return repository(kernel.repoRoot)
 }
 
 /** Everything a launch would do, computed without creating or starting anything. */
@@ -366,8 +361,9 @@ function planFor(at: {
     credentials: credentialsOf(at.kernel, at.adapter, at.account),
     env: at.render.env,
     contents: contentDigests(at.files),
-    // sshd for `omh attach` listens here once attached; publishing costs nothing until then.
-    ports: [{ host: sshPort(at.repo.id, at.sid), guest: GUEST_SSH_PORT }],
+    // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
+    // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
+    ports: [{ guest: GUEST_SSH_PORT }],
     ...(at.kernel.settings.sessionNetwork ? { network: at.kernel.settings.sessionNetwork.value } : {}),
   })
 }

@@ -38,7 +38,7 @@ export interface SessionPlanInput {
    * needs a new container: the digest covers it.
    */
   readonly contents: Readonly<Record<string, string>>
-  /** Guest ports published on the host's 127.0.0.1 (sshd for `omh attach`). */
+  /** Guest ports published on the host's 127.0.0.1 (sshd for `omh attach`), at host ports the engine picks unless named. */
   readonly ports?: ContainerSpec['ports']
   /** The engine network to join; absent: the engine's default. */
   readonly network?: string
@@ -157,11 +157,14 @@ export const mountOrder = (a: Mount, b: Mount): number => depth(a.guest) - depth
 /**
  * The digest of everything that fixes what a container sees: its spec (labels
  * left out, so stamping does not change it) and the bytes behind its file
- * mounts.
+ * mounts. Of a published port only the guest side counts: the host side is
+ * the engine's pick, different for each container, and a new pick is no
+ * reason to replace one.
  */
 export function planDigest(spec: Omit<ContainerSpec, 'labels'> & { readonly labels?: unknown }, contents: Readonly<Record<string, string>>): string {
-  const { labels: _labels, ...rest } = spec
-  return createHash('sha256').update(canonical({ spec: rest, contents })).digest('hex').slice(0, 16)
+  const { labels: _labels, ports, ...rest } = spec
+  const seen = ports ? { ...rest, ports: ports.map(({ guest }) => ({ guest })) } : rest
+  return createHash('sha256').update(canonical({ spec: seen, contents })).digest('hex').slice(0, 16)
 }
 
 /** Digests of staged documents by guest path, for `SessionPlanInput.contents`. */

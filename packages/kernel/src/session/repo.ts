@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
-import { BASE_UNKNOWN, OmhError, REPOSITORY_EMPTY } from '../errors.js'
+import { BASE_UNKNOWN, NOT_A_REPOSITORY, OmhError, REPOSITORY_EMPTY } from '../errors.js'
+import type { Kernel } from '../kernel.js'
 import { tryGit } from './git.js'
 
 /** A checkout, as sessions know it. */
@@ -17,6 +18,12 @@ export interface Repository {
 }
 
 type Env = Readonly<Record<string, string | undefined>>
+
+/** The repository omh runs in; NOT_A_REPOSITORY outside one. */
+export function requireRepo(kernel: Pick<Kernel, 'repoRoot' | 'options'>): Repository {
+  if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
+  return repository(kernel.repoRoot)
+}
 
 export function repository(root: string): Repository {
   const real = realpathSync(root)

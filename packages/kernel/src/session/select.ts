@@ -34,13 +34,22 @@ export async function pickSession(
     return { sid: choice.session, exists: true, lastUsed: await lastUsed(omhHome, repo, choice.session) }
   }
   if (!choice.fresh) {
-    const used = new Map(await Promise.all(existing.map(async (sid) => [sid, await lastUsed(omhHome, repo, sid)] as const)))
-    const recentFirst = [...existing].reverse().sort((a, b) => used.get(b)! - used.get(a)!)
-    for (const sid of recentFirst) {
-      if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true, lastUsed: used.get(sid)! }
+    for (const { sid, lastUsed } of await recentFirst(omhHome, repo, existing)) {
+      if (!choice.skip?.includes(sid) && !(await readClaim(omhHome, repo, sid))) return { sid, exists: true, lastUsed }
     }
   }
   return { sid: await nextSessionId(omhHome, repo, env), exists: false }
+}
+
+/**
+ * Sessions (in id order, as `listSessions` gives them) with the one launched
+ * into most recently first. Stamps that tie, or are missing (a session never
+ * launched into), put the newer session first: it is the one made last.
+ */
+export async function recentFirst(omhHome: string, repo: Repository, sessions: readonly string[]): Promise<{ sid: string; lastUsed: number }[]> {
+  const stamped = await Promise.all(sessions.map(async (sid) => ({ sid, lastUsed: await lastUsed(omhHome, repo, sid) })))
+  // The sort is stable, so reversing first settles ties for the newer id.
+  return stamped.reverse().sort((a, b) => b.lastUsed - a.lastUsed)
 }
 
 /** The session a launch goes into. */

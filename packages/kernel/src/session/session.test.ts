@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gitRepo, testdir } from '../../../../test/helpers/testdir.js'
-import { createSession } from './create.js'
+import { hostEntry, sshAlias, sshPaths, writeHostEntry } from '../attach.js'
+import { createSession, removeSession } from './create.js'
 import { sessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { credentialMounts, planSession, type SessionPlanInput } from './plan.js'
@@ -163,6 +164,18 @@ describe('creating a session', () => {
     expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
   })
 
+  it('takes the ssh config entry `omh attach` wrote with it when removed, and no other session\'s', async () => {
+    const root = gitRepo()
+    const home = testdir()
+    const repo = repository(root)
+    const base = await resolveBase(repo, env)
+    await createSession(home, repo, 's01', base, env)
+    const paths = sshPaths(home, repo.id)
+    const entries = await Promise.all(['s01', 's02'].map((sid) => writeHostEntry(paths, sshAlias(repo.id, sid), hostEntry(sshAlias(repo.id, sid), 2, paths.key))))
+    await removeSession(home, repo, 's01', env, { deleteBranch: true })
+    expect(entries.map((file) => existsSync(file))).toEqual([false, true])
+  })
+
   it('never reuses an id whose branch a removed session left', async () => {
     const root = gitRepo()
     const home = testdir()
@@ -237,6 +250,13 @@ describe('the session plan', () => {
     const attached = planSession(input({ ports: [{ host: 24022, guest: 2222 }], network: 'omh-net' }))
     expect(attached.spec).toMatchObject({ ports: [{ host: 24022, guest: 2222 }], network: 'omh-net' })
     expect(attached.digest).not.toBe(planSession(input()).digest)
+  })
+
+  it('leaves the host port of a published port out of the digest: the engine picks it anew for each container', () => {
+    const picked = planSession(input({ ports: [{ guest: 2222 }] }))
+    expect(picked.spec.ports).toEqual([{ guest: 2222 }])
+    expect(planSession(input({ ports: [{ host: 24022, guest: 2222 }] })).digest).toBe(picked.digest)
+    expect(planSession(input({ ports: [{ guest: 2223 }] })).digest).not.toBe(picked.digest)
   })
 
   it('refuses two mounts at one guest path', () => {
