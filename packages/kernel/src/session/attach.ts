@@ -59,7 +59,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   sid ??= (await recentFirst(kernel.omhHome, repo, sessions))[0]?.sid
   if (sid === undefined) throw OmhError.of(SESSION_NOT_FOUND, { args: [undefined, repo.root], hintArgs: [sessions] })
 
-  const { runtime } = await kernel.resolveRuntime(request.engine ?? kernel.settings.runtime?.value ?? 'auto', host.context)
+  const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
   const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)
   if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
 
