@@ -19,7 +19,11 @@ const { name, version } = createRequire(import.meta.url)('../package.json') as {
 export const BEFORE = 'tool.execute.before'
 export const AFTER = 'tool.execute.after'
 
-const js = (value: string) => JSON.stringify(value)
+// JSON leaves U+2028 and U+2029 bare; escaped, a generated line is one line to every tool that
+// reads it, the indenting below included (a multiline `^` matches after either).
+const js = (value: string) => JSON.stringify(value).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`)
+/** Indents every line of generated source by two spaces. */
+const indent = (source: string) => source.split('\n').map((line) => `  ${line}`).join('\n')
 
 // One copy of the bridge every hook uses. Commands run in `sh`, as on every
 // other harness, so `run` and `when` mean the same everywhere; nothing here
@@ -104,7 +108,7 @@ function hookBody(hook: Hook, binding: Binding, tools: Readonly<Partial<Record<T
   const body = lines.map((l) => `        ${l}`).join('\n')
   // A refusal must escape to stop the call; anything else that fails is reported and the call goes on.
   if (action.kind === 'refuse') return `      // ${hook.name}\n      await (async () => {\n${body}\n      })()`
-  return `      // ${hook.name}\n      try {\n        await (async () => {\n${body.replace(/^/gm, '  ')}\n        })()\n      } catch (error) {\n        fault(${js(hook.name)}, error)\n      }`
+  return `      // ${hook.name}\n      try {\n        await (async () => {\n${indent(body)}\n        })()\n      } catch (error) {\n        fault(${js(hook.name)}, error)\n      }`
 }
 
 /** The plugin module for these hooks, and the hooks it could not express. */
@@ -128,7 +132,7 @@ export function pluginModule(hooks: readonly Hook[], binding: Binding, tools: Re
   }
   const bus = [...byEvent].filter(([event]) => event !== BEFORE && event !== AFTER)
   if (bus.length) {
-    const branches = bus.map(([event, bodies]) => `      if (event?.type === ${js(event)}) {\n${bodies.map((b) => b.replace(/^/gm, '  ')).join('\n')}\n      }`)
+    const branches = bus.map(([event, bodies]) => `      if (event?.type === ${js(event)}) {\n${bodies.map(indent).join('\n')}\n      }`)
     handlers.push(`    event: async ({ event } = {}) => {\n${branches.join('\n')}\n    },`)
   }
   const source = `${PRELUDE}\nexport default async function omh() {\n  return {\n${handlers.join('\n')}\n  }\n}\n`

@@ -123,6 +123,16 @@ describe('opencode-plugin: text', () => {
     )
   })
 
+  it('says line and paragraph separators as they are, with a variable after them', async () => {
+    const texts = ['a\u2028 b', '\u2029$OMH_SESSION end', 'x\u2028${OMH_TOOL_FILE}\u2028y']
+    const hooks = texts.map((text, n) => hook(`advise-${n}`, { on: 'after-tool', inject: text }))
+    const { handlers } = await plugin(hooks)
+    const env = { OMH_TOOL_FILE: FILE, OMH_TOOL_COMMAND: '', OMH_SESSION: 'omh-s01' }
+    const output = { title: '', output: '', metadata: {} }
+    await handlers!['tool.execute.after']!({ tool: 'read', ...session, args: { filePath: FILE } }, output)
+    expect(output.output).toBe(texts.map((t) => `\n\n${expectedText(t, env)}`).join(''))
+  })
+
   it('writes no plugin when nothing can be expressed', async () => {
     const { out } = await plugin([hook('x', { on: 'session-start', inject: 'hi' })])
     expect(out.files).toEqual([])
