@@ -94,7 +94,7 @@ describe('attach', () => {
     }) as typeof original
     syncBuiltinESMExports()
     try {
-      await expect(ensureInclude(config, 'Include x')).rejects.toThrow(/changed while omh was editing it/)
+      await expect(ensureInclude(config, 'Include x')).rejects.toMatchObject({ code: 'FILE_CHANGED', message: expect.stringMatching(/changed while omh was working on it/) })
     } finally {
       promises.readFile = original
       syncBuiltinESMExports()

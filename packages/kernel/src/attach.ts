@@ -7,11 +7,12 @@
  * so an editor (or plain `ssh`) reaches the session by its alias.
  */
 import { execFile } from 'node:child_process'
-import { lstat, mkdir, mkdtemp, open, readFile, rename, rm } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { OmhError, SSH_KEY_FAILED, isOmhError } from './errors.js'
 import { GUEST_USER, GUEST_WORK } from './model.js'
+import { replaceFile, snapshot } from './files.js'
 
 /** The port sshd listens on inside the container. */
 export const GUEST_SSH_PORT = 2222
@@ -136,7 +137,7 @@ async function makeKeyPair(key: string, comment: string, env: Readonly<Record<st
 export async function writeHostEntry(paths: SshPaths, alias: string, entry: string): Promise<string> {
   const file = path.join(paths.hosts, `${alias}.conf`)
   await mkdir(paths.hosts, { recursive: true, mode: 0o700 })
-  await replaceWhole(file, entry, 0o600)
+  await replaceFile(await snapshot(file), entry, 0o600)
   return file
 }
 
@@ -155,42 +156,12 @@ export type IncludeChange = 'present' | 'added' | 'created'
  * stays as it was.
  */
 export async function ensureInclude(sshConfig: string, include: string): Promise<IncludeChange> {
-  const before = await readFile(sshConfig, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined
-    throw error
-  })
-  if (before !== undefined && before.split('\n').some((line) => line.trim() === include)) return 'present'
-  const planned = before === undefined ? `${include}\n` : `${include}\n\n${before}`
+  const before = await snapshot(sshConfig)
+  const text = before.bytes?.toString('utf8')
+  if (text !== undefined && text.split('\n').some((line) => line.trim() === include)) return 'present'
   await mkdir(path.dirname(sshConfig), { recursive: true, mode: 0o700 })
-  const mode = before === undefined ? 0o600 : (await lstat(sshConfig)).mode & 0o777
-  await replaceWhole(sshConfig, planned, mode, { expected: before })
-  return before === undefined ? 'created' : 'added'
-}
-
-/**
- * Replaces a file whole: a temporary file beside it, flushed, then renamed
- * over it. With a guard, the file must still hold `expected` (or still be
- * absent, for `undefined`) just before the rename.
- */
-async function replaceWhole(file: string, content: string, mode: number, guard?: { readonly expected: string | undefined }): Promise<void> {
-  const temp = `${file}.omh-${process.pid}`
-  const handle = await open(temp, 'w', mode)
-  try {
-    await handle.writeFile(content)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
-    if (guard) {
-      const now = await readFile(file, 'utf8').catch(() => undefined)
-      if (now !== guard.expected) throw new Error(`${file} changed while omh was editing it; nothing was written`)
-    }
-    await rename(temp, file)
-  } catch (error) {
-    await rm(temp, { force: true })
-    throw error
-  }
+  await replaceFile(before, text === undefined ? `${include}\n` : `${include}\n\n${text}`, 0o600)
+  return text === undefined ? 'created' : 'added'
 }
 
 /** The editor's argv with `$URL` and `$ALIAS` filled in. */
