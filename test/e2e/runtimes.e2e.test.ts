@@ -202,14 +202,16 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
       expect(client(engine, ['port', id]).stdout.trim()).toBe(`8022/tcp -> 127.0.0.1:${port}`)
     })
 
-    it('is listed by its labels, with its name, image and state', async () => {
+    it('is listed by its labels, with its name, image, state and published ports', async () => {
       const found = await runtime.list(labels, context)
-      expect(found).toEqual([{ id, name, running: true, image: plan.harness.tag, labels: expect.objectContaining(labels) }])
+      const ports = [{ guest: 8022, host: port, hostIp: '127.0.0.1' }]
+      expect(found).toEqual([{ id, name, running: true, image: plan.harness.tag, labels: expect.objectContaining(labels), ports }])
       expect(await runtime.list({ ...labels, 'omh.session': 'nobody' }, context)).toEqual([])
     })
 
-    it('is found by its name or id, with its state and labels; a name nothing has is undefined', async () => {
-      const found = { id, name, running: true, image: plan.harness.tag, labels: expect.objectContaining(labels) }
+    it('is found by its name or id, with its state, labels and published ports; a name nothing has is undefined', async () => {
+      const ports = [{ guest: 8022, host: port, hostIp: '127.0.0.1' }]
+      const found = { id, name, running: true, image: plan.harness.tag, labels: expect.objectContaining(labels), ports }
       expect(await runtime.inspect!(name, context)).toEqual(found)
       expect(await runtime.inspect!(id, context)).toEqual(found)
       expect(await runtime.inspect!(`${name}-absent`, context)).toBeUndefined()
