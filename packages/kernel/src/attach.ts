@@ -7,12 +7,13 @@
  * so an editor (or plain `ssh`) reaches the session by its alias.
  */
 import { execFile } from 'node:child_process'
-import { lstat, mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { OmhError, SSH_KEY_FAILED, isOmhError } from './errors.js'
 import { GUEST_USER, GUEST_WORK } from './model.js'
 import { replaceFile, snapshot } from './files.js'
+import { exists } from './host-files.js'
 
 /** The port sshd listens on inside the container. */
 export const GUEST_SSH_PORT = 2222
@@ -82,12 +83,6 @@ export function hostEntry(alias: string, port: number, key: string): string {
     '',
   ].join('\n')
 }
-
-const exists = (p: string) =>
-  lstat(p).then(
-    () => true,
-    () => false,
-  )
 
 /**
  * The repository's key pair, made with `ssh-keygen` on first use. Resolves the

@@ -17,12 +17,12 @@ import type { ContainerSpec, DroppedItem, RuntimeContext } from '../plugin.js'
 import { projectRulesOf, resolveProfile } from '../profile/resolve.js'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
+import { handToAgent } from '../session/ownership.js'
 import { contentDigests, credentialMounts, mountOrder, planSession } from '../session/plan.js'
 import { prepareCredentials, stagedMounts, withGitfile } from '../session/prepare.js'
 import { repository, resolveBase, type Repository } from '../session/repo.js'
 import { createShadow } from '../session/shadow.js'
 import { stage } from '../stage.js'
-import { handToGuest } from '../host-files.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
 
@@ -120,7 +120,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     await mkdir(doctorDir, { recursive: true })
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
-    for (const dir of [work, shadow]) await handToGuest(dir)
+    for (const dir of [work, shadow]) await handToAgent(dir)
 
     const spec: ContainerSpec = {
       ...plan.spec,

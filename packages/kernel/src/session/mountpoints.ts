@@ -1,6 +1,7 @@
 import { lstat, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Mountpoint } from './plan.js'
+import { exists } from '../host-files.js'
 
 const record = (runDir: string) => path.join(runDir, 'mountpoints.json')
 
@@ -65,9 +66,3 @@ async function readRecord(runDir: string): Promise<string[]> {
     return []
   }
 }
-
-const exists = (p: string) =>
-  lstat(p).then(
-    () => true,
-    () => false,
-  )

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
 import path from 'node:path'
+import { credentialHostPath } from '../accounts.js'
 import { GUEST_SOCKETS } from '../image.js'
 import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from '../model.js'
+import { byText } from '../order.js'
 import type { ContainerSpec, Mount, StagedEntry } from '../plugin.js'
 import { LABEL, containerName } from './layout.js'
 import type { Repository } from './repo.js'
 import { GUEST_SHADOW } from './shadow.js'
-import { byText } from '../order.js'
 
 /** A read-only mount from staging, and whether its source is a file or a directory. */
 export interface StagedMount extends Mount {
@@ -72,9 +73,7 @@ export const KEEPER = ['sleep', 'infinity'] as const
 export function credentialMounts(creds: readonly string[], accountDir: string): CredentialMount[] {
   return creds.map((guest) => {
     const kind = guest.endsWith('/') ? ('directory' as const) : ('file' as const)
-    const clean = path.posix.normalize(guest).replace(/\/$/, '')
-    const rel = clean === GUEST_HOME || clean.startsWith(`${GUEST_HOME}/`) ? path.posix.relative(GUEST_HOME, clean) : path.posix.join('_root', clean)
-    return { host: path.join(accountDir, ...rel.split('/')), guest: clean, kind }
+    return { host: credentialHostPath(accountDir, guest), guest: path.posix.normalize(guest).replace(/\/$/, ''), kind }
   })
 }
 
