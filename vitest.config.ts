@@ -7,8 +7,10 @@ export default defineConfig({
   resolve: {
     // Workspace packages are tested from source; the CLI under test runs from dist.
     alias: [
+      { find: /^@omh\/plugin-api$/, replacement: path.join(root, 'packages/plugin-api/src/index.ts') },
+      { find: /^@omh\/plugin-kit$/, replacement: path.join(root, 'packages/plugin-kit/src/index.ts') },
       { find: /^@omh\/kernel$/, replacement: path.join(root, 'packages/kernel/src/index.ts') },
-      { find: /^@omh\/kernel\/plugin$/, replacement: path.join(root, 'packages/kernel/src/plugin.ts') },
+      { find: /^@omh\/sandbox$/, replacement: path.join(root, 'packages/sandbox/src/index.ts') },
       { find: /^@omh\/container-cli$/, replacement: path.join(root, 'packages/container-cli/src/index.ts') },
     ],
   },

@@ -26,7 +26,7 @@ if (op === 'run') {
   const result = await runtime.run({ image, mounts: [], env: {}, labels: {}, workdir: '/', user: '0', argv: ['true'] }, context)
   process.exitCode = result.exitCode
 } else if (op === 'steps') {
-  const { ensureImage, planImages } = await import('@omh/kernel')
+  const { ensureImage, planImages } = await import('@omh/sandbox')
   // A harness whose layer installs nothing: building it measures the engine, not an install.
   const plan = planImages({ name: 'bench', install: 'true', bindings: [], creds: [], token: [] }, { from: image, network: 'host', labels: { 'omh.bench': label } })
   const built = await ensureImage(runtime, plan, context)

@@ -3,7 +3,9 @@ import { accessSync, constants } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Args, Flags } from '../lib/oclif.js'
-import { EDITOR_FAILED, EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError, checkEditorFile, closest, editorArgs, type Attached } from '@omh/kernel'
+import { EDITOR_FAILED, EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError } from '@omh/plugin-api'
+import { checkEditorFile, closest } from '@omh/kernel'
+import { editorArgs, type Attached } from '@omh/sandbox'
 import { OmhCommand } from '../lib/omh-command.js'
 
 export interface AttachResult extends Attached {
@@ -28,7 +30,7 @@ export default class Attach extends OmhCommand<AttachResult> {
     const { args, flags } = await this.parse(Attach)
     const kernel = await this.kernel()
     const editor = args.editor ? await this.editor(args.editor) : undefined
-    const { attach } = await import('@omh/kernel')
+    const { attach } = await import('@omh/sandbox')
     const err = this.errStyle
     const attached = await attach(
       kernel,

@@ -1,5 +1,5 @@
 import { Args, Flags } from '../lib/oclif.js'
-import type { AuthResult } from '@omh/kernel'
+import type { AuthResult } from '@omh/sandbox'
 import { OmhCommand } from '../lib/omh-command.js'
 
 export default class Auth extends OmhCommand<AuthResult> {
@@ -19,7 +19,7 @@ export default class Auth extends OmhCommand<AuthResult> {
   async run(): Promise<AuthResult> {
     const { args, flags } = await this.parse(Auth)
     const kernel = await this.kernel()
-    const { authenticate } = await import('@omh/kernel')
+    const { authenticate } = await import('@omh/sandbox')
     const err = this.errStyle
     const result = await authenticate(
       kernel,

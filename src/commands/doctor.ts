@@ -1,5 +1,6 @@
 import { Args, Flags } from '../lib/oclif.js'
-import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError, type DoctorCheck, type DoctorReport } from '@omh/kernel'
+import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
+import { type DoctorCheck, type DoctorReport } from '@omh/sandbox'
 import { droppedSummary } from '../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../lib/failure.js'
 import { OmhCommand } from '../lib/omh-command.js'
@@ -45,7 +46,7 @@ export default class Doctor extends OmhCommand<DoctorResult> {
   async run(): Promise<DoctorResult> {
     const { args, flags } = await this.parse(Doctor)
     const kernel = await this.kernel()
-    const { doctor } = await import('@omh/kernel')
+    const { doctor } = await import('@omh/sandbox')
     const harnesses = args.harness ? [args.harness] : (await kernel.adapterSources()).map((s) => s.name)
     const reports: (DoctorReport | DoctorStopped)[] = []
     const err = this.errStyle

@@ -1,4 +1,4 @@
-import { CAPABILITY_CLASSES, countOf, type DroppedItem } from '@omh/kernel'
+import { CAPABILITY_CLASSES, countOf, type DroppedItem } from '@omh/plugin-api'
 
 /**
  * The one-line account of what a harness will not see, e.g.

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { INTERNAL, OmhError, USAGE, isOmhError, type Problem } from '@omh/kernel'
+import { INTERNAL, OmhError, USAGE, isOmhError, type Problem } from '@omh/plugin-api'
 import type { Style } from './style.js'
 
 /** Anything thrown, as the OmhError the user is shown. Unknown errors are INTERNAL, never a stack trace. */

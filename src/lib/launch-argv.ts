@@ -1,4 +1,4 @@
-import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/kernel'
+import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/plugin-api'
 
 /** omh's own flags for a launch, as they stand before the harness name. */
 export interface LaunchFlags {

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises'
 import { Flags } from './oclif.js'
-import { CONSENT_REQUIRED, OmhError, planWrites, writePlan, type McpChange, type McpDocument, type McpServer } from '@omh/kernel'
+import { CONSENT_REQUIRED, OmhError, type McpServer } from '@omh/plugin-api'
+import { planWrites, writePlan, type McpChange, type McpDocument } from '@omh/kernel'
 import type { Style } from './style.js'
 import { table } from './table.js'
 

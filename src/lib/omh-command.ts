@@ -1,5 +1,6 @@
 import { Command, Flags, type Interfaces } from './oclif.js'
-import type { Kernel, OmhError } from '@omh/kernel'
+import type { OmhError } from '@omh/plugin-api'
+import type { Kernel } from '@omh/kernel'
 import { formatError, serializeError, toOmhError } from './failure.js'
 import { createKernel } from './kernel.js'
 import { colorEnabled, colorModeFromArgv, createStyle, type Style } from './style.js'

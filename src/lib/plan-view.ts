@@ -1,4 +1,4 @@
-import type { LaunchPreview } from '@omh/kernel'
+import type { LaunchPreview } from '@omh/sandbox'
 import type { Style } from './style.js'
 import { table } from './table.js'
 

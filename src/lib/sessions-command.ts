@@ -1,15 +1,7 @@
 import { Flags } from './oclif.js'
-import {
-  NOT_A_REPOSITORY,
-  OmhError,
-  SESSION_NOT_FOUND,
-  isOmhError,
-  listSessions,
-  repository,
-  type Repository,
-  type ResolvedRuntime,
-  type RuntimeContext,
-} from '@omh/kernel'
+import { NOT_A_REPOSITORY, OmhError, SESSION_NOT_FOUND, isOmhError, type RuntimeContext } from '@omh/plugin-api'
+import { type ResolvedRuntime } from '@omh/kernel'
+import { listSessions, repository, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
 
 /** The commands under `omh sessions`: they work on the sessions of the repository omh runs in. */

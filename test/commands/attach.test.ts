@@ -1,7 +1,7 @@
 import { chmodSync } from 'node:fs'
 import { createServer, type AddressInfo, type Server } from 'node:net'
 import path from 'node:path'
-import { repository } from '@omh/kernel'
+import { repository } from '@omh/sandbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { omh, omhAsync } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { createSession, prepareMountpoints, repository, resolveBase } from '@omh/kernel'
+import { createSession, prepareMountpoints, repository, resolveBase } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'

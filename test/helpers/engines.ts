@@ -2,8 +2,8 @@
 // an engine that does not answer fails the run, it is never skipped.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createServer } from 'node:net'
-import type { ImageOptions } from '@omh/kernel'
-import type { RuntimeContext, RuntimeInfo, RuntimePlugin } from '@omh/kernel/plugin'
+import type { ImageOptions } from '@omh/sandbox'
+import type { RuntimeContext, RuntimeInfo, RuntimePlugin } from '@omh/plugin-api'
 import docker from '../../packages/runtime-docker/src/index.js'
 import podman from '../../packages/runtime-podman/src/index.js'
 

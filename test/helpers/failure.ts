@@ -1,4 +1,4 @@
-import { isOmhError, type OmhError } from '../../packages/kernel/src/errors.js'
+import { isOmhError, type OmhError } from '../../packages/plugin-api/src/errors.js'
 
 /** The OmhError `run` rejects with; fails the test when it resolves or throws anything else. */
 export async function failure(run: () => Promise<unknown>): Promise<OmhError> {

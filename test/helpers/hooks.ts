@@ -1,6 +1,8 @@
 import path from 'node:path'
 import fc from 'fast-check'
-import { checkAdapterFile, emptyProfile, parseHookFile, parseHookText, toAdapter, type Hook, type ProfileItems, type RenderInput, type ResolvedBinding } from '@omh/kernel'
+import { emptyProfile, type Hook, type ProfileItems, type RenderInput } from '@omh/plugin-api'
+import { parseHookText } from '@omh/plugin-kit'
+import { checkAdapterFile, parseHookFile, toAdapter, type ResolvedBinding } from '@omh/kernel'
 import { ROOT } from './run.js'
 
 /** A bundled adapter's hooks binding and tool names, as a renderer receives them. */

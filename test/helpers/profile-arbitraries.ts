@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import type { AdapterFacts, Binding, McpServer, ParseContext, RenderInput } from '@omh/kernel/plugin'
+import type { AdapterFacts, Binding, McpServer, ParseContext, RenderInput } from '@omh/plugin-api'
 
 /** Text as users write it, and as they should not: any Unicode, control characters, quotes, backslashes. */
 export const text = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.string({ unit: 'binary-ascii', maxLength: 12 }), fc.constantFrom('"""', "'''", '\\', '\n', 'a"b', '#x', ''))

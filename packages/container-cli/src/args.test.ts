@@ -1,4 +1,4 @@
-import type { ContainerSpec } from '@omh/kernel/plugin'
+import type { ContainerSpec } from '@omh/plugin-api'
 import { describe, expect, it } from 'vitest'
 import { buildArgs, containerArgs, envFlags, execArgs, listArgs, unmountable } from './args.js'
 

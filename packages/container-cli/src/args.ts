@@ -1,6 +1,6 @@
 // Pure translation of omh's container descriptions into a Docker-compatible
 // client's arguments. Docker and Podman take the same flags for everything here.
-import type { ContainerSpec, ExecOptions, ImageRecipe, Mount } from '@omh/kernel/plugin'
+import type { ContainerSpec, ExecOptions, ImageRecipe, Mount } from '@omh/plugin-api'
 
 /** Arguments plus the variables the client needs in its own environment to pass values on. */
 export interface ClientCall {

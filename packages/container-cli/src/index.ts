@@ -6,23 +6,7 @@
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import {
-  CONTAINER_FAILED,
-  IMAGE_BUILD_FAILED,
-  OmhError,
-  PLUGIN_API_VERSION,
-  defineRuntime,
-  type ContainerInfo,
-  type ContainerSpec,
-  type ImageRecipe,
-  type PluginMeta,
-  type PublishedPort,
-  type RunResult,
-  type RuntimeContext,
-  type RuntimeInfo,
-  type RuntimePlugin,
-  type RuntimeUnavailable,
-} from '@omh/kernel/plugin'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type ImageRecipe, type PluginMeta, type PublishedPort, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, listArgs, unmountable, type ClientCall } from './args.js'
 import { runClient, type ClientResult } from './client.js'

@@ -4,7 +4,7 @@
 // The real engines are exercised by test/e2e.
 import { chmodSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import type { ContainerSpec, RuntimeContext, RuntimePlugin } from '@omh/kernel/plugin'
+import type { ContainerSpec, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
 import docker from '../../runtime-docker/src/index.js'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { FILE_CHANGED, FILE_UNREADABLE, FILE_UNWRITABLE, OmhError } from './errors.js'
+import { FILE_CHANGED, FILE_UNREADABLE, FILE_UNWRITABLE, OmhError } from '@omh/plugin-api'
 
 /** A file as it was read before planning a change to it. */
 export interface FileSnapshot {

@@ -1,8 +1,4 @@
-export * from './errors.js'
-export * from './model.js'
-export * from './plugin.js'
 export * from './kernel.js'
-export * from './toml.js'
 export { closest, dotted, problemsFromIssues } from './issues.js'
 export { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './adapter/schema.js'
 export {
@@ -52,79 +48,8 @@ export {
   type McpDocument,
 } from './profile/mcp-edit.js'
 export { findHooks, hookFileSchema, parseHookFile, resolveHooks, type HookFile, type HookParse, type HookSource, type HookSources } from './profile/hooks.js'
-export { parseJson, type JsonSyntaxError } from './json.js'
 export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
-export {
-  DEFAULT_TIMEOUT,
-  PLACEHOLDERS,
-  judgeProbes,
-  probesNeeded,
-  type CapabilityUnderTest,
-  type Evidence,
-  type ExpectedItem,
-  type Expectation,
-  type Probe,
-  type ProbeCheck,
-  type ProbeRun,
-  type ProbeStep,
-} from './probe/judge.js'
 export { compilePattern, fillPattern, placeholdersOf } from './probe/pattern.js'
 export { parseSelector, scalarAt, select, type Selector } from './probe/select.js'
-export {
-  capabilitiesUnderTest,
-  classVerdicts,
-  doctorChecks,
-  doctorPlan,
-  treeEntries,
-  type CheckKind,
-  type ClassVerdict,
-  type DoctorCheck,
-  type DoctorInput,
-} from './doctor/checks.js'
-export { digestBytes, digestOf, measure, runProbe, type Digest, type ProbeOutput, type RunnerPlan, type RunnerProbe, type RunnerReport } from './doctor/runner.js'
-export {
-  accountDir,
-  accountNameProblem,
-  accountToCapture,
-  accountsDir,
-  assertAccountName,
-  capturedAccounts,
-  chooseAccount,
-  credentialHostPath,
-  isPlaceholder,
-  unfilledTokens,
-  type AccountChoice,
-} from './accounts.js'
-export {
-  GUEST_SSH_PORT,
-  SSHD_SCRIPT,
-  editorArgs,
-  ensureInclude,
-  ensureKeyPair,
-  hostEntry,
-  removeHostEntry,
-  sshAlias,
-  sshPaths,
-  sshUrl,
-  writeHostEntry,
-  type IncludeChange,
-  type SshPaths,
-} from './attach.js'
-export {
-  GUEST_OMH,
-  GUEST_SOCKETS,
-  IMAGE_LABELS,
-  baseRecipe,
-  ensureImage,
-  harnessRecipe,
-  homeMountParents,
-  imageOptions,
-  planImages,
-  type EnsuredImage,
-  type ImageAdapter,
-  type ImageOptions,
-  type ImagePlan,
-} from './image.js'
-export { GUEST_DOCTOR, doctor, runnerFile, type DoctorHost, type DoctorReport, type DoctorRequest } from './doctor/run.js'
-export { authenticate, type AuthHost, type AuthRequest, type AuthResult } from './auth.js'
-export * from './session/index.js'
+export { PLACEHOLDERS, type Evidence, type Expectation, type Probe, type ProbeStep } from './probe/probe.js'
+export { byText } from './order.js'

@@ -21,9 +21,9 @@ import {
   RUNTIME_UNKNOWN,
   isOmhError,
   type Problem,
-} from './errors.js'
+} from '@omh/plugin-api'
 import { closest, dotted, problemsFromIssues } from './issues.js'
-import { CAPABILITY_CLASSES, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from './model.js'
+import { CAPABILITY_CLASSES, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import {
   SUPPORTED_API_VERSIONS,
   type AdapterFacts,
@@ -44,10 +44,9 @@ import {
   type RuntimeUnavailable,
   type StagedEntry,
   type StagedFile,
-} from './plugin.js'
+} from '@omh/plugin-api'
 import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
-import type { Repository } from './session/repo.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
 import { byText } from './order.js'
 
@@ -125,7 +124,7 @@ export interface LaunchPlan {
   readonly session: string
   readonly render: RenderReport
   /** The checkout the session belongs to. */
-  readonly repository: Repository
+  readonly repository: { readonly root: string; readonly id: string }
   /** The session's branch, `omh/<sid>`. */
   readonly branch: string
   /** Host path of the worktree mounted at the guest's work directory. */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
-import type { StagedEntry } from './plugin.js'
+import type { StagedEntry } from '@omh/plugin-api'
 import { GUEST_SOURCES, stage } from './stage.js'
 
 describe('stage', () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { RenderReport } from './kernel.js'
-import type { Mount, StagedEntry } from './plugin.js'
+import type { Mount, StagedEntry } from '@omh/plugin-api'
 import { byText } from './order.js'
 
 /** Where the host sources of `tree` entries appear inside the container. */

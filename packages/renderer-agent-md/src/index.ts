@@ -1,16 +1,5 @@
 import { createRequire } from 'node:module'
-import {
-  PLUGIN_API_VERSION,
-  TOOL_WORDS,
-  defineRenderer,
-  modelFor,
-  type AdapterFacts,
-  type DroppedItem,
-  type RenderOutput,
-  type StagedFile,
-  type Subagent,
-  type ToolWord,
-} from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type AdapterFacts, type DroppedItem, type RenderOutput, type StagedFile, type Subagent, type ToolWord } from '@omh/plugin-api'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 

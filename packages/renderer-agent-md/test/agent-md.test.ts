@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { load } from 'js-yaml'
 import { describe, expect, it } from 'vitest'
-import type { AdapterFacts, Subagent } from '@omh/kernel/plugin'
+import type { AdapterFacts, Subagent } from '@omh/plugin-api'
 import { claudeAgent, opencodeAgent, yamlString } from '../src/index.js'
 
 const claude: AdapterFacts = { name: 'claude', tools: { edit: 'Edit|Write', read: 'Read', shell: 'Bash', search: 'Grep|Glob' }, paths: {} }

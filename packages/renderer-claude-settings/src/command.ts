@@ -1,4 +1,5 @@
-import { FIELD_VARIABLE, fieldsMentioned, type Binding, type Hook, type HookAction } from '@omh/kernel/plugin'
+import { type Binding, type Hook, type HookAction } from '@omh/plugin-api'
+import { FIELD_VARIABLE, fieldsMentioned } from '@omh/plugin-kit'
 import { doubleQuoted, fill, readDoubleQuoted, readSingleQuoted, singleQuoted } from './shell.js'
 
 const HEADER = '# omh: '

@@ -1,13 +1,5 @@
-import {
-  MOMENTS,
-  TOOL_WORDS,
-  unexpressible,
-  type Binding,
-  type DroppedItem,
-  type Hook,
-  type Moment,
-  type ToolWord,
-} from '@omh/kernel/plugin'
+import { MOMENTS, TOOL_WORDS, type Binding, type DroppedItem, type Hook, type Moment, type ToolWord } from '@omh/plugin-api'
+import { unexpressible } from '@omh/plugin-kit'
 import { hookCommand, readHookCommand } from './command.js'
 
 /** One matcher group of a hooks document: which tools it narrows to, and its handlers. */

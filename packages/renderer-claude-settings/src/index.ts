@@ -1,14 +1,6 @@
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import {
-  PLUGIN_API_VERSION,
-  defineRenderer,
-  type ParseResult,
-  type RenderContext,
-  type RenderInput,
-  type RenderOutput,
-  type StagedFile,
-} from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, defineRenderer, type ParseResult, type RenderContext, type RenderInput, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { trustDocument } from './codex-trust.js'
 import { isRecord, readHooks, translate } from './document.js'
 

@@ -1,4 +1,4 @@
-import { hookText, parseHookText, type TextPiece } from '@omh/kernel/plugin'
+import { hookText, parseHookText, type TextPiece } from '@omh/plugin-kit'
 
 /** A POSIX single-quoted word: nothing inside is special, so any command text survives as written. */
 export const singleQuoted = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { GUEST_HOME, GUEST_WORK, type Hook, type ParseSuccess, type RenderOutput, type StagedFile } from '@omh/kernel'
+import { GUEST_HOME, GUEST_WORK, type Hook, type ParseSuccess, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '../../../test/helpers/hooks.js'
 import renderer from '../src/index.js'
 

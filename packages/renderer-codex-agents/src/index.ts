@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
-import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, stringifyToml, type DroppedItem, type RenderOutput, type StagedFile, type Subagent } from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type DroppedItem, type RenderOutput, type StagedFile, type Subagent } from '@omh/plugin-api'
+import { stringifyToml } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { parse } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
-import { TOOL_WORDS, type Subagent } from '@omh/kernel/plugin'
+import { TOOL_WORDS, type Subagent } from '@omh/plugin-api'
 import { text } from '../../../test/helpers/profile-arbitraries.js'
 import { codexAgent } from '../src/index.js'
 

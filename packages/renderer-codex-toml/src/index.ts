@@ -1,21 +1,6 @@
 import { createRequire } from 'node:module'
-import {
-  PLUGIN_API_VERSION,
-  defineRenderer,
-  isObject,
-  serverEntries,
-  stringifyToml,
-  tomlLocator,
-  type CombinePart,
-  type CombineResult,
-  type DroppedItem,
-  type McpServer,
-  type ParseDocument,
-  type ParseResult,
-  type Problem,
-  type RenderOutput,
-  type TomlValue,
-} from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, defineRenderer, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type Problem, type RenderOutput } from '@omh/plugin-api'
+import { isObject, serverEntries, stringifyToml, tomlLocator, type TomlValue } from '@omh/plugin-kit'
 
 const require = createRequire(import.meta.url)
 const { name, version } = require('../package.json') as { name: string; version: string }

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { McpServer, RenderOutput, StagedFile } from '@omh/kernel/plugin'
+import type { McpServer, RenderOutput, StagedFile } from '@omh/plugin-api'
 import { mcpInput, parseContext, renderContext, servers } from '../../../test/helpers/profile-arbitraries.js'
 import plugin, { combineToml } from '../src/index.js'
 

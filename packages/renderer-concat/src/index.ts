@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { PLUGIN_API_VERSION, defineRenderer, type RenderOutput, type RuleSection } from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, defineRenderer, type RenderOutput, type RuleSection } from '@omh/plugin-api'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { PLUGIN_API_VERSION, defineRenderer, type RenderOutput } from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, defineRenderer, type RenderOutput } from '@omh/plugin-api'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 

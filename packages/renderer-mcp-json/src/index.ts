@@ -1,20 +1,6 @@
 import { createRequire } from 'node:module'
-import {
-  PLUGIN_API_VERSION,
-  defineRenderer,
-  isObject,
-  readJson,
-  serverEntries,
-  serverValues,
-  type CombinePart,
-  type CombineResult,
-  type DroppedItem,
-  type McpServer,
-  type ParseDocument,
-  type ParseResult,
-  type RefusedValue,
-  type RenderOutput,
-} from '@omh/kernel/plugin'
+import { PLUGIN_API_VERSION, defineRenderer, serverValues, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
+import { isObject, readJson, serverEntries } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 

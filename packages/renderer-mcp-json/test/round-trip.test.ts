@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { serverValues, type McpServer, type RenderOutput, type StagedFile } from '@omh/kernel/plugin'
+import { serverValues, type McpServer, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { mcpInput, parseContext, renderContext, servers } from '../../../test/helpers/profile-arbitraries.js'
 import plugin, { combineJson } from '../src/index.js'
 

@@ -1,17 +1,6 @@
 import { createRequire } from 'node:module'
-import {
-  FIELD_VARIABLE,
-  MOMENTS,
-  PLUGIN_API_VERSION,
-  defineRenderer,
-  parseHookText,
-  unexpressible,
-  type Binding,
-  type DroppedItem,
-  type Hook,
-  type RenderOutput,
-  type ToolWord,
-} from '@omh/kernel/plugin'
+import { MOMENTS, PLUGIN_API_VERSION, defineRenderer, type Binding, type DroppedItem, type Hook, type RenderOutput, type ToolWord } from '@omh/plugin-api'
+import { FIELD_VARIABLE, parseHookText, unexpressible } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { GUEST_HOME, GUEST_WORK, type Hook, type RenderOutput, type StagedFile } from '@omh/kernel'
+import { GUEST_HOME, GUEST_WORK, type Hook, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '../../../test/helpers/hooks.js'
 import renderer from '../src/index.js'
 

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import type { Problem } from '@omh/kernel'
+import type { Problem } from '@omh/plugin-api'
 import { OmhCommand } from '../../lib/omh-command.js'
 import { plural, table } from '../../lib/table.js'
 

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { Args } from '../../lib/oclif.js'
-import { ADAPTER_INVALID, ADAPTERS_INVALID, OmhError, type Problem } from '@omh/kernel'
+import { ADAPTER_INVALID, ADAPTERS_INVALID, OmhError, type Problem } from '@omh/plugin-api'
 import { OmhCommand } from '../../lib/omh-command.js'
 
 interface Checked {

@@ -1,5 +1,5 @@
 import { Args, Flags } from '../../lib/oclif.js'
-import { branchOf, commitSession, resolveBase, workState } from '@omh/kernel'
+import { branchOf, commitSession, resolveBase, workState } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsCommitResult {

@@ -1,5 +1,5 @@
 import { Args, Flags } from '../../lib/oclif.js'
-import { resolveBase, sessionDiff } from '@omh/kernel'
+import { resolveBase, sessionDiff } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsDiffResult {

@@ -1,5 +1,5 @@
 import { Args } from '../../lib/oclif.js'
-import { LABEL, clearMountpoints, listSessions, sessionPaths } from '@omh/kernel'
+import { LABEL, clearMountpoints, listSessions, sessionPaths } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 

@@ -1,4 +1,4 @@
-import { LABEL, branchOf, listSessions, readClaim, resolveBase, sessionPaths, workState, type Count } from '@omh/kernel'
+import { LABEL, branchOf, listSessions, readClaim, resolveBase, sessionPaths, workState, type Count } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 

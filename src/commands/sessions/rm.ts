@@ -1,5 +1,6 @@
 import { Args, Flags } from '../../lib/oclif.js'
-import { LABEL, OmhError, SESSION_UNSAVED_WORK, branchOf, clearMountpoints, removeSession, sessionPaths, unsavedWork } from '@omh/kernel'
+import { OmhError, SESSION_UNSAVED_WORK } from '@omh/plugin-api'
+import { LABEL, branchOf, clearMountpoints, removeSession, sessionPaths, unsavedWork } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsRmResult {

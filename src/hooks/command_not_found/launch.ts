@@ -1,5 +1,5 @@
 import type { Hook } from '../../lib/oclif.js'
-import type { LaunchAnnouncement, LaunchPreview } from '@omh/kernel'
+import type { LaunchAnnouncement, LaunchPreview } from '@omh/sandbox'
 import { droppedDetail, droppedSummary } from '../../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../../lib/failure.js'
 import { createKernel } from '../../lib/kernel.js'
@@ -32,7 +32,7 @@ const hook: Hook.CommandNotFound = async function (options) {
       ...(flags.runtime ? { engine: flags.runtime } : {}),
       ...(flags.account ? { account: flags.account } : {}),
     }
-    const { launch, previewLaunch } = await import('@omh/kernel')
+    const { launch, previewLaunch } = await import('@omh/sandbox')
     const verbose = flags.verbose
     const announce = (a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>) => {
       for (const notice of a.notices) process.stderr.write(`${errStyle.bold('omh:')} ${notice}\n`)

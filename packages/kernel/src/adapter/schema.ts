@@ -1,8 +1,8 @@
 import * as z from 'zod/mini'
-import { CAPABILITY_CLASSES, MOMENTS, TOOL_WORDS, HOOK_FIELDS, type CapabilityClass } from '../model.js'
+import { CAPABILITY_CLASSES, MOMENTS, TOOL_WORDS, HOOK_FIELDS, type CapabilityClass } from '@omh/plugin-api'
 import { placeholdersOf } from '../probe/pattern.js'
 import { parseSelector } from '../probe/select.js'
-import { PLACEHOLDERS } from '../probe/judge.js'
+import { PLACEHOLDERS } from '../probe/probe.js'
 
 const text = z.string().check(z.minLength(1))
 const guestPath = text.check(

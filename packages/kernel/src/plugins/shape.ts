@@ -1,6 +1,6 @@
 import * as z from 'zod/mini'
-import { CAPABILITY_CLASSES } from '../model.js'
-import type { Plugin } from '../plugin.js'
+import { CAPABILITY_CLASSES } from '@omh/plugin-api'
+import type { Plugin } from '@omh/plugin-api'
 
 const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' })
 

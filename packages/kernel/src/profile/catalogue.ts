@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import { FILE_UNREADABLE, OmhError, type Problem } from '../errors.js'
-import type { CapabilityClass, ItemOf } from '../model.js'
+import { FILE_UNREADABLE, OmhError, type Problem } from '@omh/plugin-api'
+import type { CapabilityClass, ItemOf } from '@omh/plugin-api'
 
 /** Where a profile is read from. */
 export interface CatalogueLocation {

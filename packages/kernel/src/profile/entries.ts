@@ -1,8 +1,8 @@
 import path from 'node:path'
-import type { Problem } from '../errors.js'
-import { isObject } from '../json.js'
+import type { Problem } from '@omh/plugin-api'
+import { isObject } from '@omh/plugin-kit'
 import { closest } from '../issues.js'
-import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '../model.js'
+import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '@omh/plugin-api'
 import { namesIn, textOf, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
 import { readMarkdown, type Markdown } from './frontmatter.js'
 

@@ -1,4 +1,4 @@
-import type { Problem } from '../errors.js'
+import type { Problem } from '@omh/plugin-api'
 
 /** A markdown file split into its YAML frontmatter and its body. */
 export interface Markdown {

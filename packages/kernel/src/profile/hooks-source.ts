@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { HOOK_INVALID, OmhError } from '../errors.js'
+import { HOOK_INVALID, OmhError } from '@omh/plugin-api'
 import { textOf, type CatalogueSource } from './catalogue.js'
 import { findHooks, parseHookFile } from './hooks.js'
 

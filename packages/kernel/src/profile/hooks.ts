@@ -1,12 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
-import { FILE_UNREADABLE, HOOK_INVALID, OmhError, type Problem } from '../errors.js'
-import { fieldsMentioned, FIELD_VARIABLE, parseHookText, TOOL_MOMENTS } from '../hook-text.js'
+import { FILE_UNREADABLE, HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
+import { fieldsMentioned, FIELD_VARIABLE, parseHookText, TOOL_MOMENTS } from '@omh/plugin-kit'
 import { dotted, problemsFromIssues } from '../issues.js'
-import { parseJson } from '../json.js'
-import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '../model.js'
-import type { KeyPath } from '../toml.js'
+import { parseJson } from '@omh/plugin-kit'
+import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '@omh/plugin-api'
+import type { KeyPath } from '@omh/plugin-kit'
 import { byText } from '../order.js'
 
 /**

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util'
-import { OmhError, PROFILE_INVALID, type Problem } from '../errors.js'
+import { OmhError, PROFILE_INVALID, type Problem } from '@omh/plugin-api'
 import { replaceFile, snapshot, type FileSnapshot } from '../files.js'
-import { isObject, jsonIndent, readJson } from '../json.js'
-import { serverValues, type McpServer } from '../model.js'
+import { isObject, jsonIndent, readJson } from '@omh/plugin-kit'
+import { serverValues, type McpServer } from '@omh/plugin-api'
 import { MANAGED_KEYS, serverFrom, serverToJson } from './mcp-file.js'
 
 /** `mcp.json` opened for a change: the bytes read, and the document as a plain object. */

@@ -1,8 +1,8 @@
 import path from 'node:path'
-import type { Problem } from '../errors.js'
+import type { Problem } from '@omh/plugin-api'
 import { closest, dotted } from '../issues.js'
-import { isObject, readJson, type JsonDocument } from '../json.js'
-import type { McpServer } from '../model.js'
+import { isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
+import type { McpServer } from '@omh/plugin-api'
 import { textOf, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
 
 /**

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../../test/helpers/testdir.js'
-import { isOmhError, type OmhError } from '../errors.js'
+import { isOmhError, type OmhError } from '@omh/plugin-api'
 import type { Decided } from '../settings/load.js'
 import { resolveProfile } from './resolve.js'
 

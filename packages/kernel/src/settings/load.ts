@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
-import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '../errors.js'
+import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
-import { CAPABILITY_CLASSES, type CapabilityClass } from '../model.js'
-import { parseToml, type TomlDocument } from '../toml.js'
+import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
+import { parseToml, type TomlDocument } from '@omh/plugin-kit'
 import { settingsSchema, type Settings } from './schema.js'
 
 /**

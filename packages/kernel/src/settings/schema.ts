@@ -1,5 +1,5 @@
 import * as z from 'zod/mini'
-import { CAPABILITY_CLASSES, type CapabilityClass } from '../model.js'
+import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
 
 const entryName = z.string().check(
   z.minLength(1),

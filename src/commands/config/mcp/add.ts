@@ -1,5 +1,6 @@
 import { Args, Flags } from '../../../lib/oclif.js'
-import { OmhError, USAGE, mcpFileOf, openMcpDocument, planPut, serverFrom, type McpServer } from '@omh/kernel'
+import { OmhError, USAGE, type McpServer } from '@omh/plugin-api'
+import { mcpFileOf, openMcpDocument, planPut, serverFrom } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 

@@ -2,20 +2,8 @@ import { readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Args, Flags } from '../../../lib/oclif.js'
-import {
-  FILE_UNREADABLE,
-  IMPORT_INVALID,
-  IMPORT_SOURCE_MISSING,
-  IMPORT_UNSUPPORTED,
-  NOT_A_REPOSITORY,
-  OmhError,
-  mcpFileOf,
-  openMcpDocument,
-  planPut,
-  serverFrom,
-  type McpChange,
-  type McpServer,
-} from '@omh/kernel'
+import { FILE_UNREADABLE, IMPORT_INVALID, IMPORT_SOURCE_MISSING, IMPORT_UNSUPPORTED, NOT_A_REPOSITORY, OmhError, type McpServer } from '@omh/plugin-api'
+import { mcpFileOf, openMcpDocument, planPut, serverFrom, type McpChange } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 

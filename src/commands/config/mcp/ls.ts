@@ -1,4 +1,5 @@
-import { mcpFileOf, readMcpFile, OmhError, PROFILE_INVALID } from '@omh/kernel'
+import { OmhError, PROFILE_INVALID } from '@omh/plugin-api'
+import { mcpFileOf, readMcpFile } from '@omh/kernel'
 import { describeServer } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 import { table } from '../../../lib/table.js'

@@ -1,0 +1,3 @@
+export * from './errors.js'
+export * from './model.js'
+export * from './plugin.js'

@@ -1,0 +1,441 @@
+/**
+ * The two plugin contracts. A plugin is a plain object, default-exported by an
+ * npm package (or a local module) that a settings file names in `plugins`.
+ * The kernel checks its shape when it loads and does all the tapping; a plugin
+ * never sees the kernel's hooks.
+ *
+ * This file is the reference documentation of both contracts.
+ *
+ * @since 1
+ */
+import type { $ZodType } from 'zod/v4/core'
+import type { Problem } from './errors.js'
+import type { CapabilityClass, ItemOf, Moment, ProfileItems, ToolWord } from './model.js'
+
+/** The plugin API this kernel speaks. Bumped only on a breaking change of a contract. */
+export const PLUGIN_API_VERSION = 1 as const
+
+/** Every API version this kernel accepts. Support is set membership, never ordering. */
+export const SUPPORTED_API_VERSIONS: ReadonlySet<number> = new Set([PLUGIN_API_VERSION])
+
+export interface PluginMeta {
+  /** The npm package name (or, for a local module, a name of its own). Shown by `omh plugins`. */
+  readonly name: string
+  /** The package version. Shown by `omh plugins` and in error reports. */
+  readonly version: string
+}
+
+// ─── Renderers ────────────────────────────────────────────────────────────────
+
+/**
+ * A binding, as a renderer receives it: one `[capabilities.<class>]` table of
+ * an adapter, with `$HOME` already expanded to the guest home.
+ */
+export interface Binding {
+  /** Guest path the harness reads this capability from. */
+  readonly path: string
+  /** Further guest paths that receive the same content (meaningful for single documents). */
+  readonly also: readonly string[]
+  /** The render string that chose this renderer. */
+  readonly render: string
+  /** Host path `omh config … import` reads, unexpanded (`$HOME`, `$REPO`). */
+  readonly import?: string
+  /** Hooks only: omh moment → the harness's name for it. An absent moment cannot be expressed. */
+  readonly events?: Readonly<Partial<Record<string, string>>>
+  /** Hooks only: payload field → where the harness keeps it, in the renderer's own language. */
+  readonly fields?: Readonly<Partial<Record<string, string>>>
+  /** Hooks only: how the harness accepts advisory text. Absent: it cannot. */
+  readonly inject?: HookProtocol
+  /** Hooks only: how the harness blocks a call with a reason. Absent: it cannot. */
+  readonly refuse?: HookProtocol
+}
+
+/** How a harness takes a hook's words: a template in the renderer's language, and where it works. */
+export interface HookProtocol {
+  /** Filled per hook: `{{text}}` becomes the hook's text as a value of the renderer's language, `{{event}}` the harness's event name. */
+  readonly template: string
+  /** The moments at which the harness reads what the template produces. Absent: every moment in `events`. */
+  readonly at?: readonly Moment[]
+}
+
+/** The facts about the adapter a renderer may need beyond its binding. */
+export interface AdapterFacts {
+  /** The harness name: the bare word after `omh`. */
+  readonly name: string
+  /** The adapter's `[tools]`: omh tool word → the harness's spelling. Absent words cannot be expressed. */
+  readonly tools: Readonly<Partial<Record<ToolWord, string>>>
+  /** Guest paths of every binding of the same adapter, by class; lets one renderer refer to another's output. */
+  readonly paths: Readonly<Partial<Record<CapabilityClass, string>>>
+}
+
+interface RenderInputBase<O> {
+  readonly binding: Binding
+  readonly adapter: AdapterFacts
+  /** The binding's `[capabilities.<class>.options]`, already checked against `options`. */
+  readonly options: O
+  /**
+   * The whole selected profile. A renderer renders only `items`; it reads the
+   * rest when its document must agree with what another binding writes (a
+   * settings file approving the MCP servers another document declares).
+   * @since 1
+   */
+  readonly profile: ProfileItems
+}
+
+/** What a renderer is asked to render: one capability class's items for one binding. */
+export type RenderInput<O = unknown> = {
+  [C in CapabilityClass]: RenderInputBase<O> & {
+    readonly capability: C
+    /** The selected items, in selection order. */
+    readonly items: readonly ItemOf<C>[]
+  }
+}[CapabilityClass]
+
+/** Facts about the run a renderer may read. Renderers must not do I/O. */
+export interface RenderContext {
+  /** Guest home directory (`$HOME` inside the sandbox). */
+  readonly guestHome: string
+  /** Guest working directory, where the worktree is mounted. */
+  readonly guestWork: string
+}
+
+/** A document the kernel writes into staging and mounts read-only at `guest`. */
+export interface StagedFile {
+  readonly kind: 'file'
+  readonly guest: string
+  readonly content: string | Uint8Array
+  /** Unix mode bits; default 0o644. */
+  readonly mode?: number
+  /**
+   * The document's syntax (e.g. `json`, `toml`). Two bindings may write one
+   * guest path only when both name the same syntax and a loaded renderer
+   * offers a `combine` for it.
+   */
+  readonly syntax?: string
+}
+
+/**
+ * A directory the kernel assembles at `guest`: one entry per item, each a host
+ * file or directory mounted read-only and reached by name.
+ */
+export interface StagedTree {
+  readonly kind: 'tree'
+  readonly guest: string
+  readonly entries: readonly { readonly name: string; readonly source: string }[]
+}
+
+export type StagedEntry = StagedFile | StagedTree
+
+/** A profile item the harness cannot express, and why, in words (`no \`search\` tool`). */
+export interface DroppedItem {
+  readonly capability: CapabilityClass
+  readonly name: string
+  readonly reason: string
+}
+
+/**
+ * A value the renderer will not stage because the harness would change it
+ * before use: text it substitutes (`${VAR}`, `{env:VAR}`), for instance. The
+ * kernel gathers every refusal of every binding into one error and stages
+ * nothing.
+ */
+export interface RefusedValue {
+  readonly capability: CapabilityClass
+  /** The item holding the value. */
+  readonly name: string
+  /** Where in the item, as a dotted path (`args[1]`, `env.TOKEN`, `headers.Authorization`). */
+  readonly field: string
+  readonly value: string
+  /** What the harness would do with it, in words (`the harness substitutes \`${…}\``). */
+  readonly reason: string
+}
+
+/** What a renderer returns. Deterministic: equal inputs give byte-equal outputs. */
+export interface RenderOutput {
+  readonly files: readonly StagedEntry[]
+  readonly dropped: readonly DroppedItem[]
+  /** Values the harness would not receive as written. Any refusal stops the render. */
+  readonly refused?: readonly RefusedValue[]
+  /**
+   * Environment the container needs for the rendered files to work, such as a
+   * secret that a document names by variable instead of holding. Never written
+   * into staging.
+   */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+/** A document handed to a parser: what the harness keeps on disk. */
+export interface ParseDocument {
+  readonly file: string
+  readonly content: string
+}
+
+/** Items a parser read back, with what it had to leave because omh's model cannot say it. */
+export interface ParseSuccess {
+  readonly ok: true
+  readonly items: Partial<ProfileItems>
+  /** Entries present in the document that omh does not manage, with the reason. */
+  readonly left: readonly { readonly name: string; readonly reason: string }[]
+}
+
+export interface ParseFailure {
+  readonly ok: false
+  /** Each failure names its file and, where the format gives one, its line. */
+  readonly problems: readonly Problem[]
+}
+
+export type ParseResult = ParseSuccess | ParseFailure
+
+/** The pieces a `combine` receives: one document per binding, in capability order. */
+export interface CombinePart {
+  /** The binding that produced this part, e.g. `capabilities.mcp`. */
+  readonly binding: string
+  readonly content: string | Uint8Array
+}
+
+export type CombineResult =
+  | { readonly ok: true; readonly content: string | Uint8Array }
+  | { readonly ok: false; readonly reason: string }
+
+export interface RendererPlugin<O = unknown> {
+  readonly kind: 'renderer'
+  readonly apiVersion: number
+  readonly meta: PluginMeta
+  /** Values an adapter may write in `render = "…"`. */
+  readonly formats: readonly string[]
+  /** Capability classes this renderer accepts. An adapter binding it to another class is refused at load. */
+  readonly classes: readonly CapabilityClass[]
+  /**
+   * Strict schema for the binding's `[capabilities.<class>.options]` table.
+   * Absent: the renderer takes no options and an `options` table is refused.
+   */
+  readonly options?: $ZodType<O>
+  /**
+   * Renders one binding. Pure and deterministic: no I/O, no clock, no
+   * randomness. Resolve `undefined` to decline, letting the next renderer of
+   * the same format answer.
+   */
+  render(input: RenderInput<O>, context: RenderContext): Promise<RenderOutput | undefined> | RenderOutput | undefined
+  /**
+   * Reads this format back into canonical items: the inverse of `render`, so
+   * `parse(render(x))` equals `x`. Failures are values, never throws.
+   * Present only on formats that `omh config … import` can read.
+   */
+  parse?(documents: readonly ParseDocument[], context: ParseContext): ParseResult
+  /**
+   * Joins documents of one syntax that several bindings write to one guest
+   * path, keyed by syntax. Refuse (ok: false) rather than let one part
+   * overwrite another.
+   */
+  readonly combine?: Readonly<Record<string, (parts: readonly CombinePart[]) => CombineResult>>
+}
+
+/** What a parser may know beyond the documents. */
+export interface ParseContext {
+  readonly capability: CapabilityClass
+  readonly binding: Binding
+  readonly adapter: AdapterFacts
+  /** Host environment, for formats that name secrets by variable. */
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+// ─── Runtimes ────────────────────────────────────────────────────────────────
+
+/** What `detect` found: this engine is usable here. */
+export interface RuntimeInfo {
+  /** The plugin's `engine`. */
+  readonly engine: string
+  /** The engine's server version (for an engine without a server, its own version). */
+  readonly version: string
+  /** Where the engine is reached, when not the local default (a remote host or a named context). */
+  readonly endpoint?: string
+}
+
+/** Why an engine is not usable, for the error listing what was tried. */
+export interface RuntimeUnavailable {
+  /** The plugin's `engine`. */
+  readonly engine: string
+  /** What was found, precisely: not installed, installed but not answering (and where), no permission. */
+  readonly reason: string
+  /** What the user can do about it, in one sentence. */
+  readonly hint?: string
+}
+
+export interface RuntimeContext {
+  /**
+   * The environment the engine's client runs with. Runtimes pass it whole and
+   * add nothing, so the variables and contexts that point a client at a
+   * remote engine work unchanged.
+   */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** Streams a line of progress (build output) to the user's stderr. */
+  progress(line: string): void
+  /** The user asked for detail: runtimes may say more through `progress`. */
+  readonly verbose: boolean
+  /** Aborts the engine's client; the operation rejects. */
+  readonly signal?: AbortSignal
+}
+
+/** An image to build from a recipe handed to the engine on stdin, with an empty context. */
+export interface ImageRecipe {
+  /** Full tag, a digest of the recipe: never `:latest`. */
+  readonly tag: string
+  /** The Containerfile text. Its `FROM` may name a public image; the engine pulls it only when absent. */
+  readonly containerfile: string
+  /** Labels the built image carries (`omh.kind`, `omh.adapter`, …). */
+  readonly labels: Readonly<Record<string, string>>
+  /** Build-time network, e.g. `host` where the bridge cannot reach a registry. Absent: the engine's default. */
+  readonly network?: string
+}
+
+export interface Mount {
+  /** Absolute host path of an existing file or directory. A missing one fails; engines never create it. */
+  readonly host: string
+  /** Absolute guest path. A file mounts over a file, a directory over a directory. */
+  readonly guest: string
+  readonly readOnly: boolean
+}
+
+/**
+ * A container, described completely. The runtime turns it into its CLI's
+ * flags and adds nothing but `--pull=never` (omh's tags exist only locally).
+ */
+export interface ContainerSpec {
+  /** A tag that exists in the engine; it is never pulled. */
+  readonly image: string
+  /** The container's name; absent, the engine makes one up. */
+  readonly name?: string
+  /** Bind mounts, in order: a later mount may sit inside an earlier one (a file over `/work/AGENTS.md`). */
+  readonly mounts: readonly Mount[]
+  /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
+  readonly env: Readonly<Record<string, string>>
+  /** Labels `list` finds the container by. */
+  readonly labels: Readonly<Record<string, string>>
+  /** Absolute guest directory the process starts in. */
+  readonly workdir: string
+  /** `uid:gid` or a user name. */
+  readonly user: string
+  /** The process to run, overriding the image's command. */
+  readonly argv: readonly string[]
+  /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
+  readonly network?: string
+  /**
+   * Ports published on the host, bound to 127.0.0.1. Without `host`, the
+   * engine picks a free one as the container starts (`inspect` and `list`
+   * say which), so a port taken on the host never stops a container.
+   */
+  readonly ports?: readonly { readonly host?: number; readonly guest: number }[]
+  /** Give the process a terminal. For `run`, ignored when omh's own stdin is not one. */
+  readonly tty?: boolean
+  /** Give the process the user's stdin. */
+  readonly interactive?: boolean
+  /** Linux capabilities to drop; `['ALL']` for a session. */
+  readonly capDrop?: readonly string[]
+  /** Forbid gaining privileges (setuid binaries, file capabilities). */
+  readonly noNewPrivileges?: boolean
+  /** Run a minimal init as PID 1 so orphaned processes are reaped. */
+  readonly init?: boolean
+}
+
+export interface RunResult {
+  /** The process's exit status. */
+  readonly exitCode: number
+  /** Captured output, exactly as written; empty when the process had the user's terminal. */
+  readonly stdout: string
+  /** Like `stdout`. */
+  readonly stderr: string
+}
+
+export interface ContainerInfo {
+  /** The full container id. */
+  readonly id: string
+  /** The container's name, without a leading slash. */
+  readonly name: string
+  /** Running now; a stopped container is listed too. */
+  readonly running: boolean
+  /** The image as the container was created from it (a tag, not an id). */
+  readonly image: string
+  /** Every label the container carries, including ones inherited from its image. */
+  readonly labels: Readonly<Record<string, string>>
+  /**
+   * The TCP ports a running container publishes, as the engine bound them;
+   * empty for a stopped one. Absent: this runtime cannot tell, and
+   * `omh attach` cannot reach the container.
+   */
+  readonly ports?: readonly PublishedPort[]
+}
+
+/** A container's TCP port published on the host. */
+export interface PublishedPort {
+  /** The port inside the container. */
+  readonly guest: number
+  /** The port on the host: the one the spec named, or the one the engine picked. */
+  readonly host: number
+  /** The host address it is bound to, e.g. `127.0.0.1`. */
+  readonly hostIp: string
+}
+
+export interface ExecOptions {
+  /** Give the process a terminal. Ignored when omh's own stdin is not one. */
+  readonly tty: boolean
+  /** Give the process the user's stdin. */
+  readonly interactive?: boolean
+  /** Run as this user instead of the container's. */
+  readonly user?: string
+  /** Start in this guest directory instead of the container's. */
+  readonly workdir?: string
+  /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
+  readonly env?: Readonly<Record<string, string>>
+  /** Capture output instead of passing the user's terminal through. */
+  readonly capture?: boolean
+}
+
+/**
+ * A container engine. Every operation that fails in the engine (not in the
+ * process it runs) rejects with an OmhError: CONTAINER_FAILED, or
+ * IMAGE_BUILD_FAILED for `build`, carrying the client's error as `cause`.
+ */
+export interface RuntimePlugin {
+  readonly kind: 'runtime'
+  readonly apiVersion: number
+  readonly meta: PluginMeta
+  /** The engine's name as `runtime = "…"` and `--runtime` spell it. */
+  readonly engine: string
+  /** Is this engine installed and answering here? Resolve the reason when it is not; never reject. */
+  detect(context: RuntimeContext): Promise<RuntimeInfo | RuntimeUnavailable>
+  /** Whether an image with this exact tag exists. */
+  hasImage(tag: string, context: RuntimeContext): Promise<boolean>
+  /** Builds `recipe.tag`, streaming output through `context.progress`. */
+  build(recipe: ImageRecipe, context: RuntimeContext): Promise<void>
+  /** Starts a detached, long-lived container (never removed on exit); resolves its id. */
+  up(spec: ContainerSpec, context: RuntimeContext): Promise<string>
+  /**
+   * Runs argv in a running container; resolves the process's exit status.
+   * An engine that cannot start the process at all (no such container, not
+   * running) resolves the engine's own status with its message on stderr,
+   * or rejects when the output was captured.
+   */
+  exec(container: string, argv: readonly string[], options: ExecOptions, context: RuntimeContext): Promise<RunResult>
+  /** Runs a one-shot container that is removed when it exits; resolves the process's exit status. */
+  run(spec: ContainerSpec, context: RuntimeContext): Promise<RunResult>
+  /** Containers (running or not) carrying every given label. */
+  list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ContainerInfo[]>
+  /**
+   * The container of this name or id, running or not; undefined when there
+   * is none. Rejects (CONTAINER_FAILED) when the engine does not answer, and
+   * within seconds when it hangs: an answer proves the engine usable, so a
+   * launch asks this instead of `detect` and `list`. Optional: without it, a
+   * launch detects and lists.
+   */
+  inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
+  /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
+  down(container: string, context: RuntimeContext): Promise<void>
+}
+
+export type Plugin = RendererPlugin<any> | RuntimePlugin
+
+/** Typing helper for renderer packages; returns its argument unchanged. */
+export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): RendererPlugin<O> => plugin
+
+/** Typing helper for runtime packages; returns its argument unchanged. */
+export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin

@@ -1,0 +1,117 @@
+/**
+ * `omh auth`: the harness's own login, run in its image with the adapter's
+ * `creds` mounted read-write from the account's directory, then checked on
+ * the host. Directories are mounted, not token files: a harness saves a token
+ * by renaming a new file over the old one, and a rename over a bind-mounted
+ * file fails (EBUSY), so the login would silently not persist.
+ */
+import { rm } from 'node:fs/promises'
+import { accountDir, accountToCapture, capturedAccounts, unfilledTokens } from './accounts.js'
+import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError } from '@omh/plugin-api'
+import { ensureImage, imageOptions, planImages, type ImageOptions } from './image.js'
+import type { Kernel } from '@omh/kernel'
+import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
+import type { ContainerSpec, RuntimeContext } from '@omh/plugin-api'
+import { exists } from './host-files.js'
+import { credentialMounts } from './session/plan.js'
+import { prepareCredentials } from './session/prepare.js'
+
+export interface AuthRequest {
+  readonly harness: string
+  /** The account argument. */
+  readonly account?: string
+  /** `-a`. */
+  readonly flag?: string
+  /** `auto` or an engine name; absent: the `runtime` setting. */
+  readonly engine?: string
+  /** Give the harness the user's terminal. */
+  readonly tty: boolean
+}
+
+export interface AuthHost {
+  readonly context: RuntimeContext
+  notice(line: string): void
+  /** Image options instead of the settings' (tests start from an offline base). */
+  readonly images?: ImageOptions
+}
+
+export interface AuthResult {
+  readonly harness: string
+  readonly account: string
+  /** The account held a login before, and was logged into again. */
+  readonly reauthenticated: boolean
+  /** Every `token` file holds real content. False only for an adapter without `token`, which cannot tell. */
+  readonly confirmed: boolean
+  /** The harness's exit status. */
+  readonly status: number
+  /** Where the login is kept on the host. */
+  readonly directory: string
+  /** Every captured account of the harness, this one included. */
+  readonly accounts: readonly string[]
+}
+
+export async function authenticate(kernel: Kernel, request: AuthRequest, host: AuthHost): Promise<AuthResult> {
+  const adapter = await kernel.adapter(request.harness)
+  if (!adapter.creds.length) throw OmhError.of(AUTH_UNSUPPORTED, { args: [adapter.name, adapter.file] })
+  const { account, captured } = await accountToCapture(kernel.omhHome, adapter, {
+    argument: request.account,
+    flag: request.flag,
+    setting: kernel.settings.account?.value,
+  })
+  const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
+  const image = (await ensureImage(runtime, planImages(adapter, host.images ?? imageOptions(kernel.settings)), host.context, adapter.file)).tag
+
+  const dir = accountDir(kernel.omhHome, adapter.name, account)
+  const existed = await exists(dir)
+  const reauthenticated = captured.includes(account)
+  const mounts = credentialMounts(adapter.creds, dir)
+  let status: number
+  let output: string
+  try {
+    await prepareCredentials(mounts)
+    const spec: ContainerSpec = {
+      image,
+      name: `omh-auth-${adapter.name}-${account}-${process.pid}`,
+      mounts: mounts.map((m) => ({ host: m.host, guest: m.guest, readOnly: false })),
+      env: { HOME: GUEST_HOME },
+      labels: { 'omh.auth': adapter.name },
+      workdir: GUEST_WORK,
+      user: `${GUEST_UID}:${GUEST_GID}`,
+      argv: [adapter.bin],
+      tty: request.tty,
+      interactive: true,
+      capDrop: ['ALL'],
+      noNewPrivileges: true,
+      init: true,
+    }
+    host.notice(`${reauthenticated ? 'logging in again' : 'logging in'} to ${adapter.name} as account "${account}"${adapter.login ? `: ${adapter.login}` : ''}`)
+    const result = await runtime.run(spec, host.context)
+    status = result.exitCode
+    // Without a terminal the harness's output was captured: the user still needs to read it.
+    output = `${result.stdout}${result.stderr}`.trim()
+    if (output) host.notice(`${adapter.name} said:\n${output.split('\n').map((l) => `  ${l}`).join('\n')}`)
+  } catch (error) {
+    if (!existed) await rm(dir, { recursive: true, force: true })
+    throw error
+  }
+
+  const unfilled = await unfilledTokens(adapter, dir)
+  if (unfilled.length) {
+    // Nothing is recorded: a new account's directory goes again. A re-login leaves the old login as it was.
+    if (!existed) await rm(dir, { recursive: true, force: true })
+    throw OmhError.of(LOGIN_INCOMPLETE, {
+      args: [adapter.name, account, unfilled, status],
+      hintArgs: [adapter.name, account, adapter.login],
+      details: { status, unfilled, output: output.slice(-2000) },
+    })
+  }
+  return {
+    harness: adapter.name,
+    account,
+    reauthenticated,
+    confirmed: adapter.token.length > 0,
+    status,
+    directory: dir,
+    accounts: await capturedAccounts(kernel.omhHome, adapter),
+  }
+}

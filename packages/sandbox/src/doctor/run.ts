@@ -1,0 +1,205 @@
+/**
+ * `omh doctor`, run for real: render and stage the profile as a launch would,
+ * start the harness image once with the real mounts in a scratch place (no
+ * session, no branch, no network), measure inside, and judge on the host.
+ */
+import { execFile, type ExecFileException } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
+import { DOCTOR_RUNNER_FAILED, DOCTOR_WORKSPACE_FAILED, OmhError } from '@omh/plugin-api'
+import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
+import type { Kernel, RenderReport } from '@omh/kernel'
+import type { CapabilityClass } from '@omh/plugin-api'
+import type { ContainerSpec, DroppedItem, RuntimeContext } from '@omh/plugin-api'
+import { projectRulesOf, resolveProfile } from '@omh/kernel'
+import { git, gitFailure } from '../session/git.js'
+import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
+import { handToAgent } from '../session/ownership.js'
+import { contentDigests, credentialMounts, mountOrder, planSession } from '../session/plan.js'
+import { prepareCredentials, stagedMounts, withGitfile } from '../session/prepare.js'
+import { repository, resolveBase, type Repository } from '../session/repo.js'
+import { createShadow } from '../session/shadow.js'
+import { stage } from '@omh/kernel'
+import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
+import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
+
+/** Where the doctor's own files (the runner and its plan) appear in the container. */
+export const GUEST_DOCTOR = `${GUEST_OMH}/doctor`
+
+export interface DoctorRequest {
+  readonly harness: string
+  /** `-a`: the account whose login to mount. */
+  readonly account?: string
+  /** `auto` or an engine name; absent: the `runtime` setting. */
+  readonly engine?: string
+  /** Syntax checkers by staged document syntax (see `DoctorInput.checkers`). */
+  readonly checkers?: Readonly<Record<string, readonly string[]>>
+}
+
+export interface DoctorHost {
+  readonly context: RuntimeContext
+  /** A progress line for the user (stderr). */
+  notice(line: string): void
+  /** Image options instead of the settings' (tests start from an offline base). */
+  readonly images?: ImageOptions
+}
+
+export interface DoctorReport {
+  readonly harness: string
+  readonly adapter: string
+  readonly engine: string
+  readonly image: string
+  /** The account whose login was mounted; `null` when none is captured (an empty credential store was mounted). */
+  readonly account: string | null
+  readonly accountBy: AccountChoice['by']
+  readonly ok: boolean
+  /** Failed checks; the rest of `checks` passed. */
+  readonly failed: number
+  readonly checks: readonly DoctorCheck[]
+  /** What each capability class came to. */
+  readonly classes: Readonly<Record<CapabilityClass, ClassVerdict>>
+  /** Items the harness will not see, by design of its adapter or its renderers. */
+  readonly dropped: readonly DroppedItem[]
+  /** What each probe printed, as measured. */
+  readonly probes: Readonly<Record<string, ProbeOutput>>
+}
+
+/** The runner's compiled file, as the installed kernel package has it. */
+export function runnerFile(): string {
+  return createRequire(import.meta.url).resolve('@omh/sandbox/runner')
+}
+
+/** Runs doctor for one harness and reports every check; throws only when the container itself could not run. */
+export async function doctor(kernel: Kernel, request: DoctorRequest, host: DoctorHost): Promise<DoctorReport> {
+  const adapter = await kernel.adapter(request.harness)
+  const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
+  const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
+  const images = planImages(adapter, host.images ?? imageOptions(kernel.settings))
+  const image = (await ensureImage(runtime, images, host.context, adapter.file)).tag
+
+  const scratch = path.join(kernel.omhHome, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
+  const run = path.join(scratch, 'run')
+  try {
+    const work = path.join(scratch, 'work')
+    const repo = await workspace(kernel, work, path.join(scratch, 'base.tar'))
+    const profile = await resolveProfile({
+      omhHome: kernel.omhHome,
+      projectDir: work,
+      projectRules: projectRulesOf(adapter),
+      use: kernel.settings.use,
+    })
+    const render = await kernel.render(adapter, profile)
+    // As a launch: /work/.git names the sandbox's own repository, never the checkout's.
+    const shadow = path.join(scratch, 'shadow.git')
+    await createShadow(shadow, work, [], kernel.options.env)
+    const files = withGitfile(render.files)
+    const staged = await stage({ files }, path.join(scratch, 'stage'))
+
+    const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
+    await prepareCredentials(credentials)
+    // The plan a launch would run, in the scratch place: the same mounts, environment and hardening.
+    const plan = planSession({
+      repo,
+      session: 'doctor',
+      harness: adapter.name,
+      image,
+      worktree: work,
+      shadow,
+      staged: stagedMounts(staged),
+      credentials,
+      env: render.env,
+      contents: contentDigests(files),
+    })
+    await prepareMountpoints(run, plan.mountpoints)
+
+    const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}) }
+    const doctorDir = path.join(scratch, 'doctor')
+    await mkdir(doctorDir, { recursive: true })
+    await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
+    await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
+    for (const dir of [work, shadow]) await handToAgent(dir)
+
+    const spec: ContainerSpec = {
+      ...plan.spec,
+      name: `omh-${path.basename(scratch)}`,
+      mounts: [...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }].sort(mountOrder),
+      labels: { 'omh.doctor': adapter.name },
+      argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
+      // No network: nothing a probe starts can reach a model, whatever the harness does.
+      network: 'none',
+    }
+    host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
+    const result = await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
+    const report = parseReport(result, adapter.name)
+
+    const checks = doctorChecks(input, expectedDigests(render), report)
+    const failed = checks.filter((c) => !c.ok).length
+    return {
+      harness: adapter.name,
+      adapter: adapter.file,
+      engine: info.engine,
+      image,
+      account: choice.account ?? null,
+      accountBy: choice.by,
+      ok: failed === 0,
+      failed,
+      checks,
+      classes: classVerdicts(input, checks),
+      dropped: render.dropped,
+      probes: report.probes,
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
+}
+
+function parseReport(result: { exitCode: number; stdout: string; stderr: string }, harness: string): RunnerReport {
+  try {
+    if (result.exitCode === 0) return JSON.parse(result.stdout) as RunnerReport
+  } catch {
+    // Reported below with what the container printed.
+  }
+  const said = (result.stderr || result.stdout).trim().split('\n').slice(0, 3).join(' | ')
+  throw OmhError.of(DOCTOR_RUNNER_FAILED, { args: [harness, result.exitCode, said], details: { stdout: result.stdout, stderr: result.stderr } })
+}
+
+/** What each measured path must digest to: a staged file's bytes, a tree entry's host source. */
+function expectedDigests(render: RenderReport): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const f of render.files) if (f.kind === 'file') out[f.guest] = digestBytes(f.content)
+  for (const e of treeEntries(render)) {
+    const d = digestOf(e.source)
+    if ('sha256' in d) out[e.guest] = d.sha256
+  }
+  return out
+}
+
+/**
+ * `/work` for the doctor: the files a new session would start from (the
+ * repository's base commit), copied, so no branch is made and the checkout is
+ * only read; outside a repository, an empty directory. Resolves the
+ * repository the plan is named after.
+ */
+async function workspace(kernel: Kernel, work: string, archive: string): Promise<Repository> {
+  await mkdir(work, { recursive: true })
+  if (!kernel.repoRoot) return repository(work)
+  const repo = repository(kernel.repoRoot)
+  const env = kernel.options.env
+  const base = await resolveBase(repo, env)
+  const at = `${base.name} (${base.commit.slice(0, 8)})`
+  // Through a file rather than a pipe: each tool fails on its own, with its own message, and
+  // neither is left writing into a pipe the other has closed.
+  await git(['archive', '--format=tar', '-o', archive, base.commit], { cwd: repo.root, env }).catch(gitFailure(`archiving ${at} for the doctor`, repo.root))
+  const untar = await new Promise<{ error: ExecFileException | null; stderr: string }>((resolve) =>
+    execFile('tar', ['-x', '-f', archive, '-C', work], { env: { ...env }, encoding: 'utf8' }, (error, _stdout, stderr) => resolve({ error, stderr })),
+  )
+  if (untar.error) {
+    const why = untar.error.code === 'ENOENT' ? 'tar is not on PATH' : untar.stderr.trim().split('\n').pop() || untar.error.message
+    throw OmhError.of(DOCTOR_WORKSPACE_FAILED, { args: [repo.root, at, why], hintArgs: [path.dirname(work)], cause: untar.error })
+  }
+  await rm(archive, { force: true })
+  return repo
+}

@@ -1,0 +1,101 @@
+import { failure } from '../../../../test/helpers/failure.js'
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { gitRepo, testdir } from '../../../../test/helpers/testdir.js'
+import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
+import { Kernel } from '@omh/kernel'
+import { attach, type AttachHost } from './attach.js'
+import { createSession } from './create.js'
+import { LABEL, sessionPaths } from './layout.js'
+import { repository, resolveBase } from './repo.js'
+
+const g = globalThis as { __omhFakeRuntime?: FakeRuntime }
+afterEach(() => {
+  delete g.__omhFakeRuntime
+})
+
+async function setup(sessions: readonly string[]) {
+  const dir = testdir({
+    'omh/defaults.toml': 'plugins = ["./fake.mjs"]\nruntime = "fake"\n',
+    'omh/fake.mjs': 'export default globalThis.__omhFakeRuntime\n',
+  })
+  const root = gitRepo({ 'README.md': 'hi\n' })
+  const fake = fakeRuntime()
+  g.__omhFakeRuntime = fake
+  const home = path.join(dir, 'home')
+  const kernel = await Kernel.create({ cwd: root, env: { ...process.env, OMH_HOME: home, HOME: path.join(dir, 'user') }, defaultsFile: path.join(dir, 'omh/defaults.toml'), bundledAdapters: path.join(dir, 'omh/adapters') })
+  const repo = repository(root)
+  const base = await resolveBase(repo, process.env)
+  for (const sid of sessions) await createSession(home, repo, sid, base, process.env)
+  const host: AttachHost = { context: { env: process.env, progress: () => undefined, verbose: false } }
+  return { dir, home, fake, kernel, host, repo }
+}
+
+/** Something on 127.0.0.1 that greets as an SSH server does. */
+async function greeter(): Promise<{ port: number; close(): void }> {
+  const server = createServer((socket) => socket.end('SSH-2.0-fake\r\n'))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { port: (server.address() as AddressInfo).port, close: () => server.close() }
+}
+
+describe('attach', () => {
+  it('takes the newest session when none was ever launched into, as a launch would', async () => {
+    const t = await setup(['s01', 's02'])
+    const error = await failure(() => attach(t.kernel, {}, t.host))
+    expect(error.code).toBe('SESSION_NOT_RUNNING')
+    expect(error.message).toContain('Session s02 ')
+  })
+
+  it('reaches sshd at the host port the engine picked, and writes the port it finds on every attach', async () => {
+    const t = await setup(['s01'])
+    const [first, second] = [await greeter(), await greeter()]
+    const running = (port: number) =>
+      t.fake.containers.set(`omh-${t.repo.id}-s01`, {
+        spec: { image: 'i', mounts: [], env: {}, labels: { [LABEL.repo]: t.repo.id, [LABEL.session]: 's01' }, workdir: '/work', user: '1000:1000', argv: [], ports: [{ guest: 2222 }] },
+        running: true,
+        ports: [{ guest: 2222, host: port, hostIp: '127.0.0.1' }],
+      })
+    try {
+      running(first.port)
+      const attached = await attach(t.kernel, {}, t.host)
+      expect(attached).toMatchObject({ session: 's01', host: '127.0.0.1', port: first.port })
+      expect(readFileSync(attached.entry, 'utf8')).toContain(`\n  Port ${first.port}\n`)
+      // The container was started again since, and the engine picked another port.
+      running(second.port)
+      expect((await attach(t.kernel, {}, t.host)).port).toBe(second.port)
+      expect(readFileSync(attached.entry, 'utf8')).toContain(`\n  Port ${second.port}\n`)
+    } finally {
+      first.close()
+      second.close()
+    }
+  })
+
+  it('says so when the container publishes no port for sshd, before starting it', async () => {
+    const t = await setup(['s01'])
+    t.fake.containers.set(`omh-${t.repo.id}-s01`, {
+      spec: { image: 'i', mounts: [], env: {}, labels: { [LABEL.repo]: t.repo.id, [LABEL.session]: 's01' }, workdir: '/work', user: '1000:1000', argv: [] },
+      running: true,
+      ports: [],
+    })
+    const error = await failure(() => attach(t.kernel, {}, t.host))
+    expect(error.code).toBe('ATTACH_FAILED')
+    expect(error.message).toContain('publishes no port for sshd')
+    expect(t.fake.calls).toEqual([])
+  })
+
+  it('takes the newer of two sessions launched into at the same moment, and the later launched into before both', async () => {
+    const t = await setup(['s01', 's02', 's03'])
+    const stamp = (sid: string, at: Date) => {
+      const file = path.join(sessionPaths(t.home, t.repo, sid).run, 'last-used')
+      writeFileSync(file, '')
+      utimesSync(file, at, at)
+    }
+    const at = new Date('2025-01-01T00:00:00Z')
+    for (const sid of ['s01', 's02']) stamp(sid, at)
+    expect((await failure(() => attach(t.kernel, {}, t.host))).message).toContain('Session s02 ')
+    stamp('s01', new Date(at.getTime() + 1000))
+    expect((await failure(() => attach(t.kernel, {}, t.host))).message).toContain('Session s01 ')
+  })
+})

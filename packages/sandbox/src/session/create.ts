@@ -1,0 +1,72 @@
+import { mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { removeHostEntry, sshAlias, sshPaths } from '../ssh.js'
+import { OmhError, SESSION_OFF_BRANCH } from '@omh/plugin-api'
+import { git, tryGit } from './git.js'
+import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
+import { handToAgent } from './ownership.js'
+import type { Base, Repository } from './repo.js'
+import { createShadow } from './shadow.js'
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * Makes a session's host side: a worktree outside the repository on a new
+ * branch `omh/<sid>` started at `base.commit`, and the sandbox's own git
+ * directory. All or nothing: on any failure every part made so far is
+ * removed, so a retry starts clean.
+ */
+export async function createSession(omhHome: string, repo: Repository, sid: string, base: Base, env: Env): Promise<SessionPaths> {
+  const paths = sessionPaths(omhHome, repo, sid)
+  const branch = branchOf(sid)
+  const at = { cwd: repo.root, env, trust: [paths.worktree] }
+  // Only what this call made is undone: an existing branch of that name is never deleted.
+  const [existed] = await Promise.all([tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], at), mkdir(path.dirname(paths.worktree), { recursive: true })])
+  if (existed.ok) throw new Error(`the branch ${branch} already exists; omh will not adopt it as a new session`)
+  try {
+    // --force: a worktree once registered at this path and since deleted by hand does not block it.
+    // `-b` still refuses a branch that exists.
+    await git(['worktree', 'add', '--quiet', '--force', '-b', branch, paths.worktree, base.commit], at)
+    const onBranch = async () => {
+      const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], { ...at, cwd: paths.worktree })
+      if (head.stdout.trim() !== `refs/heads/${branch}`) {
+        throw OmhError.of(SESSION_OFF_BRANCH, { args: [sid, head.ok ? head.stdout.trim().replace(/^refs\/heads\//, '') : 'a detached HEAD', branch] })
+      }
+    }
+    // Both only read the worktree; the first failure is reported once both have finished.
+    const settled = await Promise.allSettled([onBranch(), createShadow(paths.shadow, paths.worktree, [], env), mkdir(paths.run, { recursive: true })])
+    for (const result of settled) if (result.status === 'rejected') throw result.reason
+    await handToAgent(paths.worktree)
+    await handToAgent(paths.shadow)
+    return paths
+  } catch (error) {
+    await removeSession(omhHome, repo, sid, env, { deleteBranch: true })
+    throw error
+  }
+}
+
+/**
+ * Removes a session's host side: worktree, shadow, staging and bookkeeping,
+ * its ssh config entry, and the branch when asked. Tolerates parts that are
+ * already gone.
+ */
+export async function removeSession(
+  omhHome: string,
+  repo: Repository,
+  sid: string,
+  env: Env,
+  options: { deleteBranch: boolean },
+): Promise<void> {
+  const paths = sessionPaths(omhHome, repo, sid)
+  const at = { cwd: repo.root, env, trust: [paths.worktree] }
+  const removed = await tryGit(['worktree', 'remove', '--force', '--force', paths.worktree], at)
+  if (!removed.ok) {
+    await rm(paths.worktree, { recursive: true, force: true })
+    await tryGit(['worktree', 'prune'], at)
+  }
+  if (options.deleteBranch) await tryGit(['branch', '--quiet', '-D', branchOf(sid)], at)
+  await rm(paths.shadow, { recursive: true, force: true })
+  await rm(paths.run, { recursive: true, force: true })
+  // An entry left behind would send `ssh <alias>` to whatever holds that port later.
+  await removeHostEntry(sshPaths(omhHome, repo.id), sshAlias(repo.id, sid))
+}

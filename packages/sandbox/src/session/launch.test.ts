@@ -1,0 +1,358 @@
+import { failure } from '../../../../test/helpers/failure.js'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
+import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
+import { IMAGE_BUILD_FAILED, OmhError } from '@omh/plugin-api'
+import { Kernel } from '@omh/kernel'
+import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './launch.js'
+import { repository } from './repo.js'
+
+const g = globalThis as { __omhFakeRuntime?: FakeRuntime; __omhOtherRuntime?: FakeRuntime }
+afterEach(() => {
+  delete g.__omhFakeRuntime
+  delete g.__omhOtherRuntime
+})
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
+
+const renderer = `export default { kind: 'renderer', apiVersion: 1, meta: { name: 'r', version: '0' }, formats: ['r'], classes: ['rules', 'skills'],
+  render(input) { return { files: input.items.length ? [{ kind: 'file', guest: input.binding.path, content: input.items.map((i) => i.text).join('\\n') }] : [], dropped: [] } } }\n`
+
+async function setup(adapterExtra = '', fake = fakeRuntime()) {
+  const dir = testdir({
+    'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs", "./other.mjs"]\nruntime = "fake"\n',
+    'omh/r.mjs': renderer,
+    'omh/fake.mjs': 'export default globalThis.__omhFakeRuntime\n',
+    'omh/other.mjs': 'export default globalThis.__omhOtherRuntime\n',
+    'omh/adapters/h.toml': `name = "h"\nbin = "h-bin"\ninstall = "true"\ncreds = ["$HOME/.h/"]\n${adapterExtra}[capabilities.rules]\npath = "/work/RULES.md"\nrender = "r"\n`,
+    'home/rules/style.md': 'Be brief.\n',
+  })
+  const root = gitRepo({ 'README.md': 'hi\n' })
+  const other = fakeRuntime({ engine: 'other' })
+  g.__omhFakeRuntime = fake
+  g.__omhOtherRuntime = other
+  const home = path.join(dir, 'home')
+  const kernel = await Kernel.create({
+    cwd: root,
+    env: { ...process.env, OMH_HOME: home },
+    defaultsFile: path.join(dir, 'omh/defaults.toml'),
+    bundledAdapters: path.join(dir, 'omh/adapters'),
+  })
+  const announced: LaunchAnnouncement[] = []
+  const notices: string[] = []
+  const host: LaunchHost = {
+    images: { tag: () => 'img:1', ensure: async () => 'img:1' },
+    context: { env: process.env, progress: () => undefined, verbose: false },
+    notice: (line) => notices.push(line),
+    announce: (a) => announced.push(a),
+  }
+  return { dir, root, home, fake, other, kernel, host, announced, notices, repo: repository(root) }
+}
+
+const request = (over: Partial<LaunchRequest> = {}): LaunchRequest => ({ harness: 'h', args: ['--flag'], tty: false, ...over })
+
+describe('launch', () => {
+  it('creates a session, brings its container up, runs the harness and returns its status', async () => {
+    const t = await setup()
+    t.fake.status = 3
+    expect(await launch(t.kernel, request(), t.host)).toBe(3)
+    const name = `omh-${t.repo.id}-s01`
+    expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+    expect(t.fake.execs[0]!.options).toMatchObject({ tty: false, user: '1000:1000', workdir: '/work', env: { OMH_HARNESS: 'h' } })
+    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], notices: [] }])
+    const spec = t.fake.containers.get(name)!.spec
+    const worktree = path.join(t.home, 'worktrees', t.repo.id, 's01')
+    expect(spec.mounts.find((m) => m.guest === '/work')).toEqual({ host: worktree, guest: '/work', readOnly: false })
+    // sshd's port for `omh attach`, at a free host port the engine picks: no launch fails on a port taken.
+    expect(spec.ports).toEqual([{ guest: 2222 }])
+    const rules = spec.mounts.find((m) => m.guest === '/work/RULES.md')!
+    expect(rules.readOnly).toBe(true)
+    expect(readFileSync(rules.host, 'utf8')).toContain('Be brief.')
+    expect(rules.host.startsWith(path.join(t.home, 'run', t.repo.id, 's01', 'h'))).toBe(true)
+    expect(readFileSync(spec.mounts.find((m) => m.guest === '/work/.git')!.host, 'utf8')).toBe('gitdir: /omh/shadow\n')
+    expect(spec.mounts.find((m) => m.guest === '/home/agent/.h')).toEqual({
+      host: path.join(t.home, 'creds/h/default/.h'),
+      guest: '/home/agent/.h',
+      readOnly: false,
+    })
+    // The mountpoint for the rules file exists (made by omh, not the engine) while the container does.
+    expect(readFileSync(path.join(worktree, 'RULES.md'), 'utf8')).toBe('')
+    expect(readFileSync(path.join(t.home, 'shadow', t.repo.id, 's01.git/info/exclude'), 'utf8')).toContain('/RULES.md')
+  })
+
+  it('reuses the session and its running container on the next launch', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    await launch(t.kernel, request(), t.host)
+    expect(t.fake.calls.filter((c) => c.startsWith('up'))).toHaveLength(1)
+    expect(t.fake.calls.filter((c) => c.startsWith('exec'))).toHaveLength(2)
+    expect(t.announced.map((a) => [a.session, a.created])).toEqual([
+      ['s01', true],
+      ['s01', false],
+    ])
+  })
+
+  it('gives two launches at once two sessions', async () => {
+    const t = await setup()
+    let second: Promise<number> | undefined
+    t.fake.during = async () => {
+      t.fake.during = undefined
+      second = launch(t.kernel, request(), t.host)
+      await second
+    }
+    await launch(t.kernel, request(), t.host)
+    await second
+    expect(t.announced.map((a) => a.session).sort()).toEqual(['s01', 's02'])
+    expect(git(t.root, 'branch', '--list', 'omh/*', '--format=%(refname:short)').split('\n')).toEqual(['omh/s01', 'omh/s02'])
+  })
+
+  it('leaves an existing session untouched when the harness does not exist', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    const stamp = path.join(t.home, 'run', t.repo.id, 's01', 'last-used')
+    const before = readFileSync(stamp, 'utf8') + String(statSync(stamp).mtimeMs)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect((await failure(() => launch(t.kernel, request({ harness: 'nope' }), t.host))).message).toContain('nope')
+    expect(readFileSync(stamp, 'utf8') + String(statSync(stamp).mtimeMs)).toBe(before)
+  })
+
+  it('returns to the session launched into last', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    await launch(t.kernel, request({ fresh: true }), t.host)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await launch(t.kernel, request({ session: 's01' }), t.host)
+    await launch(t.kernel, request(), t.host)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's02', 's01', 's01'])
+  })
+
+  it('starts a new session with --new and joins a named one with --session', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    await launch(t.kernel, request({ fresh: true }), t.host)
+    await launch(t.kernel, request({ session: 's01' }), t.host)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's02', 's01'])
+    const error = await failure(() => launch(t.kernel, request({ session: 's09' }), t.host))
+    expect(error.code).toBe('SESSION_NOT_FOUND')
+    expect(error.hint).toContain('s01, s02')
+  })
+
+  it('restarts a container whose plan changed: another image, or new bytes behind a file mount', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    write(t.home, { 'rules/style.md': 'Be briefer.\n' })
+    await launch(t.kernel, request(), t.host)
+    t.host.images!.tag = () => 'img:2'
+    await launch(t.kernel, request(), t.host)
+    expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([
+      `up ${name}`,
+      `check ${name}`,
+      `down ${name}`,
+      `up ${name}`,
+      `check ${name}`,
+      `down ${name}`,
+      `up ${name}`,
+    ])
+    expect(t.notices).toEqual(Array(2).fill('restarting the container of omh/s01: its image, mounts or environment changed'))
+  })
+
+  it('never restarts a container while something runs in it', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.fake.busy.set(`omh-${t.repo.id}-s01`, ['h-bin --flag'])
+    t.host.images!.tag = () => 'img:2'
+    const error = await failure(() => launch(t.kernel, request({ session: 's01' }), t.host))
+    expect(error.code).toBe('SESSION_BUSY')
+    expect(error.message).toContain('h-bin --flag')
+    expect(t.fake.calls.filter((c) => c.startsWith('down'))).toEqual([])
+  })
+
+  it('passes over a session busy with another plan when none was named, and starts another', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.fake.busy.set(`omh-${t.repo.id}-s01`, ['h-bin --flag'])
+    t.host.images!.tag = () => 'img:2'
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's02'])
+    expect(t.notices).toEqual(['s01 is in use and its container would have to change (its image, mounts or environment changed); using another session'])
+  })
+
+  it('removes a session it created when the container does not start, so the retry succeeds', async () => {
+    const t = await setup()
+    t.fake.failUp = 'engine said no'
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('SESSION_UP_FAILED')
+    expect(error.message).toContain('engine said no')
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    expect(readdirSync(path.join(t.home, 'worktrees', t.repo.id))).toEqual([])
+    expect(existsSync(path.join(t.home, 'shadow', t.repo.id, 's01.git'))).toBe(false)
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01'])
+  })
+
+  it('creates nothing when no engine answers', async () => {
+    const t = await setup()
+    t.fake.answering = false
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('RUNTIME_NOT_FOUND')
+    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('creates nothing when the image does not build, and succeeds once it does', async () => {
+    const t = await setup()
+    const working = t.host.images!.ensure
+    t.fake.images = new Set()
+    t.host.images!.ensure = async () => {
+      throw OmhError.of(IMAGE_BUILD_FAILED, { args: ['fake', 'img:1', 'install exited 1'] })
+    }
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('IMAGE_BUILD_FAILED')
+    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    t.host.images!.ensure = working
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+  })
+
+  it('reaches a running container without asking for its image again', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.host.images!.ensure = async () => {
+      throw new Error('not asked')
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+  })
+
+  it('reaches a running container of the same plan with one question to the engine, then exec', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect ${name}`])
+    expect(t.fake.calls.at(-1)).toBe(`exec ${name} h-bin --flag`)
+  })
+
+  it('asks a new session\'s engine for the container and the image together, and detects and lists nothing', async () => {
+    const t = await setup()
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect omh-${t.repo.id}-s01`, 'hasImage img:1'])
+  })
+
+  it('starts the container again when it was removed behind omh\'s back', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.containers.delete(name)
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([`up ${name}`, `up ${name}`])
+  })
+
+  it('replaces a container stopped behind omh\'s back', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.containers.get(name)!.running = false
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls.filter((c) => !c.startsWith('exec'))).toEqual([`up ${name}`, `down ${name}`, `up ${name}`])
+    expect(t.notices).toEqual(['restarting the container of omh/s01: it was stopped'])
+  })
+
+  it('uses the engine asked for now, not the one the session was started on', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    expect(await launch(t.kernel, request({ engine: 'other' }), t.host)).toBe(0)
+    expect(t.other.asked).toEqual([`inspect ${name}`])
+    expect(t.other.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+    expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+  })
+
+  it('never runs the harness in a container of the session\'s name that carries another session\'s labels', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    const c = t.fake.containers.get(name)!
+    c.spec = { ...c.spec, labels: { ...c.spec.labels, 'omh.session': 's07' } }
+    t.fake.asked.length = 0
+    const error = await failure(() => launch(t.kernel, request({ session: 's01' }), t.host))
+    expect(error.code).toBe('SESSION_UP_FAILED')
+    expect(t.fake.asked).toEqual([`inspect ${name}`, 'list'])
+    expect(t.fake.calls.filter((c) => c.startsWith('exec'))).toHaveLength(1)
+  })
+
+  it('asks again when another launch went into the session between the early question and the claim', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    t.fake.calls.length = 0
+    t.fake.meanwhile = () => {
+      t.fake.meanwhile = undefined
+      // Another launch, with another plan, before this one takes the lock: it claims the session
+      // (stamping last-used), replaces the container, and is done.
+      const stamp = new Date(Date.now() + 1000)
+      utimesSync(path.join(t.home, 'run', t.repo.id, 's01', 'last-used'), stamp, stamp)
+      const c = t.fake.containers.get(name)!
+      t.fake.containers.set(name, { ...c, spec: { ...c.spec, labels: { ...c.spec.labels, 'omh.plan': 'another' } } })
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual([`inspect ${name}`, `inspect ${name}`])
+    expect(t.fake.calls).toEqual([`check ${name}`, `down ${name}`, `up ${name}`, `exec ${name} h-bin --flag`])
+  })
+
+  it('detects and lists through a runtime that cannot be asked for a container by name', async () => {
+    const t = await setup('', fakeRuntime({ inspect: false }))
+    await launch(t.kernel, request(), t.host)
+    t.fake.asked.length = 0
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.asked).toEqual(['detect', 'list'])
+  })
+
+  it('says which engine does not answer when a running session\'s engine stops answering, and keeps the session', async () => {
+    const t = await setup()
+    await launch(t.kernel, request(), t.host)
+    t.fake.answering = false
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('RUNTIME_NOT_FOUND')
+    expect(error.problems).toEqual([{ path: 'fake', message: 'installed, but the engine does not answer.' }])
+    t.fake.answering = true
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.announced.map((a) => a.session)).toEqual(['s01', 's01'])
+  })
+
+  it('stops a build when the session cannot start from a commit, and reports that', async () => {
+    const t = await setup()
+    const empty = testdir({ 'README.md': 'never committed\n' })
+    git(empty, 'init', '-q', '-b', 'main')
+    const kernel = await Kernel.create({ ...t.kernel.options, cwd: empty })
+    t.fake.images = new Set()
+    let aborted: boolean | undefined
+    t.host.images!.ensure = (_adapter, _runtime, context) =>
+      new Promise((_resolve, reject) => {
+        context.signal!.addEventListener('abort', () => {
+          aborted = true
+          reject(new Error('build stopped'))
+        })
+      })
+    const error = await failure(() => launch(kernel, request(), t.host))
+    expect(error.code).toMatch(/^(REPOSITORY_EMPTY|BASE_UNKNOWN)$/)
+    expect(aborted).toBe(true)
+  })
+
+  it('previews a launch without creating anything', async () => {
+    const t = await setup()
+    const preview = await previewLaunch(t.kernel, request(), t.host)
+    expect(preview).toMatchObject({ session: 's01', branch: 'omh/s01', create: true, base: { name: 'main' } })
+    expect(preview.spec.mounts.map((m) => m.guest)).toContain('/work/RULES.md')
+    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
+    expect(existsSync(path.join(t.home, 'run'))).toBe(false)
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    expect(t.fake.calls).toEqual([])
+  })
+})

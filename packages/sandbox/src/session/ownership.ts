@@ -1,0 +1,22 @@
+import { lchown, lstat, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'
+
+/**
+ * Hands what the agent must write (worktree, shadow, credentials) to the
+ * guest user. Only root needs this: a user's own files are theirs, and an
+ * engine that maps users (rootless) maps them; root's files would otherwise
+ * be read-only to the agent.
+ */
+export async function handToAgent(target: string): Promise<void> {
+  if (process.getuid?.() !== 0) return
+  await chownTree(target)
+}
+
+async function chownTree(target: string): Promise<void> {
+  const info = await lstat(target).catch(() => undefined)
+  if (!info) return
+  if (info.uid !== GUEST_UID || info.gid !== GUEST_GID) await lchown(target, GUEST_UID, GUEST_GID)
+  if (!info.isDirectory()) return
+  for (const name of await readdir(target)) await chownTree(path.join(target, name))
+}

@@ -1,0 +1,206 @@
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import { credentialHostPath } from '../accounts.js'
+import { GUEST_SOCKETS } from '../image.js'
+import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
+import { byText } from '@omh/kernel'
+import type { ContainerSpec, Mount, StagedEntry } from '@omh/plugin-api'
+import { LABEL, containerName } from './layout.js'
+import type { Repository } from './repo.js'
+import { GUEST_SHADOW } from './shadow.js'
+
+/** A read-only mount from staging, and whether its source is a file or a directory. */
+export interface StagedMount extends Mount {
+  readonly kind: 'file' | 'directory'
+}
+
+/** A credential path of the adapter, and where the account keeps it on the host. */
+export interface CredentialMount {
+  readonly host: string
+  readonly guest: string
+  /** Directories are mounted whole, because renaming a file over a file mount fails (EBUSY). */
+  readonly kind: 'file' | 'directory'
+}
+
+export interface SessionPlanInput {
+  readonly repo: Repository
+  readonly session: string
+  readonly harness: string
+  readonly image: string
+  readonly worktree: string
+  readonly shadow: string
+  readonly staged: readonly StagedMount[]
+  readonly credentials: readonly CredentialMount[]
+  /** Variables the rendered files need (from the render report). */
+  readonly env: Readonly<Record<string, string>>
+  /**
+   * Digest of each staged document's bytes, by guest path. A running
+   * container keeps the file a file mount was made from, so new content
+   * needs a new container: the digest covers it.
+   */
+  readonly contents: Readonly<Record<string, string>>
+  /** Guest ports published on the host's 127.0.0.1 (sshd for `omh attach`), at host ports the engine picks unless named. */
+  readonly ports?: ContainerSpec['ports']
+  /** The engine network to join; absent: the engine's default. */
+  readonly network?: string
+}
+
+/** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
+export interface Mountpoint {
+  readonly host: string
+  readonly kind: 'file' | 'directory'
+}
+
+/** The session container, described completely before anything runs. */
+export interface SessionPlan {
+  readonly spec: ContainerSpec
+  /** Digest of everything that fixes the container's view; stamped on it as a label. */
+  readonly digest: string
+  /** Paths relative to the worktree that omh mounts over: never the agent's work. */
+  readonly worktreeTargets: readonly string[]
+  /** Mountpoints inside writable host directories, which the engine would otherwise create as root. */
+  readonly mountpoints: readonly Mountpoint[]
+}
+
+/** What keeps a session container alive between harnesses. */
+export const KEEPER = ['sleep', 'infinity'] as const
+
+/**
+ * Credential mounts for an adapter's `creds`, under the account's directory:
+ * guest paths below the guest home keep their relative path, others are kept
+ * under `_root/`. A trailing `/` names a directory.
+ */
+export function credentialMounts(creds: readonly string[], accountDir: string): CredentialMount[] {
+  return creds.map((guest) => {
+    const kind = guest.endsWith('/') ? ('directory' as const) : ('file' as const)
+    return { host: credentialHostPath(accountDir, guest), guest: path.posix.normalize(guest).replace(/\/$/, ''), kind }
+  })
+}
+
+const inside = (guest: string, dir: string) => guest === dir || guest.startsWith(`${dir}/`)
+
+/**
+ * Plans the session container. Pure: the same input gives the same spec and
+ * digest. Writable: the worktree, the shadow git directory and credentials;
+ * nothing else.
+ */
+export function planSession(input: SessionPlanInput): SessionPlan {
+  const writable: Mount[] = [
+    { host: input.worktree, guest: GUEST_WORK, readOnly: false },
+    { host: input.shadow, guest: GUEST_SHADOW, readOnly: false },
+    ...input.credentials.map((c) => ({ host: c.host, guest: c.guest, readOnly: false })),
+  ]
+  const mounts: Mount[] = [...writable, ...input.staged.map(({ host, guest }) => ({ host, guest, readOnly: true }))]
+  const seen = new Map<string, Mount>()
+  for (const m of mounts) {
+    const clash = seen.get(m.guest)
+    if (clash) throw new Error(`two mounts target ${m.guest}: ${clash.host} and ${m.host}`)
+    seen.set(m.guest, m)
+  }
+  mounts.sort(mountOrder)
+
+  const mountpoints: Mountpoint[] = []
+  const worktreeTargets: string[] = []
+  const rwDirs = writable.filter((m, n) => n < 2 || input.credentials[n - 2]!.kind === 'directory')
+  for (const m of input.staged) {
+    const under = rwDirs.filter((w) => m.guest !== w.guest && inside(m.guest, w.guest)).sort((a, b) => depth(b.guest) - depth(a.guest))[0]
+    if (!under) continue
+    const rel = path.posix.relative(under.guest, m.guest)
+    mountpoints.push({ host: path.join(under.host, ...rel.split('/')), kind: m.kind })
+    if (under.guest === GUEST_WORK) worktreeTargets.push(rel)
+  }
+
+  const env = {
+    HOME: GUEST_HOME,
+    OMH_SESSION: input.session,
+    // The work tree and its git pointer are owned by whoever ran omh on the host, not always the
+    // agent's UID; git inside would refuse the repository as someone else's. The sandbox is its own.
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'safe.directory',
+    GIT_CONFIG_VALUE_0: GUEST_WORK,
+    ...input.env,
+  }
+  const base = {
+    image: input.image,
+    name: containerName(input.repo, input.session),
+    mounts,
+    env,
+    workdir: GUEST_WORK,
+    user: `${GUEST_UID}:${GUEST_GID}`,
+    argv: [...KEEPER],
+    capDrop: ['ALL'],
+    noNewPrivileges: true,
+    init: true,
+    ...(input.ports?.length ? { ports: input.ports } : {}),
+    ...(input.network ? { network: input.network } : {}),
+  }
+  const digest = planDigest(base, input.contents)
+  const spec: ContainerSpec = {
+    ...base,
+    labels: {
+      [LABEL.repo]: input.repo.id,
+      [LABEL.session]: input.session,
+      [LABEL.harness]: input.harness,
+      [LABEL.plan]: digest,
+      [LABEL.worktree]: input.worktree,
+    },
+  }
+  return { spec, digest, worktreeTargets: worktreeTargets.sort(), mountpoints }
+}
+
+const depth = (guest: string) => guest.split('/').length
+
+/** The order of a container's mounts: parents first, so a mount over a file inside a mounted directory lands on top of it. */
+export const mountOrder = (a: Mount, b: Mount): number => depth(a.guest) - depth(b.guest) || byText(a.guest, b.guest)
+
+/**
+ * The digest of everything that fixes what a container sees: its spec (labels
+ * left out, so stamping does not change it) and the bytes behind its file
+ * mounts. Of a published port only the guest side counts: the host side is
+ * the engine's pick, different for each container, and a new pick is no
+ * reason to replace one.
+ */
+export function planDigest(spec: Omit<ContainerSpec, 'labels'> & { readonly labels?: unknown }, contents: Readonly<Record<string, string>>): string {
+  const { labels: _labels, ports, ...rest } = spec
+  const seen = ports ? { ...rest, ports: ports.map(({ guest }) => ({ guest })) } : rest
+  return createHash('sha256').update(canonical({ spec: seen, contents })).digest('hex').slice(0, 16)
+}
+
+/** Digests of staged documents by guest path, for `SessionPlanInput.contents`. */
+export function contentDigests(files: readonly StagedEntry[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const f of files) if (f.kind === 'file') out[f.guest] = createHash('sha256').update(f.content).update(String(f.mode ?? 0o644)).digest('hex')
+  return out
+}
+
+/** JSON with sorted keys, so equal plans hash equal whatever order they were built in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * The command a harness runs under. With a terminal it runs inside dtach when
+ * the image has it, so closing the terminal leaves it running and the next
+ * launch reattaches (Ctrl-\ detaches); the harness's exit status is kept in a
+ * file because dtach does not pass it on. Without a terminal it runs as is.
+ */
+export function harnessArgv(harness: string, bin: string, args: readonly string[], tty: boolean): string[] {
+  if (!tty) return [bin, ...args]
+  return ['sh', '-c', SUPERVISE, 'omh-launch', harness, bin, ...args]
+}
+
+const SUPERVISE = `h=$1; shift
+if command -v dtach >/dev/null 2>&1; then
+  d=${GUEST_SOCKETS}; mkdir -p "$d"; rm -f "$d/$h.status"
+  dtach -A "$d/$h.sock" -r winch -z sh -c '"$@"; echo $? > "$0"' "$d/$h.status" "$@"
+  if [ -f "$d/$h.status" ]; then exit "$(cat "$d/$h.status")"; fi
+  exit 0
+fi
+exec "$@"`

@@ -1,0 +1,70 @@
+import type { ContainerInfo } from '@omh/plugin-api'
+import { LABEL } from './layout.js'
+import { KEEPER } from './plan.js'
+
+/** What to do with a session's container for a new plan. */
+export type ReuseDecision =
+  | { readonly action: 'up' }
+  | { readonly action: 'attach'; readonly container: ContainerInfo }
+  | { readonly action: 'restart'; readonly container: ContainerInfo; readonly why: string }
+  | { readonly action: 'busy'; readonly container: ContainerInfo; readonly why: string; readonly processes: readonly string[] }
+
+/**
+ * The plan is the question: a running container stamped with the same plan
+ * is reused as it is; one with another plan (or none, or stopped) is
+ * replaced, unless something is still running in it, which is never cut off.
+ * `processes` is asked only when the answer depends on it.
+ */
+export async function decideReuse(
+  existing: readonly ContainerInfo[],
+  digest: string,
+  harness: string,
+  processes: (container: ContainerInfo) => Promise<readonly string[] | undefined>,
+): Promise<ReuseDecision> {
+  const container = existing[0]
+  if (!container) return { action: 'up' }
+  if (!container.running) return { action: 'restart', container, why: 'it was stopped' }
+  const stamped = container.labels[LABEL.plan]
+  if (stamped === digest) return { action: 'attach', container }
+  const live = await processes(container)
+  if (live === undefined) return { action: 'restart', container, why: 'it no longer answers' }
+  const why = changed(container, harness, stamped)
+  if (live.length) return { action: 'busy', container, why, processes: live }
+  return { action: 'restart', container, why }
+}
+
+function changed(container: ContainerInfo, harness: string, stamped: string | undefined): string {
+  if (!stamped) return 'it carries no plan, so nothing about it can be verified'
+  const before = container.labels[LABEL.harness]
+  if (before && before !== harness) return `it was set up for ${before}`
+  return 'its image, mounts or environment changed'
+}
+
+/**
+ * Lists what runs in a session container besides its init and keeper, one
+ * `pid command` per line; this script and its own children are left out.
+ * Any line means someone is working in the container. Asks /proc rather
+ * than a supervisor, so a harness started without one counts too.
+ */
+export const LIVENESS_SCRIPT = `self=$$
+for d in /proc/[0-9]*; do
+  p=\${d#/proc/}
+  [ "$p" = 1 ] && continue
+  [ "$p" = "$self" ] && continue
+  ppid=
+  while read -r k v; do if [ "$k" = PPid: ]; then ppid=$v; break; fi; done < "$d/status" 2>/dev/null
+  [ -z "$ppid" ] && continue
+  [ "$ppid" = "$self" ] && continue
+  cmd=$(tr '\\0' ' ' < "$d/cmdline" 2>/dev/null)
+  [ -z "$cmd" ] && continue
+  [ "$ppid" = 1 ] && [ "$cmd" = "${KEEPER.join(' ')} " ] && continue
+  echo "$p $cmd"
+done`
+
+/** Parses the script's output into command lines. */
+export const parseLiveness = (stdout: string): string[] =>
+  stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => l.replace(/^\d+\s+/, ''))

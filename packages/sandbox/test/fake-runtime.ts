@@ -1,0 +1,122 @@
+import type { ContainerInfo, ContainerSpec, ExecOptions, PublishedPort, RunResult, RuntimePlugin } from '@omh/plugin-api'
+
+type FakeContainer = { spec: ContainerSpec; running: boolean; ports?: readonly PublishedPort[] }
+
+/** A runtime that keeps containers in memory and records every call: for unit tests of the session layer. */
+export interface FakeRuntime extends RuntimePlugin {
+  readonly containers: Map<string, FakeContainer>
+  readonly calls: string[]
+  readonly execs: { container: string; argv: readonly string[]; options: ExecOptions }[]
+  /** What the liveness check finds running, per container name. */
+  busy: Map<string, string[]>
+  /** The harness's exit status. */
+  status: number
+  /** Make the next `up` fail with this message. */
+  failUp: string | undefined
+  /** Called while the harness "runs", before exec resolves. */
+  during: ((container: string) => Promise<void>) | undefined
+  /** What the engine was asked besides running things: `detect`, `inspect <name>`, `list`, `hasImage <tag>`. */
+  readonly asked: string[]
+  /** Whether the engine answers at all; when it does not, every question fails. */
+  answering: boolean
+  /** The images that exist; absent, every image does. */
+  images: Set<string> | undefined
+  /** Called once `inspect` has taken its answer, before the caller has it: what happens meanwhile. */
+  meanwhile: (() => void) | undefined
+  /** The host port `up` publishes the next port without one on, as an engine picks a free one. */
+  nextPort: number
+}
+
+/** Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name. */
+export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}): FakeRuntime {
+  const engine = options.engine ?? 'fake'
+  const containers = new Map<string, FakeContainer>()
+  const info = (name: string, c: FakeContainer): ContainerInfo => ({
+    id: name,
+    name,
+    running: c.running,
+    image: c.spec.image,
+    labels: c.spec.labels,
+    ports: c.running ? (c.ports ?? []) : [],
+  })
+  const fake: FakeRuntime = {
+    kind: 'runtime',
+    apiVersion: 1,
+    meta: { name: `${engine}-runtime`, version: '0.0.0' },
+    engine,
+    containers,
+    calls: [],
+    execs: [],
+    busy: new Map(),
+    status: 0,
+    failUp: undefined,
+    during: undefined,
+    asked: [],
+    answering: true,
+    images: undefined,
+    meanwhile: undefined,
+    nextPort: 40_000,
+    async detect() {
+      fake.asked.push('detect')
+      return fake.answering ? { engine, version: '1' } : { engine, reason: 'installed, but the engine does not answer' }
+    },
+    async hasImage(tag) {
+      fake.asked.push(`hasImage ${tag}`)
+      if (!fake.answering) throw new Error('the engine does not answer')
+      return fake.images?.has(tag) ?? true
+    },
+    async build() {},
+    async up(spec) {
+      fake.calls.push(`up ${spec.name}`)
+      if (fake.failUp) {
+        const message = fake.failUp
+        fake.failUp = undefined
+        throw new Error(message)
+      }
+      if (containers.has(spec.name!)) throw new Error(`name ${spec.name} in use`)
+      const ports = (spec.ports ?? []).map((p) => ({ guest: p.guest, host: p.host ?? fake.nextPort++, hostIp: '127.0.0.1' }))
+      containers.set(spec.name!, { spec, running: true, ports })
+      return spec.name!
+    },
+    async exec(container, argv, options): Promise<RunResult> {
+      const c = containers.get(container)
+      if (!c?.running) throw new Error(`no running container ${container}`)
+      if (options.capture) {
+        fake.calls.push(`check ${container}`)
+        const live = fake.busy.get(container) ?? []
+        return { exitCode: 0, stdout: live.map((l, n) => `${n + 100} ${l}\n`).join(''), stderr: '' }
+      }
+      fake.calls.push(`exec ${container} ${argv.join(' ')}`)
+      fake.execs.push({ container, argv, options })
+      await fake.during?.(container)
+      return { exitCode: fake.status, stdout: '', stderr: '' }
+    },
+    async run() {
+      return { exitCode: 0, stdout: '', stderr: '' }
+    },
+    async list(labels) {
+      fake.asked.push('list')
+      if (!fake.answering) throw new Error('the engine does not answer')
+      return [...containers]
+        .filter(([, c]) => Object.entries(labels).every(([k, v]) => c.spec.labels[k] === v))
+        .map(([name, c]) => info(name, c))
+    },
+    ...(options.inspect === false
+      ? {}
+      : {
+          async inspect(container: string) {
+            fake.asked.push(`inspect ${container}`)
+            if (!fake.answering) throw new Error('the engine does not answer')
+            const c = containers.get(container)
+            const answer = c ? info(container, c) : undefined
+            fake.meanwhile?.()
+            return answer
+          },
+        }),
+    async down(container) {
+      fake.calls.push(`down ${container}`)
+      containers.delete(container)
+    },
+  }
+  return fake
+}
