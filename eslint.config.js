@@ -1,6 +1,19 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
+/** One lint block per floor: the packages it may not import. */
+const floors = (forbidden) =>
+  Object.entries(forbidden).map(([files, group]) => ({
+    files: [files],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group, message: 'This floor may not import that package: see docs/ARCHITECTURE.md (the floors).' }] },
+      ],
+    },
+  }))
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'oclif.manifest.json', '**/fixtures/**', '**/cases/**'] },
   js.configs.recommended,
@@ -22,4 +35,15 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: [{ name: '@oclif/core', message: "Import oclif's parts from src/lib/oclif.ts." }] }],
     },
   },
+  // The floors: arrows point down only. CLI → sandbox → kernel → plugin-kit → plugin-api;
+  // renderers → plugin-kit, plugin-api; runtimes → container-cli → plugin-api.
+  ...floors({
+    'packages/plugin-api/src/**': ['@omh/*', 'tapable', 'cosmiconfig', 'smol-toml', 'execa'],
+    'packages/plugin-kit/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/kernel/src/**': ['@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/sandbox/src/**': ['@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/renderer-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/container-cli/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/runtime-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
+  }),
 )

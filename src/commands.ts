@@ -8,6 +8,7 @@ import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
+import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
@@ -15,7 +16,7 @@ import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
 import SessionsRm from './commands/sessions/rm.js'
-import launch from './hooks/command_not_found/launch.js'
+import commandNotFound from './hooks/command_not_found/launch.js'
 
 /**
  * Every command, by oclif id. omh ships as one bundle, so oclif finds commands
@@ -32,6 +33,7 @@ export const COMMANDS = {
   'config:mcp:ls': ConfigMcpLs,
   'config:mcp:rm': ConfigMcpRm,
   doctor: Doctor,
+  launch: Launch,
   plugins: Plugins,
   render: Render,
   'sessions:commit': SessionsCommit,
@@ -41,4 +43,4 @@ export const COMMANDS = {
   'sessions:rm': SessionsRm,
 }
 
-export { launch as commandNotFound }
+export { commandNotFound }

@@ -2,9 +2,10 @@ import { execute as oclifExecute } from './lib/oclif.js'
 import { COMMANDS } from './commands.js'
 import { routeArgv } from './lib/route.js'
 
-const commandWords = new Set(Object.keys(COMMANDS).map((id) => id.split(':')[0]!))
+// `launch` is reached by routing only: a bare word is always a harness, even that one.
+const commandWords = new Set(Object.keys(COMMANDS).map((id) => id.split(':')[0]!).filter((word) => word !== 'launch'))
 
-/** oclif's `execute`, with argv routed so a harness's arguments reach the launch hook whole. */
+/** oclif's `execute`, with argv routed so a harness and its arguments reach the launch command whole. */
 export function execute(options: Parameters<typeof oclifExecute>[0]): ReturnType<typeof oclifExecute> {
   return oclifExecute({ ...options, args: routeArgv(options.args ?? process.argv.slice(2), commandWords) })
 }

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Args, Flags } from '../lib/oclif.js'
-import { EDITOR_FAILED, EDITOR_INVALID, EDITOR_NOT_FOUND, OmhError } from '@omh/plugin-api'
-import { checkEditorFile, closest } from '@omh/kernel'
+import { Args } from '../lib/oclif.js'
+import { EDITOR_FAILED, OmhError } from '@omh/plugin-api'
 import { editorArgs, type Attached } from '@omh/sandbox'
 import { OmhCommand } from '../lib/omh-command.js'
+import { sharedFlags } from '../lib/flags.js'
 
 export interface AttachResult extends Attached {
   /** The editor asked for: whether it was started, the command, and its exit status (omh's too). */
@@ -22,14 +22,14 @@ export default class Attach extends OmhCommand<AttachResult> {
   }
 
   static override flags = {
-    session: Flags.string({ char: 's', summary: 'The session (default: the one launched into last).' }),
-    runtime: Flags.string({ summary: 'Container engine: auto or an engine name (default: the `runtime` setting).' }),
+    session: sharedFlags.session,
+    runtime: sharedFlags.runtime,
   }
 
   async run(): Promise<AttachResult> {
     const { args, flags } = await this.parse(Attach)
     const kernel = await this.kernel()
-    const editor = args.editor ? await this.editor(args.editor) : undefined
+    const editor = args.editor ? await (await this.kernel()).editor(args.editor) : undefined
     const { attach } = await import('@omh/sandbox')
     const err = this.errStyle
     const attached = await attach(
@@ -69,19 +69,6 @@ export default class Attach extends OmhCommand<AttachResult> {
     return { ...attached, editor: { name: editor.name, command, started: true, status } }
   }
 
-  /** The named editor's file, bundled or personal, checked. */
-  private async editor(name: string) {
-    const kernel = await this.kernel()
-    const sources = await kernel.editorSources()
-    const source = sources.find((e) => e.name === name)
-    if (!source) {
-      const known = sources.map((e) => e.name)
-      throw OmhError.of(EDITOR_NOT_FOUND, { args: [name], hintArgs: [known, path.join(kernel.omhHome, 'editors'), closest(name, known)] })
-    }
-    const checked = await checkEditorFile(source.file)
-    if (!checked.data) throw OmhError.of(EDITOR_INVALID, { args: [source.file, checked.problems.length], problems: [...checked.problems] })
-    return { ...checked.data, file: source.file }
-  }
 }
 
 function onPath(bin: string): boolean {

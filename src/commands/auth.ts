@@ -1,6 +1,7 @@
 import { Args, Flags } from '../lib/oclif.js'
 import type { AuthResult } from '@omh/sandbox'
 import { OmhCommand } from '../lib/omh-command.js'
+import { sharedFlags } from '../lib/flags.js'
 
 export default class Auth extends OmhCommand<AuthResult> {
   static override summary = "Log in to a harness with its own login, in its image, and keep the login as an account."
@@ -13,7 +14,7 @@ export default class Auth extends OmhCommand<AuthResult> {
 
   static override flags = {
     account: Flags.string({ char: 'a', summary: 'Account name, when not given as the second argument.' }),
-    runtime: Flags.string({ summary: 'Container engine: auto or an engine name (default: the `runtime` setting).' }),
+    runtime: sharedFlags.runtime,
   }
 
   async run(): Promise<AuthResult> {

@@ -1,4 +1,4 @@
-import { Args, Flags } from '../lib/oclif.js'
+import { Args } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
 import { type DoctorCheck, type DoctorReport } from '@omh/sandbox'
 import { droppedSummary } from '../lib/dropped.js'
@@ -6,6 +6,7 @@ import { formatError, serializeError, toOmhError } from '../lib/failure.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import type { Style } from '../lib/style.js'
 import { table } from '../lib/table.js'
+import { sharedFlags } from '../lib/flags.js'
 
 /** Staged documents doctor parses inside the container, by syntax: the command gets the path appended. */
 export const CHECKERS: Readonly<Record<string, readonly string[]>> = { javascript: ['node', '--check'] }
@@ -39,8 +40,8 @@ export default class Doctor extends OmhCommand<DoctorResult> {
   }
 
   static override flags = {
-    account: Flags.string({ char: 'a', summary: 'Mount the login of this captured account (default: the `account` setting, or the only one captured).' }),
-    runtime: Flags.string({ summary: 'Container engine: auto or an engine name (default: the `runtime` setting).' }),
+    account: sharedFlags.account,
+    runtime: sharedFlags.runtime,
   }
 
   async run(): Promise<DoctorResult> {

@@ -3,12 +3,12 @@ import { INTERNAL, OmhError, USAGE, isOmhError, type Problem } from '@omh/plugin
 import type { Style } from './style.js'
 
 /** Anything thrown, as the OmhError the user is shown. Unknown errors are INTERNAL, never a stack trace. */
-export function toOmhError(error: unknown, command = ''): OmhError {
+export function toOmhError(error: unknown, command?: string): OmhError {
   if (isOmhError(error)) return error
   const oclif = (error as { oclif?: { exit?: number } } | undefined)?.oclif
   if (error instanceof Error && oclif && (oclif.exit === 2 || error.constructor.name.includes('Parse') || /flag|argument/i.test(error.message))) {
     const what = error.message.replace(/\n*See more help with --help\s*$/, '').trim()
-    return OmhError.of(USAGE, { args: [what], hintArgs: [command || '<command>'], cause: error })
+    return OmhError.of(USAGE, { args: [what], hintArgs: [command ?? '<command>'], cause: error })
   }
   const what = error instanceof Error ? error.message : String(error)
   return OmhError.of(INTERNAL, { args: [what.split('\n')[0] ?? what], cause: error })

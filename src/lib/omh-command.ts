@@ -52,6 +52,11 @@ export abstract class OmhCommand<T> extends Command {
     )
   }
 
+  /** The command as a user types it after `omh`, for usage hints. */
+  protected get commandWords(): string | undefined {
+    return this.id?.replaceAll(':', ' ')
+  }
+
   protected get verbose(): boolean {
     const n = this.argv.indexOf('--')
     return (n === -1 ? this.argv : this.argv.slice(0, n)).includes('--verbose')
@@ -100,12 +105,11 @@ export abstract class OmhCommand<T> extends Command {
 
   protected override async catch(raw: Interfaces.CommandError): Promise<void> {
     if ((raw as { oclif?: { exit?: number } }).oclif?.exit === 0) return
-    const error: OmhError = toOmhError(raw, this.id?.replaceAll(':', ' '))
+    const error: OmhError = toOmhError(raw, this.commandWords)
     process.exitCode = error.exit
-    if (this.#kernel) {
-      const kernel = await this.#kernel.catch(() => undefined)
-      kernel?.hooks.failed.call(error)
-    }
+    // A kernel that could not be made has no extension to tell.
+    const kernel = this.#kernel ? await this.#kernel.catch(() => undefined) : undefined
+    for (const fault of kernel?.notifyFailed(error) ?? []) process.stderr.write(`${this.errStyle.yellow('omh:')} ${fault.message}\n`)
     if (this.jsonEnabled()) this.logJson({ status: error.exit, error: serializeError(error, this.verbose) })
     else process.stderr.write(formatError(error, this.errStyle, this.verbose))
   }

@@ -3,6 +3,8 @@ import type { Style } from './style.js'
 import { table } from './table.js'
 
 /** The plan as `--dry-run --json` prints it: environment values stay out, because they may be secrets. */
+export type PlanJson = ReturnType<typeof planJson>
+
 export function planJson(p: LaunchPreview) {
   return {
     harness: p.harness,

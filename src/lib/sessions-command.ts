@@ -1,27 +1,25 @@
-import { Flags } from './oclif.js'
-import { NOT_A_REPOSITORY, OmhError, SESSION_NOT_FOUND, isOmhError, type RuntimeContext } from '@omh/plugin-api'
+import { isOmhError, type RuntimeContext } from '@omh/plugin-api'
 import { type ResolvedRuntime } from '@omh/kernel'
-import { listSessions, repository, type Repository } from '@omh/sandbox'
+import { Sessions, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
+import { sharedFlags } from './flags.js'
 
 /** The commands under `omh sessions`: they work on the sessions of the repository omh runs in. */
 export abstract class SessionsCommand<T> extends OmhCommand<T> {
-  static runtimeFlag = Flags.string({ summary: 'The container engine to ask (default: the `runtime` setting).', helpValue: '<engine>' })
+  static runtimeFlag = sharedFlags.runtime
 
-  protected async repository(): Promise<Repository> {
-    const kernel = await this.kernel()
-    if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [process.cwd()] })
-    return repository(kernel.repoRoot)
+  /** This repository's sessions; NOT_A_REPOSITORY outside one. */
+  protected async sessions(): Promise<Sessions> {
+    return Sessions.of(await this.kernel())
   }
 
-  /** The session named, or the most recent one. */
+  protected async repository(): Promise<Repository> {
+    return (await this.sessions()).repo
+  }
+
+  /** The session named, or the current one: the one launched into last. */
   protected async session(sid: string | undefined): Promise<string> {
-    const kernel = await this.kernel()
-    const repo = await this.repository()
-    const known = await listSessions(kernel.omhHome, repo)
-    const chosen = sid ?? known.at(-1)
-    if (!chosen || !known.includes(chosen)) throw OmhError.of(SESSION_NOT_FOUND, { args: [sid, repo.root], hintArgs: [known] })
-    return chosen
+    return (await this.sessions()).current(sid)
   }
 
   protected runtimeContext(): RuntimeContext {

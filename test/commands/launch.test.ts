@@ -118,6 +118,39 @@ describe('omh <harness> refuses bad input, creating nothing', () => {
   })
 })
 
+describe('omh <harness> reads its own flags as every command does', () => {
+  const refused = (argv: string[], message: RegExp) => {
+    const { root, home, env } = setup()
+    const r = omh(argv, { cwd: root, env })
+    expect(r.status).toBe(2)
+    if (argv.includes('--json')) {
+      expect(r.json().error).toMatchObject({ code: 'USAGE', message: expect.stringMatching(message) })
+    } else {
+      expect(r.stderr).toMatch(message)
+      expect(r.stderr).toContain('Code: USAGE')
+    }
+    nothingCreated(home, root)
+  }
+
+  it('refuses what it cannot read, as usage errors', () => {
+    refused(['--nope', 'claude'], /--nope/)
+    refused(['--session'], /--session/)
+    refused(['--new', '--session', 's01', 'claude'], /--session|--new/)
+    refused(['--json', 'claude'], /goes with --dry-run/)
+    refused(['--color', 'pink', 'claude'], /auto, always, never|pink/)
+  })
+
+  it("hands the harness its arguments byte for byte, repeated ones included, and omh's --json the plan", () => {
+    const { root, env } = setup()
+    const r = omh(['--dry-run', '--json', '-s', 's01', 'claude', '-p', 'a  b', '-p', 'a  b', '--', '--json'], { cwd: root, env: { ...env } })
+    expect(r.status).toBe(2)
+    expect(r.json().error.code).toBe('SESSION_NOT_FOUND')
+    const ok = omh(['--dry-run', '--json', 'claude', '-p', 'a  b', '-p', 'a  b', '--', '--json'], { cwd: root, env })
+    expect(ok.status).toBe(0)
+    expect(ok.json().result.exec).toEqual(['claude', '-p', 'a  b', '-p', 'a  b', '--json'])
+  })
+})
+
 describe('omh flags before a command', () => {
   it('reach the command', () => {
     const { root, env } = setup()

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { createSession, prepareMountpoints, repository, resolveBase } from '@omh/sandbox'
+import { claim, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
@@ -89,5 +89,29 @@ describe('omh sessions', () => {
     expect(r.status).toBe(2)
     expect(r.stderr).toContain('has no session s07')
     expect(r.stderr).toContain('Its sessions: s01')
+  })
+})
+
+describe('the current session', () => {
+  it('is the one launched into last for launch, diff and commit alike, not the highest id', async () => {
+    const { root, home, env } = await withSession()
+    const repo = repository(root)
+    await createSession(home, repo, 's02', await resolveBase(repo, process.env), process.env)
+    // s02 was launched into first, s01 after it: the highest id is not the current session.
+    await (await claim(home, repo, 's02', 'claude'))()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await (await claim(home, repo, 's01', 'claude'))()
+    writeFileSync(path.join(sessionPaths(home, repo, 's01').worktree, 'one.txt'), 'in s01\n')
+    writeFileSync(path.join(sessionPaths(home, repo, 's02').worktree, 'two.txt'), 'in s02\n')
+
+    const diff = omh(['sessions', 'diff'], { cwd: root, env })
+    expect(diff.stdout).toContain('+in s01')
+    expect(diff.stdout).not.toContain('in s02')
+    const launch = omh(['--dry-run', '--json', 'claude'], { cwd: root, env: { ...env, OMH_HOME: home } })
+    expect(launch.json().result).toMatchObject({ session: 's01', create: false })
+    const commit = omh(['sessions', 'commit', '-m', 'Current'], { cwd: root, env })
+    expect(commit.stdout).toContain('to omh/s01')
+    expect(git(root, 'log', '-1', '--format=%s', 'omh/s01')).toBe('Current')
+    expect(git(root, 'log', '-1', '--format=%s', 'omh/s02')).not.toBe('Current')
   })
 })

@@ -337,18 +337,16 @@ describe('reaching a runtime through a question asked anyway', () => {
     expect(unknown.code).toBe('RUNTIME_UNKNOWN')
   })
 
-  it('leaves the choice to the hook when anything else taps or intercepts it', async () => {
-    const kernel = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
-    const beta = kernel.runtimes.find((r) => r.plugin.engine === 'beta')!.plugin
-    kernel.hooks.resolveRuntime.tapPromise({ name: 'prefers-beta', stage: -100 }, async () => ({ runtime: beta, info: { engine: 'beta', version: 'x' } }))
-    const { probe, probed } = probeAnswering('alpha', 'beta')
-    expect(await kernel.reachRuntime(undefined, runtimeContext, probe)).toEqual({ runtime: beta, probed: false, info: { engine: 'beta', version: 'x' } })
-    expect(probed).toEqual([])
-
-    const intercepted = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
-    intercepted.hooks.resolveRuntime.intercept({ call: () => undefined })
-    const second = probeAnswering('alpha')
-    expect((await intercepted.reachRuntime(undefined, runtimeContext, second.probe)).probed).toBe(false)
-    expect(second.probed).toEqual([])
+  it('asks a runtime a more specific layer names first, as resolveRuntime does', async () => {
+    const kernel = await kernelIn({
+      ...two,
+      'home/settings.toml': 'plugins = ["../g.mjs"]\n',
+      'g.mjs': runtime('gamma', { version: '3.0' }),
+    })
+    expect(kernel.runtimes.map((r) => r.plugin.engine)).toEqual(['gamma', 'alpha', 'beta'])
+    expect((await kernel.resolveRuntime('auto', runtimeContext)).runtime.engine).toBe('gamma')
+    const { probe, probed } = probeAnswering('gamma', 'beta')
+    expect((await kernel.reachRuntime('auto', runtimeContext, probe)).runtime.engine).toBe('gamma')
+    expect(probed).toEqual(['gamma'])
   })
 })

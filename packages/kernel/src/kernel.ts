@@ -4,11 +4,16 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as z from 'zod/mini'
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap, SyncBailHook, SyncHook } from 'tapable'
-import { checkAdapterFile, findAdapters, toAdapter, type Adapter, type AdapterSource, type ResolvedBinding } from './adapter/load.js'
+import { checkAdapterFile, checkEditorFile, findAdapters, toAdapter, type Adapter, type AdapterSource, type ResolvedBinding } from './adapter/load.js'
+import type { EditorFile } from './adapter/schema.js'
+import { projectRulesOf, resolveProfile, type ResolvedProfile } from './profile/resolve.js'
 import {
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
   COMBINE_CONFLICT,
+  EDITOR_INVALID,
+  EDITOR_NOT_FOUND,
+  IMPORT_UNSUPPORTED,
   OmhError,
   PLUGIN_API_UNSUPPORTED,
   PLUGIN_ERROR,
@@ -23,20 +28,25 @@ import {
   type Problem,
 } from '@omh/plugin-api'
 import { closest, dotted, problemsFromIssues } from './issues.js'
-import { CAPABILITY_CLASSES, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
+import { CAPABILITY_CLASSES, CLASS_NOUN, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import {
   SUPPORTED_API_VERSIONS,
   type AdapterFacts,
   type CombinePart,
   type CombineResult,
-  type ContainerSpec,
   type DroppedItem,
+  type ExtensionHooks,
+  type ExtensionPlugin,
+  type LaunchPlan,
+  type ParseDocument,
+  type ParseResult,
   type Plugin,
   type PluginMeta,
   type RefusedValue,
   type RenderContext,
   type RenderInput,
   type RenderOutput,
+  type RenderedHarness,
   type RendererPlugin,
   type RuntimeContext,
   type RuntimeInfo,
@@ -106,34 +116,25 @@ export interface CapabilityRender {
 }
 
 /** Everything one harness would be given, before anything touches the disk. */
-export interface RenderReport {
-  readonly harness: string
+export interface RenderReport extends RenderedHarness {
   readonly adapterFile: string
   readonly capabilities: readonly CapabilityRender[]
-  /** The final files by guest path, after combining. */
-  readonly files: readonly StagedEntry[]
-  /** Every item the harness will not see: whole classes it lacks, and items its renderers could not express. */
-  readonly dropped: readonly DroppedItem[]
-  readonly env: Readonly<Record<string, string>>
 }
 
-/** The launch, described completely; `beforeLaunch` taps may change it. Filled by the session layer. */
-export interface LaunchPlan {
-  readonly harness: string
-  /** The session id, e.g. `s01`. */
-  readonly session: string
-  readonly render: RenderReport
-  /** The checkout the session belongs to. */
-  readonly repository: { readonly root: string; readonly id: string }
-  /** The session's branch, `omh/<sid>`. */
-  readonly branch: string
-  /** Host path of the worktree mounted at the guest's work directory. */
-  readonly worktree: string
-  /** The session container. Taps may change it; its plan digest is taken after the last tap. */
-  readonly spec: ContainerSpec
-  /** What runs in the container for the harness. */
-  readonly exec: readonly string[]
-  readonly [key: string]: unknown
+/** A render for a harness, with the profile it was rendered from. */
+export interface HarnessRender extends RenderReport {
+  readonly profile: ResolvedProfile
+}
+
+/** Reads a harness's documents back through the renderer its adapter binds. */
+export interface NativeReader {
+  readonly binding: ResolvedBinding
+  read(documents: readonly ParseDocument[]): ParseResult
+}
+
+/** An editor file, found and checked. */
+export interface Editor extends EditorFile {
+  readonly file: string
 }
 
 export const UNSUPPORTED = 'unsupported'
@@ -146,17 +147,14 @@ const bindingLabel = (b: ResolvedBinding) => `capabilities.${b.capability}`
  * contracts and nothing about any concrete format or engine.
  */
 export class Kernel {
+  /**
+   * Tapable hooks, each tapped by someone: renderers (`render`, `combine`)
+   * and runtimes (`resolveRuntime`) are tapped by the kernel as they load;
+   * extension plugins tap `beforeLaunch`, `launched` and `failed` through
+   * `apply`. Errors thrown in a tap are PLUGIN_ERROR naming the plugin and
+   * the hook.
+   */
   readonly hooks = Object.freeze({
-    /**
-     * Every plugin is loaded and tapped. Last chance for code holding the
-     * kernel to tap anything else. Return value ignored.
-     */
-    initialize: new SyncHook<[Kernel]>(['kernel']),
-    /**
-     * An adapter passed validation. Taps may return a changed adapter; the
-     * next tap receives it. Fires once per `kernel.adapter(name)`.
-     */
-    adapter: new AsyncSeriesWaterfallHook<[Adapter]>(['adapter']),
     /**
      * Keyed by render string. Each renderer plugin taps every format it
      * answers; the first tap that returns an output wins, and a tap returning
@@ -172,8 +170,6 @@ export class Kernel {
      * RENDER_COLLISION; an `ok: false` answer is COMBINE_CONFLICT.
      */
     combine: new HookMap(() => new SyncBailHook<[readonly CombinePart[]], CombineResult | undefined>(['parts'])),
-    /** Staged files were written for a harness. Return value ignored. */
-    staged: new AsyncSeriesHook<[RenderReport, string]>(['report', 'directory']),
     /**
      * Asked for a container engine. Each runtime plugin taps it; the first
      * whose engine matches the request and whose `detect()` answers wins.
@@ -182,15 +178,13 @@ export class Kernel {
      */
     resolveRuntime: new AsyncSeriesBailHook<[RuntimeRequest], ResolvedRuntime | undefined>(['request']),
     /**
-     * The launch plan is complete and nothing has started yet. Taps may
-     * return a changed plan; the next tap receives it.
+     * Fired by the sandbox when a launch (or its `--dry-run`) is planned and
+     * nothing has started. Waterfall: taps return the plan, changed or not.
      */
     beforeLaunch: new AsyncSeriesWaterfallHook<[LaunchPlan]>(['plan']),
-    /** The harness exited; its exit status is the second argument. */
+    /** Fired by the sandbox when a launched harness exited, with its exit status. */
     launched: new AsyncSeriesHook<[LaunchPlan, number]>(['plan', 'status']),
-    /** Items a harness will not see were found for a render. Return value ignored. */
-    dropped: new SyncHook<[readonly DroppedItem[], string]>(['dropped', 'harness']),
-    /** An operation failed with this error, just before it is reported. */
+    /** Fired by the CLI (`notifyFailed`) when a command failed, just before the error is reported. */
     failed: new SyncHook<[OmhError]>(['error']),
   })
 
@@ -201,8 +195,8 @@ export class Kernel {
   readonly #plugins: LoadedPlugin[] = []
   readonly #renderers = new Map<string, LoadedPlugin<RendererPlugin>[]>()
   readonly #runtimes: LoadedPlugin<RuntimePlugin>[] = []
-  /** The kernel's own taps on `hooks.resolveRuntime`, one per runtime, by tap function. */
-  readonly #runtimeTaps = new Map<unknown, RuntimePlugin>()
+  /** What `failed` taps threw while the last failure was announced. */
+  #failedTaps: OmhError[] = []
 
   private constructor(options: KernelOptions) {
     this.options = options
@@ -210,7 +204,7 @@ export class Kernel {
     this.repoRoot = findRepoRoot(options.cwd)
   }
 
-  /** Loads settings and every plugin they name, then fires `initialize`. */
+  /** Loads settings and every plugin they name, and lets each extension tap its hooks. */
   static async create(options: KernelOptions): Promise<Kernel> {
     const kernel = new Kernel(options)
     kernel.#settings = await loadSettings({
@@ -220,7 +214,6 @@ export class Kernel {
       ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
     })
     await kernel.#loadPlugins()
-    kernel.hooks.initialize.call(kernel)
     return kernel
   }
 
@@ -243,6 +236,7 @@ export class Kernel {
     return this.#renderers.get(format)?.[0]
   }
 
+  /** Runtime plugins in the order `resolveRuntime` asks them: most specific layer first, then as named. */
   get runtimes(): readonly LoadedPlugin<RuntimePlugin>[] {
     return this.#runtimes
   }
@@ -286,6 +280,47 @@ export class Kernel {
       this.#register(record, LAYERS.indexOf(p.layer))
     })
     for (const list of this.#renderers.values()) list.sort((a, b) => rank(b) - rank(a))
+    this.#runtimes.sort((a, b) => rank(b) - rank(a))
+    for (const record of this.#plugins) {
+      if (record.plugin.kind === 'extension') this.#apply(record.plugin)
+    }
+  }
+
+  /** Hands an extension its hooks, each tap wrapped so its faults name the plugin and the hook. */
+  #apply(plugin: ExtensionPlugin): void {
+    const name = plugin.meta.name
+    const hooks: ExtensionHooks = {
+      beforeLaunch: {
+        tap: (tap, fn) =>
+          this.hooks.beforeLaunch.tapPromise(tap || name, (plan) => guard(name, 'Kernel.hooks.beforeLaunch', () => fn(plan))),
+      },
+      launched: {
+        tap: (tap, fn) =>
+          this.hooks.launched.tapPromise(tap || name, (plan, status) => guard(name, 'Kernel.hooks.launched', () => fn(plan, status))),
+      },
+      failed: {
+        tap: (tap, fn) =>
+          this.hooks.failed.tap(tap || name, (error) => {
+            try {
+              fn(error)
+            } catch (fault) {
+              this.#failedTaps.push(wrap(name, 'Kernel.hooks.failed', fault))
+            }
+          }),
+      },
+    }
+    guardSync(name, 'ExtensionPlugin.apply', () => plugin.apply(hooks))
+  }
+
+  /**
+   * Fires `failed` for an error about to be reported. Every tap runs, and a
+   * tap's own fault never hides the error: it is returned, to be reported
+   * beside it.
+   */
+  notifyFailed(error: OmhError): readonly OmhError[] {
+    this.#failedTaps = []
+    this.hooks.failed.call(error)
+    return this.#failedTaps
   }
 
   #fallback(specifier: string): string | undefined {
@@ -318,17 +353,15 @@ export class Kernel {
             guardSync(plugin.meta.name, `Kernel.hooks.combine[${syntax}]`, () => combine(parts)),
           )
       }
-    } else {
+    } else if (plugin.kind === 'runtime') {
       this.#runtimes.push(record as LoadedPlugin<RuntimePlugin>)
-      const tap = async (request: RuntimeRequest) => {
+      this.hooks.resolveRuntime.tapPromise({ name: plugin.meta.name, stage }, async (request) => {
         if (request.engine !== 'auto' && request.engine !== plugin.engine) return undefined
         const found = await detectWith(plugin, request.context)
         if ('version' in found) return { runtime: plugin, info: found }
         request.tried.push(found)
         return undefined
-      }
-      this.#runtimeTaps.set(tap, plugin)
-      this.hooks.resolveRuntime.tapPromise({ name: plugin.meta.name, stage }, tap)
+      })
     }
   }
 
@@ -416,19 +449,64 @@ export class Kernel {
     if (!adapter) {
       throw OmhError.of(ADAPTER_INVALID, { args: [source.file, problems.length], hintArgs: [source.file], problems })
     }
-    return this.hooks.adapter.promise(adapter)
+    return adapter
+  }
+
+  /** The named editor, bundled or personal, checked. */
+  async editor(name: string): Promise<Editor> {
+    const sources = await this.editorSources()
+    const source = sources.find((e) => e.name === name)
+    if (!source) {
+      const known = sources.map((e) => e.name)
+      throw OmhError.of(EDITOR_NOT_FOUND, { args: [name], hintArgs: [known, path.join(this.omhHome, 'editors'), closest(name, known)] })
+    }
+    const checked = await checkEditorFile(source.file)
+    if (!checked.data) throw OmhError.of(EDITOR_INVALID, { args: [source.file, checked.problems.length], problems: [...checked.problems] })
+    return { ...checked.data, file: source.file }
   }
 
   // ─── Rendering ─────────────────────────────────────────────────────────────
 
+  /**
+   * The one way to render for a harness: its profile resolved (the catalogue,
+   * `[use]`, and the project's own rules read from `projectDir`), then
+   * rendered. Nothing is written.
+   */
+  async renderHarness(adapter: Adapter, projectDir: string | undefined): Promise<HarnessRender> {
+    const profile = await resolveProfile({
+      omhHome: this.omhHome,
+      ...(projectDir === undefined ? {} : { projectDir }),
+      projectRules: projectRulesOf(adapter),
+      use: this.settings.use,
+    })
+    return { ...(await this.render(adapter, profile)), profile }
+  }
+
+  /**
+   * How a harness's own documents of one class read back into canonical
+   * items, through the renderer of the adapter's binding: what
+   * `omh config … import` does. IMPORT_UNSUPPORTED when the adapter binds no
+   * such class or its renderer cannot read; a renderer that throws while
+   * reading is PLUGIN_ERROR.
+   */
+  reader(adapter: Adapter, capability: CapabilityClass): NativeReader {
+    const binding = adapter.bindings.find((b) => b.capability === capability)
+    const unsupported = (why: string) => OmhError.of(IMPORT_UNSUPPORTED, { args: [adapter.name, why], hintArgs: [adapter.file] })
+    if (!binding) throw unsupported(`its adapter binds no ${CLASS_NOUN[capability][1]}`)
+    const renderer = this.rendererFor(binding.render)?.plugin
+    if (!renderer?.parse) throw unsupported(`its renderer "${binding.render}" cannot read that format back`)
+    const parse = renderer.parse.bind(renderer)
+    const context = { capability, binding, adapter: factsOf(adapter), env: this.options.env }
+    return {
+      binding,
+      read: (documents) => guardSync(renderer.meta.name, `RendererPlugin.parse[${binding.render}]`, () => parse(documents, context)),
+    }
+  }
+
   /** Renders every bound capability of an adapter. Pure: nothing is written. */
   async render(adapter: Adapter, profile: ProfileItems): Promise<RenderReport> {
     const context: RenderContext = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }
-    const facts: AdapterFacts = {
-      name: adapter.name,
-      tools: adapter.tools,
-      paths: Object.fromEntries(adapter.bindings.map((b) => [b.capability, b.path])),
-    }
+    const facts = factsOf(adapter)
     const capabilities: CapabilityRender[] = []
     const dropped: DroppedItem[] = []
     const env: Record<string, string> = {}
@@ -465,7 +543,6 @@ export class Kernel {
     }
     if (refused.length) throw refusal(adapter.name, refused, profile)
     const files = this.#combine(capabilities)
-    if (dropped.length) this.hooks.dropped.call(dropped, adapter.name)
     return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, env }
   }
 
@@ -522,9 +599,9 @@ export class Kernel {
    * engine usable, so the first runtime that answers is the one. A runtime
    * whose probe fails, or that cannot be probed (`probe` resolves undefined
    * instead of a promise), is detected as `resolveRuntime` would, so the pick
-   * and every reason given for passing a runtime over are the same. When
-   * anything besides the runtimes taps or intercepts `hooks.resolveRuntime`,
-   * this is `resolveRuntime` and nothing is probed.
+   * and every reason given for passing a runtime over are the same. Only
+   * the kernel taps `hooks.resolveRuntime`, one tap per runtime in the order
+   * of `runtimes`, so walking that list asks what the hook would.
    */
   async reachRuntime<T>(
     wanted: string | undefined,
@@ -533,14 +610,8 @@ export class Kernel {
     origin = '--runtime',
   ): Promise<ReachedRuntime<T>> {
     const engine = this.#wantedEngine(wanted, origin)
-    const hook = this.hooks.resolveRuntime
-    const order = hook.taps.map((t) => this.#runtimeTaps.get(t.fn))
-    if (hook.interceptors.length || order.some((r) => r === undefined)) {
-      const { runtime, info } = await this.resolveRuntime(wanted, context, origin)
-      return { runtime, probed: false, info }
-    }
     const tried: RuntimeUnavailable[] = []
-    for (const runtime of order as RuntimePlugin[]) {
+    for (const { plugin: runtime } of this.#runtimes) {
       if (engine !== 'auto' && engine !== runtime.engine) continue
       const asking = probe(runtime)
       if (asking) {
@@ -583,6 +654,12 @@ export class Kernel {
 }
 
 const rank = (p: LoadedPlugin) => LAYERS.indexOf(p.namedBy.layer)
+
+const factsOf = (adapter: Adapter): AdapterFacts => ({
+  name: adapter.name,
+  tools: adapter.tools,
+  paths: Object.fromEntries(adapter.bindings.map((b) => [b.capability, b.path])),
+})
 
 /** Every refused value of a render as one error, each located in the file its item came from. */
 function refusal(harness: string, refused: readonly RefusedValue[], profile: ProfileItems): OmhError {

@@ -478,7 +478,7 @@ export const USAGE = define({
   code: 'USAGE',
   exit: 2,
   message: (what: string) => what,
-  hint: (command: string) => `See \`omh ${command} --help\`.`,
+  hint: (command: string) => `See \`omh ${command ? `${command} ` : ''}--help\`.`,
 })
 
 export const USE_UNKNOWN = define({

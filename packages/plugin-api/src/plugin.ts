@@ -1,15 +1,15 @@
 /**
- * The two plugin contracts. A plugin is a plain object, default-exported by an
+ * The plugin contracts. A plugin is a plain object, default-exported by an
  * npm package (or a local module) that a settings file names in `plugins`.
- * The kernel checks its shape when it loads and does all the tapping; a plugin
- * never sees the kernel's hooks.
+ * The kernel checks its shape when it loads and does the tapping for
+ * renderers and runtimes; an extension taps the few hooks it is handed.
  *
- * This file is the reference documentation of both contracts.
+ * This file is the reference documentation of every contract.
  *
  * @since 1
  */
 import type { $ZodType } from 'zod/v4/core'
-import type { Problem } from './errors.js'
+import type { OmhError, Problem } from './errors.js'
 import type { CapabilityClass, ItemOf, Moment, ProfileItems, ToolWord } from './model.js'
 
 /** The plugin API this kernel speaks. Bumped only on a breaking change of a contract. */
@@ -432,10 +432,82 @@ export interface RuntimePlugin {
   down(container: string, context: RuntimeContext): Promise<void>
 }
 
-export type Plugin = RendererPlugin<any> | RuntimePlugin
+// ─── Extensions ──────────────────────────────────────────────────────────────
+
+/** What a renderer pipeline produced for one harness, as a launch hands it on. */
+export interface RenderedHarness {
+  /** The harness name: the bare word after `omh`. */
+  readonly harness: string
+  /** The final files by guest path, after combining. */
+  readonly files: readonly StagedEntry[]
+  /** Every item the harness will not see, with the reason. */
+  readonly dropped: readonly DroppedItem[]
+  /** Environment the rendered files need (a secret a document names by variable). */
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** A launch, described completely, before anything starts. */
+export interface LaunchPlan {
+  readonly harness: string
+  /** The session id, e.g. `s01`. */
+  readonly session: string
+  /** The session's branch, `omh/<sid>`. */
+  readonly branch: string
+  /** The checkout the session belongs to: its real path, and the id sessions, worktrees and containers are keyed by. */
+  readonly repository: { readonly root: string; readonly id: string }
+  /** Host path of the worktree mounted at the guest's work directory. */
+  readonly worktree: string
+  readonly render: RenderedHarness
+  /** The session container. Its plan digest is taken after the last tap, so a changed spec restarts an idle container. */
+  readonly spec: ContainerSpec
+  /** What runs in the container for the harness. */
+  readonly exec: readonly string[]
+}
+
+/** A hook an extension taps. `name` names the tap in traces; errors are reported with the plugin's name. */
+export interface Tappable<A extends readonly unknown[], R> {
+  tap(name: string, fn: (...args: A) => R): void
+}
+
+/**
+ * The hooks an extension may tap, each fired by omh itself. A tap that
+ * throws is reported as PLUGIN_ERROR naming the plugin and the hook.
+ */
+export interface ExtensionHooks {
+  /**
+   * A launch is planned and nothing has started yet (`--dry-run` shows the
+   * result too). Waterfall: return the plan, changed or not; the next tap
+   * receives it.
+   */
+  readonly beforeLaunch: Tappable<[plan: LaunchPlan], LaunchPlan | Promise<LaunchPlan>>
+  /** The harness of a launch exited with `status`. Runs in order; return value ignored. */
+  readonly launched: Tappable<[plan: LaunchPlan, status: number], void | Promise<void>>
+  /**
+   * A command failed with this error, just before omh reports it. Synchronous
+   * and observational: a tap cannot change or hide the error.
+   */
+  readonly failed: Tappable<[error: OmhError], void>
+}
+
+/**
+ * Code that takes part in omh's own operations: auditing launches, adding a
+ * label or a mount, reporting failures somewhere. Loaded like every plugin;
+ * `apply` runs once, after every plugin named by the settings has loaded.
+ */
+export interface ExtensionPlugin {
+  readonly kind: 'extension'
+  readonly apiVersion: number
+  readonly meta: PluginMeta
+  apply(hooks: ExtensionHooks): void
+}
+
+export type Plugin = RendererPlugin<any> | RuntimePlugin | ExtensionPlugin
 
 /** Typing helper for renderer packages; returns its argument unchanged. */
 export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): RendererPlugin<O> => plugin
 
 /** Typing helper for runtime packages; returns its argument unchanged. */
 export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
+
+/** Typing helper for extension packages; returns its argument unchanged. */
+export const defineExtension = (plugin: ExtensionPlugin): ExtensionPlugin => plugin

@@ -5,7 +5,7 @@ import { table } from '../../lib/table.js'
 interface PluginListing {
   name: string
   version: string
-  kind: 'renderer' | 'runtime'
+  kind: 'renderer' | 'runtime' | 'extension'
   formats?: string[]
   classes?: string[]
   engine?: string
@@ -18,7 +18,7 @@ interface PluginListing {
 }
 
 export default class Plugins extends OmhCommand<{ plugins: PluginListing[] }> {
-  static override summary = 'List the loaded renderer and runtime plugins, and the settings file that named each.'
+  static override summary = 'List the loaded renderer, runtime and extension plugins, and the settings file that named each.'
 
   async run(): Promise<{ plugins: PluginListing[] }> {
     await this.parse(Plugins)
@@ -26,6 +26,7 @@ export default class Plugins extends OmhCommand<{ plugins: PluginListing[] }> {
     const plugins: PluginListing[] = kernel.plugins.map(({ plugin, namedBy, specifier, module }) => {
       const base = { name: plugin.meta.name, version: plugin.meta.version, kind: plugin.kind, namedBy, specifier, module }
       if (plugin.kind === 'runtime') return { ...base, engine: plugin.engine }
+      if (plugin.kind === 'extension') return base
       const shadowed = plugin.formats.filter((f) => kernel.rendererFor(f)?.plugin !== plugin)
       return { ...base, formats: [...plugin.formats], classes: [...plugin.classes], ...(shadowed.length ? { shadowed } : {}) }
     })
@@ -44,7 +45,9 @@ export default class Plugins extends OmhCommand<{ plugins: PluginListing[] }> {
             p.kind,
             p.kind === 'runtime'
               ? `engine ${p.engine}`
-              : p.formats!.map((f) => (p.shadowed?.includes(f) ? s.dim(`${f} (shadowed)`) : f)).join(', '),
+              : p.kind === 'extension'
+                ? s.dim('launch and failure hooks')
+                : p.formats!.map((f) => (p.shadowed?.includes(f) ? s.dim(`${f} (shadowed)`) : f)).join(', '),
             `${where(p.namedBy.file)} ${s.dim(`(${p.namedBy.layer})`)}`,
           ]),
         ]),

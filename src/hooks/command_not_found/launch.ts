@@ -1,74 +1,15 @@
 import type { Hook } from '../../lib/oclif.js'
-import type { LaunchAnnouncement, LaunchPreview } from '@omh/sandbox'
-import { droppedDetail, droppedSummary } from '../../lib/dropped.js'
-import { formatError, serializeError, toOmhError } from '../../lib/failure.js'
-import { createKernel } from '../../lib/kernel.js'
-import { parseLaunch, type LaunchFlags } from '../../lib/launch-argv.js'
-import { rawArgv } from '../../lib/route.js'
-import { colorEnabled, colorModeFromArgv, createStyle } from '../../lib/style.js'
-import { describePlan, planJson } from '../../lib/plan-view.js'
 
 /**
- * `omh [flags] <harness> [args…]`: any word that is not a command is a
- * harness. Creates or reuses a session, runs the harness in it with the
- * user's terminal, and exits with the harness's status.
+ * A word oclif cannot match to a command is a harness. `execute` routes
+ * such a line to the `launch` command before oclif sees it; this covers
+ * what reaches oclif unrouted (a word under a topic, or oclif run by other
+ * means), handing the launch the words oclif split.
  */
 const hook: Hook.CommandNotFound = async function (options) {
-  const argv = rawArgv() ?? [...options.id.split(':'), ...(options.argv ?? [])]
-  const jsonAsked = argv.slice(0, Math.max(argv.indexOf(options.id.split(':')[0]!), 0)).includes('--json')
-  const errStyle = createStyle(colorEnabled(colorModeFromArgv(argv), { json: jsonAsked, isTTY: Boolean(process.stderr.isTTY), env: process.env }))
-  let flags: LaunchFlags | undefined
-  try {
-    const parsed = parseLaunch(argv)
-    flags = parsed.flags
-    const kernel = await createKernel(options.config.root)
-    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY)
-    const request = {
-      harness: parsed.harness,
-      args: parsed.args,
-      tty,
-      ...(flags.session ? { session: flags.session } : {}),
-      ...(flags.new ? { fresh: true } : {}),
-      ...(flags.runtime ? { engine: flags.runtime } : {}),
-      ...(flags.account ? { account: flags.account } : {}),
-    }
-    const { launch, previewLaunch } = await import('@omh/sandbox')
-    const verbose = flags.verbose
-    const announce = (a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>) => {
-      for (const notice of a.notices) process.stderr.write(`${errStyle.bold('omh:')} ${notice}\n`)
-      const summary = droppedSummary(a.dropped)
-      process.stderr.write(`${errStyle.bold('omh:')} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}\n`)
-      if (verbose) for (const line of droppedDetail(a.dropped)) process.stderr.write(`${line}\n`)
-    }
-    if (flags.dryRun) {
-      const preview: LaunchPreview = await previewLaunch(kernel, request)
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ status: 0, result: planJson(preview), warnings: [] }, null, 2)}\n`)
-        return
-      }
-      announce({ ...preview, dropped: preview.render.dropped })
-      const style = createStyle(colorEnabled(flags.color, { json: false, isTTY: Boolean(process.stdout.isTTY), env: process.env }))
-      process.stdout.write(describePlan(preview, style))
-      return
-    }
-    const status = await launch(kernel, request, {
-      context: {
-        env: process.env,
-        verbose,
-        progress: (line) => process.stderr.write(`${errStyle.dim(line)}\n`),
-      },
-      notice: (line) => process.stderr.write(`${errStyle.bold('omh:')} ${line}\n`),
-      announce,
-    })
-    if (status !== 0) this.exit(status)
-  } catch (error) {
-    if ((error as { oclif?: unknown }).oclif) throw error
-    const failure = toOmhError(error)
-    const json = flags?.json ?? jsonAsked
-    if (json) process.stdout.write(`${JSON.stringify({ status: failure.exit, error: serializeError(failure, Boolean(flags?.verbose)) }, null, 2)}\n`)
-    else process.stderr.write(formatError(failure, errStyle, Boolean(flags?.verbose ?? argv.includes('--verbose'))))
-    this.exit(failure.exit)
-  }
+  // Only a build whose manifest lost the command gets here; forwarding again would never end.
+  if (options.id === 'launch') throw new Error('the launch command is missing from oclif.manifest.json; rebuild omh')
+  await this.config.runCommand('launch', ['--', ...options.id.split(':'), ...(options.argv ?? [])])
 }
 
 export default hook

@@ -40,10 +40,17 @@ const runtime = z.object({
   down: fn,
 })
 
+const extension = z.object({
+  kind: z.literal('extension'),
+  apiVersion: z.number(),
+  meta,
+  apply: fn,
+})
+
 export const pluginHeaderSchema = z.object({
-  kind: z.enum(['renderer', 'runtime']),
+  kind: z.enum(['renderer', 'runtime', 'extension']),
   apiVersion: z.unknown(),
   meta: z.optional(z.partial(meta)),
 })
 
-export const pluginSchema = z.discriminatedUnion('kind', [renderer, runtime]) as unknown as z.ZodMiniType<Plugin>
+export const pluginSchema = z.discriminatedUnion('kind', [renderer, runtime, extension]) as unknown as z.ZodMiniType<Plugin>

@@ -9,14 +9,12 @@ import { connect } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../ssh.js'
-import { ATTACH_FAILED, OmhError, SESSION_NOT_FOUND, SESSION_NOT_RUNNING } from '@omh/plugin-api'
+import { ATTACH_FAILED, OmhError, SESSION_NOT_RUNNING } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'
 import type { RuntimeContext } from '@omh/plugin-api'
 import { LABEL } from './layout.js'
-import { requireRepo } from './repo.js'
-import { recentFirst } from './select.js'
-import { listSessions } from './store.js'
+import { Sessions } from './sessions.js'
 
 export interface AttachRequest {
   /** `--session`: that one; absent: the session launched into last. */
@@ -51,13 +49,10 @@ const READY_MS = 10_000
 
 export async function attach(kernel: Kernel, request: AttachRequest, host: AttachHost): Promise<Attached> {
   const env = kernel.options.env
-  const repo = requireRepo(kernel)
-  const sessions = await listSessions(kernel.omhHome, repo)
-  let sid = request.session
-  if (sid !== undefined && !sessions.includes(sid)) throw OmhError.of(SESSION_NOT_FOUND, { args: [sid, repo.root], hintArgs: [sessions] })
+  const sessions = Sessions.of(kernel)
+  const repo = sessions.repo
   // Unlike a launch, a session another omh holds is the one to attach to: its harness runs there.
-  sid ??= (await recentFirst(kernel.omhHome, repo, sessions))[0]?.sid
-  if (sid === undefined) throw OmhError.of(SESSION_NOT_FOUND, { args: [undefined, repo.root], hintArgs: [sessions] })
+  const sid = await sessions.current(request.session)
 
   const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
   const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)

@@ -29,7 +29,7 @@ export {
 } from './plan.js'
 export { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 export { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
-export { pickSession, type PickedSession, type SessionChoice } from './select.js'
+export { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
 export {
   launch,
   previewLaunch,

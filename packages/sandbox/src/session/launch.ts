@@ -1,24 +1,20 @@
+import { GUEST_GID, GUEST_UID, GUEST_WORK, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '@omh/plugin-api'
+import type { ContainerInfo, ContainerSpec, LaunchPlan, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
+import { stage, type Adapter, type HarnessRender, type Kernel, type RenderReport } from '@omh/kernel'
 import { chooseAccount } from '../accounts.js'
-import type { Adapter } from '@omh/kernel'
-import { GUEST_SSH_PORT } from '../ssh.js'
-import { OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '@omh/plugin-api'
 import { ensureImage, imageOptions, planImages } from '../image.js'
-import type { Kernel, RenderReport } from '@omh/kernel'
-import { GUEST_GID, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
-import type { ContainerInfo, ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '@omh/plugin-api'
-import { projectRulesOf, resolveProfile } from '@omh/kernel'
-import { stage, type StageResult } from '@omh/kernel'
+import { GUEST_SSH_PORT } from '../ssh.js'
 import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
-import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
+import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stagedMounts, withGitfile } from './prepare.js'
-import { requireRepo, resolveBase, type Base, type Repository } from './repo.js'
+import { resolveBase, type Base } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
-import { pickSession, type SessionChoice } from './select.js'
+import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
 import { writeExclude } from './shadow.js'
-import { claim, withRepoLock } from './store.js'
+import { claim as claimOf, withRepoLock } from './store.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
@@ -87,30 +83,25 @@ export interface LaunchPreview {
   readonly notices: readonly string[]
 }
 
-/** Everything a launch would do, computed without creating or starting anything. */
+/** Everything a launch would do, computed without creating or starting anything; `beforeLaunch` taps have their say. */
 export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host: Pick<LaunchHost, 'images'> = {}): Promise<LaunchPreview> {
-  const env = kernel.options.env
-  const repo = requireRepo(kernel)
-  const adapter = await kernel.adapter(request.harness)
-  const { sid, exists } = await pickSession(kernel.omhHome, repo, request, env)
-  const base = exists ? undefined : await resolveBase(repo, env)
-  const paths = sessionPaths(kernel.omhHome, repo, sid)
-  const render = await renderFor(kernel, adapter, exists ? paths.worktree : repo.root)
-  const image = await (host.images ?? recipes(kernel)).tag(adapter)
-  const files = withGitfile(render.files)
-  const staged = await stage({ files }, stagingDir(paths, adapter.name), { dryRun: true })
-  const plan = planFor({ kernel, account: await accountFor(kernel, adapter, request), repo, sid, adapter, image, paths, render, files, staged })
+  const sessions = Sessions.of(kernel)
+  const [adapter, picked] = await inOrder(kernel.adapter(request.harness), sessions.pickForLaunch(request))
+  const account = await accountFor(kernel, adapter, request)
+  const base = picked.exists ? undefined : await resolveBase(sessions.repo, kernel.options.env)
+  const images = host.images ?? recipes(kernel)
+  const prepared = await prepare({ kernel, sessions, adapter, account, request, images }, picked.sid, { dryRun: true })
   return {
     harness: adapter.name,
-    session: sid,
-    branch: branchOf(sid),
-    create: !exists,
+    session: picked.sid,
+    branch: branchOf(picked.sid),
+    create: !picked.exists,
     ...(base ? { base } : {}),
-    worktree: paths.worktree,
-    spec: plan.spec,
-    exec: harnessArgv(adapter.name, adapter.bin, request.args, request.tty),
-    render,
-    notices: render.notices,
+    worktree: prepared.paths.worktree,
+    spec: prepared.spec,
+    exec: prepared.plan.exec,
+    render: prepared.render,
+    notices: prepared.render.profile.notices,
   }
 }
 
@@ -135,6 +126,16 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
   }
 }
 
+/** What every phase of one launch reads. */
+interface Launch {
+  readonly kernel: Kernel
+  readonly sessions: Sessions
+  readonly adapter: Adapter
+  readonly account: string
+  readonly request: LaunchRequest
+  readonly images: ImageSource
+}
+
 /** The engine a launch uses, and the session's container as it stood when asked. */
 interface EngineView {
   readonly runtime: RuntimePlugin
@@ -144,161 +145,231 @@ interface EngineView {
   readonly image?: boolean
 }
 
+/** Phase 1's result: the session this launch holds, created or not. */
+interface Claimed {
+  readonly sid: string
+  readonly created: boolean
+  /** The engine's answer about this session, when one asked before the claim still stands. */
+  readonly engine?: EngineView
+  release(): Promise<void>
+}
+
+/** Phase 2's result: the profile rendered and staged, and the container the launch wants. */
+interface Prepared {
+  readonly paths: SessionPaths
+  readonly render: HarnessRender
+  readonly planned: SessionPlan
+  /** The plan after `beforeLaunch` taps. */
+  readonly plan: LaunchPlan
+  /** The container spec, stamped with its plan digest. */
+  readonly spec: ContainerSpec
+}
+
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
-  const env = kernel.options.env
-  const context = host.context
-  const repo = requireRepo(kernel)
-  // Read while the session is picked and claimed; a launch into a running container waits on
-  // it only after asking the engine for that container.
-  const adapterLoading = kernel.adapter(request.harness)
-  adapterLoading.catch(() => undefined)
-  const accountLoading = adapterLoading.then((adapter) => accountFor(kernel, adapter, request))
-  accountLoading.catch(() => undefined)
-  const images = host.images ?? recipes(kernel)
-
-  // The engine is found by asking it for the session's container: the answer proves it usable (so
-  // it stands in for `detect`) and is what the launch decides on. `list` is asked only when the
-  // container by that name is not clearly this session's, or the runtime cannot be asked by name.
-  const labelsOf = (sid: string) => ({ [LABEL.repo]: repo.id, [LABEL.session]: sid })
-  const containersOf = async (runtime: RuntimePlugin, sid: string, named: ContainerInfo | undefined) => {
-    if (!named) return []
-    const ours = Object.entries(labelsOf(sid)).every(([key, value]) => named.labels[key] === value)
-    return ours ? [named] : runtime.list(labelsOf(sid), context)
-  }
-  const view = async (sid: string, imageTag?: string): Promise<EngineView> => {
-    const name = containerName(repo, sid)
-    const reached = await kernel.reachRuntime(request.engine, context, (runtime) =>
-      runtime.inspect
-        ? Promise.all([
-            runtime.inspect(name, context),
-            // Only what a new session needs: whether to build. Read-only, so asking an engine that
-            // turns out not to be the one costs nothing.
-            imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).catch(() => undefined),
-          ])
-        : undefined,
-    )
-    const { runtime } = reached
-    if (!reached.probed) return { runtime, containers: await runtime.list(labelsOf(sid), context) }
-    const [named, image] = reached.answer
-    return { runtime, containers: await containersOf(runtime, sid, named), ...(image === undefined ? {} : { image }) }
-  }
-
-  // The engine is asked as early as its answer can be trusted. A new session's check asks for the
-  // id it expects. An existing session is asked before the lock, and the answer stands only if no
-  // launch went into that session before this one claimed it: a launch that could have replaced
-  // its container stamps `last-used` when it claims.
-  let asked: { sid: string; view: Promise<EngineView>; used?: number } | undefined
-  const ask = (sid: string, viewing: Promise<EngineView>, used?: number) => {
-    viewing.catch(() => undefined)
-    asked = { sid, view: viewing, ...(used === undefined ? {} : { used }) }
-  }
-
-  // What a new session needs is checked before anything is made: an engine, a base to branch
-  // from, the image. A build happens here, outside the lock, so other launches do not wait on it.
-  let ready: Promise<{ base: Base }> | undefined
-  const readyToCreate = (sid: string) => (ready ??= checkReady(sid))
-  const checkReady = async (sid: string) => {
-    const adapter = await adapterLoading
-    const tag = await images.tag(adapter)
-    const engine = view(sid, tag)
-    const base = resolveBase(repo, env)
-    // A base that cannot be resolved stops a build before it starts, or while it runs.
-    const stop = new AbortController()
-    base.catch(() => stop.abort())
-    const signal = context.signal ? AbortSignal.any([context.signal, stop.signal]) : stop.signal
-    const image = engine.then((e) => (e.image ? tag : images.ensure(adapter, e.runtime, { ...context, signal })))
-    const [e, b, i] = await Promise.allSettled([engine, base, image])
-    if (e.status === 'rejected') throw e.reason
-    if (b.status === 'rejected') throw b.reason
-    if (i.status === 'rejected') throw i.reason
-    ask(sid, Promise.resolve({ ...e.value, image: true }))
-    return { base: b.value }
-  }
+  const sessions = Sessions.of(kernel)
   // A harness that does not exist is the first thing to hear about, whatever else is wrong, and
   // neither it nor an account that cannot be chosen claims a session: a claim stamps the session
   // as the one launched into last.
-  const first = await pickSession(kernel.omhHome, repo, request, env).catch(async (error: unknown) => {
-    await adapterLoading
-    throw error
-  })
-  if (first.exists) ask(first.sid, view(first.sid), first.lastUsed)
-  await accountLoading
-  if (!first.exists) await readyToCreate(first.sid)
+  const [adapter, first] = await inOrder(kernel.adapter(request.harness), sessions.pickForLaunch(request))
+  const account = await accountFor(kernel, adapter, request)
+  const at: Launch = { kernel, sessions, adapter, account, request, images: host.images ?? recipes(kernel) }
 
-  const picked = await withRepoLock(kernel.omhHome, repo, async () => {
-    const { sid, exists, lastUsed } = await pickSession(kernel.omhHome, repo, request, env)
-    if (!exists) {
-      const { base } = await readyToCreate(sid)
-      await createSession(kernel.omhHome, repo, sid, base, env).catch(gitFailure(`creating session ${sid}`, repo.root))
-    }
-    const answered = asked?.sid === sid && asked.used === lastUsed ? asked.view : undefined
-    return { sid, created: !exists, answered, release: await claim(kernel.omhHome, repo, sid, request.harness) }
-  })
-  const { sid, created, answered, release } = picked
-  const paths = sessionPaths(kernel.omhHome, repo, sid)
+  const claimed = await claim(at, first, host)
   let started = false
   let runtime: RuntimePlugin | undefined
   try {
-    // Answered while the profile is rendered and staged.
-    const engineView = answered ?? view(sid)
-    engineView.catch(() => undefined)
-    const adapter = await adapterLoading
-    const account = await accountLoading
-    const image = await images.tag(adapter)
-    const render = await renderFor(kernel, adapter, paths.worktree)
-    const files = withGitfile(render.files)
-    const staged = await stage({ files }, stagingDir(paths, adapter.name))
-    await kernel.hooks.staged.promise(render, staged.dir)
-    const planned = planFor({ kernel, account, repo, sid, adapter, image, paths, render, files, staged })
-    await prepareCredentials(credentialsOf(kernel, adapter, account))
-    const launchPlan = await kernel.hooks.beforeLaunch.promise({
+    const [prepared, engine] = await inOrder(prepare(at, claimed.sid), claimed.engine ? Promise.resolve(claimed.engine) : view(at, claimed.sid, host.context))
+    runtime = engine.runtime
+    await bringUp(at, claimed.sid, prepared, engine, host)
+    host.announce({
       harness: adapter.name,
-      session: sid,
-      render,
-      repository: repo,
-      branch: branchOf(sid),
-      worktree: paths.worktree,
-      spec: planned.spec,
-      exec: harnessArgv(adapter.name, adapter.bin, request.args, request.tty),
+      session: claimed.sid,
+      branch: branchOf(claimed.sid),
+      created: claimed.created,
+      dropped: prepared.render.dropped,
+      notices: prepared.render.profile.notices,
     })
-    const spec = stamp(launchPlan.spec, contentDigests(files))
-    const digest = spec.labels[LABEL.plan]!
-    await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
-
-    const seen = await engineView
-    runtime = seen.runtime
-    const engine = runtime
-    const decision = await decideReuse(seen.containers, digest, adapter.name, (c) => liveProcesses(engine, c.id, context))
-    // A container running this very plan runs from this image, so only a new container asks for it.
-    if (decision.action !== 'attach' && decision.action !== 'busy' && !seen.image) await images.ensure(adapter, engine, context)
-    await act(decision, { runtime: engine, spec, planned, paths, sid, harness: adapter.name, host })
-
-    host.announce({ harness: adapter.name, session: sid, branch: branchOf(sid), created, dropped: render.dropped, notices: render.notices })
     started = true
-    const result = await runtime.exec(
-      spec.name!,
-      launchPlan.exec,
-      {
-        tty: request.tty,
-        interactive: true,
-        user: `${GUEST_UID}:${GUEST_GID}`,
-        workdir: GUEST_WORK,
-        env: { OMH_HARNESS: adapter.name },
-      },
-      context,
-    )
-    await kernel.hooks.launched.promise(launchPlan, result.exitCode)
-    return result.exitCode
+    return await run(at, prepared, engine.runtime, host)
   } catch (error) {
-    if (created && !started) {
-      await runtime?.down(containerName(repo, sid), context).catch(() => undefined)
-      await clearMountpoints(paths.run).catch(() => undefined)
-      await removeSession(kernel.omhHome, repo, sid, env, { deleteBranch: true })
-    }
+    if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)
     throw error
   } finally {
-    await release()
+    await claimed.release()
   }
+}
+
+/**
+ * Phase 1: holds a session. The engine is asked as early as its answer can
+ * be trusted. What a new session needs (an engine, a base to branch from,
+ * the image) is checked before anything is made, and a build happens here,
+ * outside the lock, so other launches do not wait on it. An existing
+ * session's container is asked about while the lock is taken, and the
+ * answer stands only if no launch went into that session before this one
+ * claimed it: a launch that could have replaced its container stamps
+ * `last-used` when it claims.
+ */
+async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promise<Claimed> {
+  const { kernel, sessions } = at
+  const ready = first.exists ? undefined : await readyToCreate(at, first.sid, host.context)
+  const locked = withRepoLock(kernel.omhHome, sessions.repo, async () => {
+    const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
+    if (!exists) {
+      const { base } = ready ?? (await readyToCreate(at, sid, host.context))
+      await createSession(kernel.omhHome, sessions.repo, sid, base, kernel.options.env).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
+    }
+    return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhHome, sessions.repo, sid, at.adapter.name) }
+  })
+  if (ready) {
+    const held = await locked
+    return { ...held, ...(held.sid === first.sid ? { engine: ready.engine } : {}) }
+  }
+  const [asked, held] = await Promise.allSettled([view(at, first.sid, host.context), locked])
+  if (held.status === 'rejected') throw held.reason
+  const stands = held.value.sid === first.sid && held.value.lastUsed === first.lastUsed
+  if (!stands) return held.value
+  if (asked.status === 'rejected') {
+    await held.value.release()
+    throw asked.reason
+  }
+  return { ...held.value, engine: asked.value }
+}
+
+/** A new session's preconditions: an engine, a base, the harness image (built when missing). */
+async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): Promise<{ base: Base; engine: EngineView }> {
+  const tag = await at.images.tag(at.adapter)
+  // A base that cannot be resolved stops a build before it starts, or while it runs.
+  const stop = new AbortController()
+  const signal = context.signal ? AbortSignal.any([context.signal, stop.signal]) : stop.signal
+  const engine = view(at, sid, context, tag)
+  const base = resolveBase(at.sessions.repo, at.kernel.options.env).catch((error: unknown) => {
+    stop.abort()
+    throw error
+  })
+  const image = engine.then((e) => (e.image ? tag : at.images.ensure(at.adapter, e.runtime, { ...context, signal })))
+  const [found, resolved] = await inOrder(engine, base, image)
+  return { base: resolved, engine: { ...found, image: true } }
+}
+
+/**
+ * Finds the engine by asking it for the session's container: the answer
+ * proves it usable (so it stands in for `detect`) and is what the launch
+ * decides on. `list` is asked only when the container by that name is not
+ * clearly this session's, or the runtime cannot be asked by name.
+ */
+async function view(at: Launch, sid: string, context: RuntimeContext, imageTag?: string): Promise<EngineView> {
+  const labels = { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid }
+  const reached = await at.kernel.reachRuntime(at.request.engine, context, (runtime) =>
+    runtime.inspect
+      ? Promise.all([
+          runtime.inspect(containerName(at.sessions.repo, sid), context),
+          // Only what a new session needs: whether to build. Read-only, so asking an engine that
+          // turns out not to be the one costs nothing; an engine that cannot say means "build".
+          imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).then(
+            (has) => has,
+            () => false,
+          ),
+        ])
+      : undefined,
+  )
+  const { runtime } = reached
+  if (!reached.probed) return { runtime, containers: await runtime.list(labels, context) }
+  const [named, image] = reached.answer
+  const ours = named && Object.entries(labels).every(([key, value]) => named.labels[key] === value)
+  const containers = !named ? [] : ours ? [named] : await runtime.list(labels, context)
+  return { runtime, containers, ...(image === undefined ? {} : { image }) }
+}
+
+/** Phase 2: renders and stages the profile, plans the container, and lets `beforeLaunch` taps change the plan. */
+async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = {}): Promise<Prepared> {
+  const { kernel, sessions, adapter } = at
+  const paths = sessions.paths(sid)
+  const exists = !options.dryRun || (await sessions.list()).includes(sid)
+  const [image, render] = await inOrder(Promise.resolve(at.images.tag(adapter)), kernel.renderHarness(adapter, exists ? paths.worktree : sessions.repo.root))
+  const files = withGitfile(render.files)
+  const staged = await stage({ files }, stagingDir(paths, adapter.name), options.dryRun ? { dryRun: true } : {})
+  const credentials = credentialsOf(kernel, adapter, at.account)
+  const planned = planSession({
+    repo: sessions.repo,
+    session: sid,
+    harness: adapter.name,
+    image,
+    worktree: paths.worktree,
+    shadow: paths.shadow,
+    staged: stagedMounts(staged),
+    credentials,
+    env: render.env,
+    contents: contentDigests(files),
+    // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
+    // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
+    ports: [{ guest: GUEST_SSH_PORT }],
+    ...(kernel.settings.sessionNetwork ? { network: kernel.settings.sessionNetwork.value } : {}),
+  })
+  if (!options.dryRun) await prepareCredentials(credentials)
+  const plan = await kernel.hooks.beforeLaunch.promise({
+    harness: adapter.name,
+    session: sid,
+    render,
+    repository: sessions.repo,
+    branch: branchOf(sid),
+    worktree: paths.worktree,
+    spec: planned.spec,
+    exec: harnessArgv(adapter.name, adapter.bin, at.request.args, at.request.tty),
+  })
+  const spec = stamp(plan.spec, contentDigests(files))
+  if (!options.dryRun) await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
+  return { paths, render, planned, plan, spec }
+}
+
+/** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
+async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: EngineView, host: LaunchHost): Promise<void> {
+  const { runtime } = engine
+  const digest = prepared.spec.labels[LABEL.plan]!
+  const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, host.context))
+  // A container running this very plan runs from this image, so only a new container asks for it.
+  if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
+  await act(decision, { runtime, spec: prepared.spec, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+}
+
+/** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
+async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost): Promise<number> {
+  const result = await runtime.exec(
+    prepared.spec.name!,
+    prepared.plan.exec,
+    {
+      tty: at.request.tty,
+      interactive: true,
+      user: `${GUEST_UID}:${GUEST_GID}`,
+      workdir: GUEST_WORK,
+      env: { OMH_HARNESS: at.adapter.name },
+    },
+    host.context,
+  )
+  await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
+  return result.exitCode
+}
+
+/** Removes a session this launch created and could not start, with whatever of it exists. */
+async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefined, context: RuntimeContext): Promise<void> {
+  const { kernel, sessions } = at
+  const paths = sessions.paths(sid)
+  // The launch's own error is the one to report; each step here is best effort for the same reason.
+  if (runtime) await runtime.down(containerName(sessions.repo, sid), context).catch(ignore)
+  await clearMountpoints(paths.run).catch(ignore)
+  await removeSession(kernel.omhHome, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
+}
+
+const ignore = (): void => undefined
+
+/**
+ * Awaits every promise and throws the first rejection in argument order, not
+ * in time: which error a user hears does not depend on which call happened
+ * to answer first.
+ */
+async function inOrder<T extends readonly unknown[]>(...promises: { readonly [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const results = await Promise.allSettled(promises)
+  for (const result of results) if (result.status === 'rejected') throw result.reason
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T
 }
 
 async function act(
@@ -331,41 +402,11 @@ async function act(
   try {
     await runtime.up(at.spec, host.context)
   } catch (error) {
-    await runtime.down(at.spec.name!, host.context).catch(() => undefined)
+    await runtime.down(at.spec.name!, host.context).catch(ignore)
     await clearMountpoints(at.paths.run)
     if (isOmhError(error)) throw error
     throw OmhError.of(SESSION_UP_FAILED, { args: [at.sid, (error as Error).message?.split('\n')[0] ?? String(error)], cause: error })
   }
-}
-
-function planFor(at: {
-  kernel: Kernel
-  account: string
-  repo: Repository
-  sid: string
-  adapter: Adapter
-  image: string
-  paths: SessionPaths
-  render: RenderReport
-  files: readonly StagedEntry[]
-  staged: StageResult
-}): SessionPlan {
-  return planSession({
-    repo: at.repo,
-    session: at.sid,
-    harness: at.adapter.name,
-    image: at.image,
-    worktree: at.paths.worktree,
-    shadow: at.paths.shadow,
-    staged: stagedMounts(at.staged),
-    credentials: credentialsOf(at.kernel, at.adapter, at.account),
-    env: at.render.env,
-    contents: contentDigests(at.files),
-    // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
-    // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
-    ports: [{ guest: GUEST_SSH_PORT }],
-    ...(at.kernel.settings.sessionNetwork ? { network: at.kernel.settings.sessionNetwork.value } : {}),
-  })
 }
 
 /** Re-stamps the plan digest after `beforeLaunch` taps had their say. */
@@ -380,11 +421,6 @@ async function liveProcesses(runtime: RuntimePlugin, container: string, context:
   } catch {
     return undefined
   }
-}
-
-async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): Promise<RenderReport & { notices: readonly string[] }> {
-  const profile = await resolveProfile({ omhHome: kernel.omhHome, projectDir, projectRules: projectRulesOf(adapter), use: kernel.settings.use })
-  return { ...(await kernel.render(adapter, profile)), notices: profile.notices }
 }
 
 /**

@@ -28,15 +28,11 @@ export default class ConfigMcpImport extends OmhCommand<ImportResult> {
     const { args, flags } = await this.parse(ConfigMcpImport)
     const kernel = await this.kernel()
     const adapter = await kernel.adapter(args.harness)
-    const binding = adapter.bindings.find((b) => b.capability === 'mcp')
-    const unsupported = (why: string) => OmhError.of(IMPORT_UNSUPPORTED, { args: [adapter.name, why], hintArgs: [adapter.file] })
-    if (!binding) throw unsupported('its adapter binds no MCP servers')
-    const renderer = kernel.rendererFor(binding.render)?.plugin
-    if (!renderer?.parse) throw unsupported(`its renderer "${binding.render}" cannot read that format back`)
+    const { binding, read } = kernel.reader(adapter, 'mcp')
     let from: string
     if (flags.from) from = path.resolve(flags.from)
     else if (binding.import) from = this.expandHost(binding.import, kernel.repoRoot)
-    else throw unsupported('its adapter names no `import` path; give the file with --from')
+    else throw OmhError.of(IMPORT_UNSUPPORTED, { args: [adapter.name, 'its adapter names no `import` path; give the file with --from'], hintArgs: [adapter.file] })
 
     let content: string
     try {
@@ -45,12 +41,7 @@ export default class ConfigMcpImport extends OmhCommand<ImportResult> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw OmhError.of(IMPORT_SOURCE_MISSING, { args: [from] })
       throw OmhError.of(FILE_UNREADABLE, { args: [from, (error as Error).message], cause: error })
     }
-    const parsed = renderer.parse([{ file: from, content }], {
-      capability: 'mcp',
-      binding,
-      adapter: { name: adapter.name, tools: adapter.tools, paths: Object.fromEntries(adapter.bindings.map((b) => [b.capability, b.path])) },
-      env: process.env,
-    })
+    const parsed = read([{ file: from, content }])
     if (!parsed.ok) throw OmhError.of(IMPORT_INVALID, { args: [from, binding.render, parsed.problems.length], problems: parsed.problems })
 
     // What a parser read is checked as a hand-written entry would be: a name or value omh cannot keep is not imported.

@@ -1,0 +1,97 @@
+import { OmhError, SESSION_NOT_FOUND } from '@omh/plugin-api'
+import type { Kernel } from '@omh/kernel'
+import { sessionPaths, type SessionPaths } from './layout.js'
+import { requireRepo, type Repository } from './repo.js'
+import { lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** Which session a launch asks for. */
+export interface SessionChoice {
+  /** `--session <sid>`: that one, which must exist. */
+  readonly session?: string
+  /** `--new`: a new one. */
+  readonly fresh?: boolean
+  /** Sessions this launch already found busy with another plan; the default pick passes them by. */
+  readonly skip?: readonly string[]
+}
+
+/** The session a launch goes into. */
+export interface PickedSession {
+  readonly sid: string
+  readonly exists: boolean
+  /**
+   * For an existing session, its `last-used` stamp as read before its claim
+   * was checked: a launch that went into it since has stamped it again.
+   */
+  readonly lastUsed?: number
+}
+
+/**
+ * The sessions of one repository, and the one rule for which of them is
+ * current: the session launched into last, the newer one when stamps tie or
+ * are missing. Launch, attach, diff and commit all ask here, so a command
+ * without a session id always means the same session.
+ */
+export class Sessions {
+  constructor(
+    readonly omhHome: string,
+    readonly repo: Repository,
+    readonly env: Env,
+  ) {}
+
+  /** The sessions of the repository the kernel runs in; NOT_A_REPOSITORY outside one. */
+  static of(kernel: Pick<Kernel, 'repoRoot' | 'options' | 'omhHome'>): Sessions {
+    return new Sessions(kernel.omhHome, requireRepo(kernel), kernel.options.env)
+  }
+
+  /** Session ids in id order. */
+  list(): Promise<string[]> {
+    return listSessions(this.omhHome, this.repo)
+  }
+
+  paths(sid: string): SessionPaths {
+    return sessionPaths(this.omhHome, this.repo, sid)
+  }
+
+  /**
+   * The session named, which must exist, or else the current one.
+   * SESSION_NOT_FOUND for an unknown id, or when the repository has none.
+   */
+  async current(sid?: string): Promise<string> {
+    const known = await this.list()
+    const chosen = sid ?? (await this.#recentFirst(known))[0]?.sid
+    if (chosen === undefined || !known.includes(chosen)) throw OmhError.of(SESSION_NOT_FOUND, { args: [sid, this.repo.root], hintArgs: [known] })
+    return chosen
+  }
+
+  /**
+   * The session for a launch: the one named; a new one when asked; else the
+   * current one unless a running omh holds it or it was passed over as busy,
+   * and so on down the order; else a new one. Two launches at once therefore
+   * get two sessions, and a launch after a closed terminal finds the session
+   * it left.
+   */
+  async pickForLaunch(choice: SessionChoice): Promise<PickedSession> {
+    const known = await this.list()
+    if (choice.session) {
+      if (!known.includes(choice.session)) {
+        throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, this.repo.root], hintArgs: [known] })
+      }
+      return { sid: choice.session, exists: true, lastUsed: await lastUsed(this.omhHome, this.repo, choice.session) }
+    }
+    if (!choice.fresh) {
+      for (const { sid, lastUsed } of await this.#recentFirst(known)) {
+        if (!choice.skip?.includes(sid) && !(await readClaim(this.omhHome, this.repo, sid))) return { sid, exists: true, lastUsed }
+      }
+    }
+    return { sid: await nextSessionId(this.omhHome, this.repo, this.env), exists: false }
+  }
+
+  /** Sessions (in id order) with the one launched into last first. */
+  async #recentFirst(sessions: readonly string[]): Promise<{ sid: string; lastUsed: number }[]> {
+    const stamped = await Promise.all(sessions.map(async (sid) => ({ sid, lastUsed: await lastUsed(this.omhHome, this.repo, sid) })))
+    // The sort is stable, so reversing first settles ties for the newer id.
+    return stamped.reverse().sort((a, b) => b.lastUsed - a.lastUsed)
+  }
+}

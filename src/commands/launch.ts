@@ -1,0 +1,98 @@
+import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/plugin-api'
+import type { LaunchAnnouncement, LaunchRequest } from '@omh/sandbox'
+import { droppedDetail, droppedSummary } from '../lib/dropped.js'
+import { launchFlags } from '../lib/flags.js'
+import { OmhCommand } from '../lib/omh-command.js'
+import { describePlan, planJson, type PlanJson } from '../lib/plan-view.js'
+import { OMH_LONG_FLAGS } from '../lib/route.js'
+
+/** A launch's words after omh's flags: the harness, and its arguments as typed. */
+export interface HarnessWords {
+  readonly harness: string
+  /** Everything after the harness name, the first `--` taken out. */
+  readonly args: readonly string[]
+}
+
+/**
+ * `omh [flags] <harness> [args…]`: any word that is not a command is a
+ * harness, and the command line reaches this command as
+ * `launch [flags] -- <harness> [args…]`. Creates or reuses a session, runs
+ * the harness in it with the user's terminal, and exits with its status.
+ */
+export default class Launch extends OmhCommand<PlanJson | undefined> {
+  static override hidden = true
+  static override strict = false
+  static override summary = 'Run a harness in a session: `omh [flags] <harness> [args…]`.'
+  static override flags = launchFlags
+
+  /** A launch is typed as `omh <harness>`: its help is omh's. */
+  protected override get commandWords(): string | undefined {
+    return ''
+  }
+
+  async run(): Promise<PlanJson | undefined> {
+    const { flags } = await this.parse(Launch)
+    const { harness, args } = harnessWords(this.argv)
+    if (flags.json && !flags['dry-run']) throw usage('--json describes a plan, so it goes with --dry-run; a launch gives the terminal to the harness.')
+    const kernel = await this.kernel()
+    const request: LaunchRequest = {
+      harness,
+      args,
+      tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      ...(flags.session ? { session: flags.session } : {}),
+      ...(flags.new ? { fresh: true } : {}),
+      ...(flags.runtime ? { engine: flags.runtime } : {}),
+      ...(flags.account ? { account: flags.account } : {}),
+    }
+    const { launch, previewLaunch } = await import('@omh/sandbox')
+    if (flags['dry-run']) {
+      const preview = await previewLaunch(kernel, request)
+      if (this.jsonEnabled()) return planJson(preview)
+      this.announce({ ...preview, dropped: preview.render.dropped })
+      process.stdout.write(describePlan(preview, this.style))
+      return undefined
+    }
+    const status = await launch(kernel, request, {
+      context: { env: process.env, verbose: this.verbose, progress: (line) => process.stderr.write(`${this.errStyle.dim(line)}\n`) },
+      notice: (line) => process.stderr.write(`${this.errStyle.bold('omh:')} ${line}\n`),
+      announce: (a) => this.announce(a),
+    })
+    if (status !== 0) this.passOnStatus(status)
+    return undefined
+  }
+
+  /** The one status line of a launch, after what the profile's resolution had to say. */
+  private announce(a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>): void {
+    const bold = this.errStyle.bold('omh:')
+    for (const notice of a.notices) process.stderr.write(`${bold} ${notice}\n`)
+    const summary = droppedSummary(a.dropped)
+    process.stderr.write(`${bold} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}\n`)
+    if (this.verbose) for (const line of droppedDetail(a.dropped)) process.stderr.write(`${line}\n`)
+  }
+}
+
+const usage = (what: string) => OmhError.of(USAGE, { args: [what], hintArgs: [''] })
+
+/**
+ * The harness and its arguments: everything after the `--` that routing put
+ * before the harness name, byte for byte. One of omh's long flags after the
+ * name is refused rather than taken or passed on (the user meant one or the
+ * other, and guessing wrong either way costs them); after the user's own
+ * `--`, anything goes to the harness.
+ */
+export function harnessWords(argv: readonly string[]): HarnessWords {
+  const cut = argv.indexOf('--')
+  const [harness, ...rest] = cut === -1 ? [] : argv.slice(cut + 1)
+  if (harness === undefined) throw usage('Name a harness to launch, e.g. `omh claude`.')
+  if (harness.startsWith('-')) throw usage('A harness name must come before `--`.')
+  const end = rest.indexOf('--')
+  const inspected = end === -1 ? rest : rest.slice(0, end)
+  for (const [n, arg] of inspected.entries()) {
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg
+    if (OMH_LONG_FLAGS.includes(name)) {
+      const before = inspected.slice(0, n)
+      throw OmhError.of(LAUNCH_FLAG_MISPLACED, { args: [name, harness], hintArgs: [arg, harness, before.length ? ` ${before.join(' ')}` : ''] })
+    }
+  }
+  return { harness, args: end === -1 ? rest : [...rest.slice(0, end), ...rest.slice(end + 1)] }
+}

@@ -1,0 +1,27 @@
+import { Flags } from './oclif.js'
+
+/**
+ * The flags several commands share, defined once: a launch takes all of
+ * them, and doctor, auth, attach and the session commands take the ones that
+ * mean something to them.
+ */
+export const sharedFlags = {
+  runtime: Flags.string({ summary: 'Container engine: auto or an engine name (default: the `runtime` setting).', helpValue: '<engine>' }),
+  account: Flags.string({
+    char: 'a',
+    summary: 'Mount the login of this captured account (default: the `account` setting, or the only one captured).',
+    helpValue: '<account>',
+  }),
+  session: Flags.string({ char: 's', summary: 'The session (default: the one launched into last).', helpValue: '<sid>' }),
+  new: Flags.boolean({ summary: 'Start a new session instead of returning to the last one.', exclusive: ['session'], default: false }),
+  'dry-run': Flags.boolean({ summary: 'Print what the launch would do, and create or start nothing.', default: false }),
+}
+
+/** A launch's own flags: they go before the harness name. */
+export const launchFlags = {
+  new: sharedFlags.new,
+  session: sharedFlags.session,
+  'dry-run': sharedFlags['dry-run'],
+  runtime: sharedFlags.runtime,
+  account: sharedFlags.account,
+}

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const root = path.resolve(import.meta.dirname, '../..')
+const packages = readdirSync(path.join(root, 'packages'))
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path.join(dir, e.name)] : [],
+  )
+}
+
+/** Every production module with the modules it imports: relative ones resolved to files, `@omh/<name>` to that package's entry. */
+function importGraph(): Map<string, string[]> {
+  const files = [...packages.flatMap((p) => sources(path.join(root, 'packages', p, 'src'))), ...sources(path.join(root, 'src'))]
+  const graph = new Map<string, string[]>()
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8')
+    const targets: string[] = []
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)(?:\s+type)?[^'"]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g)) {
+      const spec = m[1] ?? m[2]!
+      if (spec.startsWith('.')) targets.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')))
+      else if (spec.startsWith('@omh/')) {
+        const [, name, sub] = /^@omh\/([^/]+)(?:\/(.+))?$/.exec(spec)!
+        targets.push(path.join(root, 'packages', name!, 'src', sub === 'runner' ? 'doctor/runner.ts' : 'index.ts'))
+      }
+    }
+    graph.set(file, targets)
+  }
+  return graph
+}
+
+const packageOf = (file: string) => path.relative(root, file).split(path.sep).slice(0, 2).join('/')
+
+describe('the code layout', () => {
+  it('has no circle of imports, within a package or across packages', () => {
+    const graph = importGraph()
+    const circles: string[] = []
+    const state = new Map<string, 'open' | 'done'>()
+    const visit = (file: string, trail: string[]) => {
+      if (state.get(file) === 'done') return
+      if (state.get(file) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(file)), file].map((f) => path.relative(root, f)).join(' → '))
+        return
+      }
+      state.set(file, 'open')
+      for (const next of graph.get(file) ?? []) visit(next, [...trail, file])
+      state.set(file, 'done')
+    }
+    for (const file of graph.keys()) visit(file, [])
+    expect(circles).toEqual([])
+  })
+
+  it('reaches another package only by its name, never by a relative path', () => {
+    const leaks = [...importGraph()].flatMap(([file, targets]) =>
+      file.includes(`${path.sep}packages${path.sep}`)
+        ? targets.filter((t) => packageOf(t) !== packageOf(file)).map((t) => `${path.relative(root, file)} → ${path.relative(root, t)}`)
+        : [],
+    )
+    // A package's entry reached by name counts as that package: only relative paths are leaks here.
+    const relative = leaks.filter((leak) => !leak.endsWith(`${path.sep}src${path.sep}index.ts`) && !leak.endsWith('runner.ts'))
+    expect(relative).toEqual([])
+  })
+})
