@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type Problem, type RenderOutput } from '@omh/plugin-api'
-import { isObject, serverEntries, stringifyToml, tomlLocator, type TomlValue } from '@omh/plugin-kit'
+import { isObject, readServers, stringifyToml, tomlLocator, type SyntaxRead, type TomlValue } from '@omh/plugin-kit'
 
 const require = createRequire(import.meta.url)
 const { name, version } = require('../package.json') as { name: string; version: string }
@@ -98,85 +98,72 @@ const REMOTE_KEYS = ['url', 'bearer_token_env_var', 'http_headers', 'env_http_he
  * variable that is not set is left out, with the reason.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
-  const doc = documents[0]
-  if (!doc) return { ok: true, items: { mcp: [] }, left: [] }
-  const read = readToml(doc.content, doc.file)
-  if (!read.ok) return { ok: false, problems: [read.problem] }
-  const { entries, problems, report: problem } = serverEntries(doc.file, read.data, 'mcp_servers', tomlLocator(doc.content))
-  const servers: McpServer[] = []
-  const left: { name: string; reason: string }[] = []
-  for (const { name: server, raw, at } of entries) {
-    if (raw['enabled'] === false) {
-      left.push({ name: server, reason: 'disabled in this file (`enabled = false`)' })
-      continue
-    }
-    const stdio = raw['command'] !== undefined
-    if (!stdio && raw['url'] === undefined) {
-      problem(at(), 'has neither `command` nor `url`')
-      continue
-    }
-    for (const key of Object.keys(raw)) {
-      if (!(stdio ? STDIO_KEYS : REMOTE_KEYS).includes(key) && key !== 'enabled') {
-        left.push({ name: `${server}.${key}`, reason: 'omh keeps no such field' })
+  return readServers(documents, tomlSyntax, {
+    key: 'mcp_servers',
+    disabled: 'disabled in this file (`enabled = false`)',
+    server({ name, raw, at }, read) {
+      const stdio = raw['command'] !== undefined
+      if (!stdio && raw['url'] === undefined) return void read.problem(at(), 'has neither `command` nor `url`')
+      read.keep([...(stdio ? STDIO_KEYS : REMOTE_KEYS), 'enabled'])
+      const unset: string[] = []
+      const fromEnv = (variable: unknown, path: (string | number)[]): string | undefined => {
+        if (typeof variable !== 'string') return void read.problem(path, 'expected a variable name')
+        const value = env[variable]
+        if (value === undefined) unset.push(variable)
+        return value
       }
-    }
-    const unset: string[] = []
-    const fromEnv = (variable: unknown, path: (string | number)[]): string | undefined => {
-      if (typeof variable !== 'string') return void problem(path, 'expected a variable name')
-      const value = env[variable]
-      if (value === undefined) unset.push(variable)
-      return value
-    }
-    const text = (key: string): string | undefined => {
-      const v = raw[key]
-      if (v === undefined || typeof v === 'string') return v
-      return void problem(at(key), 'expected a string')
-    }
-    const strings = (key: string): Record<string, string> => {
-      const v = raw[key] ?? {}
-      if (!isObject(v) || Object.values(v).some((s) => typeof s !== 'string')) {
-        problem(at(key), 'expected a table of strings')
-        return {}
+      const text = (key: string): string | undefined => {
+        const v = raw[key]
+        if (v === undefined || typeof v === 'string') return v
+        return void read.problem(at(key), 'expected a string')
       }
-      return v as Record<string, string>
-    }
-    let parsed: McpServer | undefined
-    if (stdio) {
-      const args = raw['args'] ?? []
-      if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) problem(at('args'), 'expected a list of strings')
-      const vars = raw['env_vars'] ?? []
-      if (!Array.isArray(vars)) problem(at('env_vars'), 'expected a list of variable names')
-      const envs = { ...strings('env') }
-      for (const v of Array.isArray(vars) ? vars : []) {
-        const value = fromEnv(v, at('env_vars'))
-        if (value !== undefined) envs[v as string] = value
+      // Codex's tables hold strings only: one problem for the table, as Codex itself would refuse it.
+      const strings = (key: string): Record<string, string> => {
+        const v = raw[key]
+        if (isObject(v) && Object.values(v).some((s) => typeof s !== 'string')) {
+          read.problem(at(key), 'expected a table of strings')
+          return {}
+        }
+        return read.strings(key, (s) => s as string, 'a table')
       }
-      const command = text('command')
-      const cwd = text('cwd')
-      if (command !== undefined) {
-        parsed = { name: server, transport: 'stdio', command, args: Array.isArray(args) ? (args as string[]) : [], env: envs, ...(cwd !== undefined ? { cwd } : {}) }
+      let server: McpServer | undefined
+      if (stdio) {
+        const args = raw['args'] ?? []
+        if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) read.problem(at('args'), 'expected a list of strings')
+        const vars = raw['env_vars'] ?? []
+        if (!Array.isArray(vars)) read.problem(at('env_vars'), 'expected a list of variable names')
+        const envs = { ...strings('env') }
+        for (const v of Array.isArray(vars) ? vars : []) {
+          const value = fromEnv(v, at('env_vars'))
+          if (value !== undefined) envs[v as string] = value
+        }
+        const command = text('command')
+        const cwd = text('cwd')
+        if (command !== undefined) {
+          server = { name, transport: 'stdio', command, args: Array.isArray(args) ? (args as string[]) : [], env: envs, ...(cwd !== undefined ? { cwd } : {}) }
+        }
+      } else {
+        const headers = { ...strings('http_headers') }
+        for (const [header, variable] of Object.entries(strings('env_http_headers'))) {
+          const value = fromEnv(variable, at('env_http_headers', header))
+          if (value !== undefined) headers[header] = value
+        }
+        if (raw['bearer_token_env_var'] !== undefined) {
+          const token = fromEnv(raw['bearer_token_env_var'], at('bearer_token_env_var'))
+          if (token !== undefined) headers['Authorization'] = `Bearer ${token}`
+        }
+        const url = text('url')
+        if (url !== undefined) server = { name, transport: 'http', url, headers }
       }
-    } else {
-      const headers = { ...strings('http_headers') }
-      for (const [header, variable] of Object.entries(strings('env_http_headers'))) {
-        const value = fromEnv(variable, at('env_http_headers', header))
-        if (value !== undefined) headers[header] = value
-      }
-      if (raw['bearer_token_env_var'] !== undefined) {
-        const token = fromEnv(raw['bearer_token_env_var'], at('bearer_token_env_var'))
-        if (token !== undefined) headers['Authorization'] = `Bearer ${token}`
-      }
-      const url = text('url')
-      if (url !== undefined) parsed = { name: server, transport: 'http', url, headers }
-    }
-    if (unset.length) {
-      left.push({ name: server, reason: `${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} not set here, so the value is unknown` })
-      continue
-    }
-    if (parsed) servers.push(parsed)
-  }
-  if (problems.length) return { ok: false, problems }
-  return { ok: true, items: { mcp: servers }, left }
+      if (unset.length) read.leave(`${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} not set here, so the value is unknown`)
+      return server
+    },
+  })
+}
+
+function tomlSyntax(content: string, file: string): SyntaxRead {
+  const read = readToml(content, file)
+  return read.ok ? { ok: true, data: read.data, locate: tomlLocator(content) } : read
 }
 
 export default defineRenderer({

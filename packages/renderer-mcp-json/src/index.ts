@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
-import { isObject, readJson, serverEntries } from '@omh/plugin-kit'
+import { jsonSyntax, readServers } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
@@ -71,70 +71,44 @@ export function combineJson(parts: readonly CombinePart[]): CombineResult {
  * out, with the reason.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
-  const doc = documents[0]
-  if (!doc) return { ok: true, items: { mcp: [] }, left: [] }
-  const read = readJson(doc.content, doc.file)
-  if (!read.ok) return { ok: false, problems: [read.problem] }
-  const { entries, problems, report: problem } = serverEntries(doc.file, read.doc.data, 'mcpServers', read.doc.locate)
-  const servers: McpServer[] = []
-  const left: { name: string; reason: string }[] = []
-  for (const { name: server, raw, at } of entries) {
-    const type = raw['type'] ?? (raw['url'] !== undefined ? 'http' : 'stdio')
-    if (type === 'ws') {
-      left.push({ name: server, reason: 'a WebSocket server; omh reaches servers over http or sse' })
-      continue
-    }
-    if (type !== 'stdio' && type !== 'http' && type !== 'sse') {
-      problem(at('type'), `expected "stdio", "http", "sse" or "ws", found ${JSON.stringify(type)}`)
-      continue
-    }
-    const known = type === 'stdio' ? ['type', 'command', 'args', 'env'] : ['type', 'url', 'headers']
-    for (const key of Object.keys(raw)) if (!known.includes(key)) left.push({ name: `${server}.${key}`, reason: 'omh keeps no such field' })
-    const unset = new Set<string>()
-    const value = (v: unknown, p: (string | number)[]): string | undefined => {
-      if (typeof v !== 'string') {
-        problem(p, 'expected a string')
-        return undefined
+  return readServers(documents, jsonSyntax, {
+    key: 'mcpServers',
+    server({ name, raw, at }, read) {
+      const type = raw['type'] ?? (raw['url'] !== undefined ? 'http' : 'stdio')
+      if (type === 'ws') return void read.leave('a WebSocket server; omh reaches servers over http or sse')
+      if (type !== 'stdio' && type !== 'http' && type !== 'sse') return void read.problem(at('type'), `expected "stdio", "http", "sse" or "ws", found ${JSON.stringify(type)}`)
+      read.keep(type === 'stdio' ? ['type', 'command', 'args', 'env'] : ['type', 'url', 'headers'])
+      const unset = new Set<string>()
+      const value = (v: unknown, p: (string | number)[]): string | undefined => {
+        if (typeof v !== 'string') return void read.problem(p, 'expected a string')
+        return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, inner: string) => {
+          const [variable = '', fallback] = inner.split(/:-(.*)/s, 2)
+          const set = env[variable]
+          if (set !== undefined && set !== '') return set
+          if (fallback !== undefined) return fallback
+          unset.add(variable)
+          return whole
+        })
       }
-      return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, inner: string) => {
-        const [variable = '', fallback] = inner.split(/:-(.*)/s, 2)
-        const set = env[variable]
-        if (set !== undefined && set !== '') return set
-        if (fallback !== undefined) return fallback
-        unset.add(variable)
-        return whole
-      })
-    }
-    const strings = (key: string): Record<string, string> => {
-      const v = raw[key] ?? {}
-      if (!isObject(v)) {
-        problem(at(key), 'expected an object of strings')
-        return {}
+      let server: McpServer | undefined
+      if (type === 'stdio') {
+        const command = value(raw['command'], at('command'))
+        const rawArgs = raw['args'] ?? []
+        if (!Array.isArray(rawArgs)) read.problem(at('args'), 'expected a list of strings')
+        const args = Array.isArray(rawArgs) ? rawArgs.map((a, n) => value(a, at('args', n)) ?? '') : []
+        const envs = read.strings('env', value)
+        if (command !== undefined) server = { name, transport: 'stdio', command, args, env: envs }
+      } else {
+        const url = value(raw['url'], at('url'))
+        const headers = read.strings('headers', value)
+        if (url !== undefined) server = { name, transport: type, url, headers }
       }
-      return Object.fromEntries(Object.entries(v).map(([k, s]) => [k, value(s, at(key, k)) ?? '']))
-    }
-    let parsed: McpServer | undefined
-    if (type === 'stdio') {
-      const command = value(raw['command'], at('command'))
-      const rawArgs = raw['args'] ?? []
-      if (!Array.isArray(rawArgs)) problem(at('args'), 'expected a list of strings')
-      const args = Array.isArray(rawArgs) ? rawArgs.map((a, n) => value(a, at('args', n)) ?? '') : []
-      const envs = strings('env')
-      if (command !== undefined) parsed = { name: server, transport: 'stdio', command, args, env: envs }
-    } else {
-      const url = value(raw['url'], at('url'))
-      const headers = strings('headers')
-      if (url !== undefined) parsed = { name: server, transport: type, url, headers }
-    }
-    if (unset.size) {
-      left.push({ name: server, reason: `${[...unset].map((v) => `\${${v}}`).join(', ')} is not set here, so its value is unknown` })
-      continue
-    }
-    if (parsed) servers.push(parsed)
-  }
-  if (problems.length) return { ok: false, problems }
-  return { ok: true, items: { mcp: servers }, left }
+      if (unset.size) read.leave(`${[...unset].map((v) => `\${${v}}`).join(', ')} is not set here, so its value is unknown`)
+      return server
+    },
+  })
 }
+
 
 /**
  * The `mcpServers` document. A project `.mcp.json` also needs the user

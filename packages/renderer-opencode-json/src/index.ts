@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
-import { isObject, readJson, serverEntries } from '@omh/plugin-kit'
+import { jsonSyntax, readServers } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
@@ -45,65 +45,34 @@ const REMOTE_KEYS = ['type', 'url', 'headers', 'enabled']
  * with the reason. A remote server reads back as `http`.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
-  const doc = documents[0]
-  if (!doc) return { ok: true, items: { mcp: [] }, left: [] }
-  const read = readJson(doc.content, doc.file)
-  if (!read.ok) return { ok: false, problems: [read.problem] }
-  const { entries, problems, report: problem } = serverEntries(doc.file, read.doc.data, 'mcp', read.doc.locate)
-  const servers: McpServer[] = []
-  const left: { name: string; reason: string }[] = []
-  for (const { name: server, raw, at } of entries) {
-    if (raw['enabled'] === false) {
-      left.push({ name: server, reason: 'disabled in this file (`enabled: false`)' })
-      continue
-    }
-    const type = raw['type']
-    if (type !== 'local' && type !== 'remote') {
-      problem(at('type'), `expected "local" or "remote", found ${JSON.stringify(type)}`)
-      continue
-    }
-    for (const key of Object.keys(raw)) {
-      if (!(type === 'local' ? LOCAL_KEYS : REMOTE_KEYS).includes(key)) left.push({ name: `${server}.${key}`, reason: 'omh keeps no such field' })
-    }
-    const blocked: string[] = []
-    const value = (v: unknown, p: (string | number)[]): string => {
-      if (typeof v !== 'string') {
-        problem(p, 'expected a string')
-        return ''
+  return readServers(documents, jsonSyntax, {
+    key: 'mcp',
+    disabled: 'disabled in this file (`enabled: false`)',
+    server({ name, raw, at }, read) {
+      const type = raw['type']
+      if (type !== 'local' && type !== 'remote') return void read.problem(at('type'), `expected "local" or "remote", found ${JSON.stringify(type)}`)
+      read.keep(type === 'local' ? LOCAL_KEYS : REMOTE_KEYS)
+      const value = (v: unknown, p: (string | number)[]): string => {
+        if (typeof v !== 'string') {
+          read.problem(p, 'expected a string')
+          return ''
+        }
+        return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, kind: string, inner: string) => {
+          const set = kind === 'env' ? env[inner] : undefined
+          if (set !== undefined) return set
+          read.leave(kind === 'env' ? `{env:${inner}} is not set here, so its value is unknown` : `${whole} reads a file at launch; omh keeps literal values`)
+          return whole
+        })
       }
-      return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, kind: string, inner: string) => {
-        const set = kind === 'env' ? env[inner] : undefined
-        if (set !== undefined) return set
-        blocked.push(kind === 'env' ? `{env:${inner}} is not set here, so its value is unknown` : `${whole} reads a file at launch; omh keeps literal values`)
-        return whole
-      })
-    }
-    const strings = (key: string): Record<string, string> => {
-      const v = raw[key] ?? {}
-      if (!isObject(v)) {
-        problem(at(key), 'expected an object of strings')
-        return {}
-      }
-      return Object.fromEntries(Object.entries(v).map(([k, s]) => [k, value(s, at(key, k))]))
-    }
-    let parsed: McpServer | undefined
-    if (type === 'local') {
+      if (type === 'remote') return { name, transport: 'http', url: value(raw['url'], at('url')), headers: read.strings('headers', value) }
       const command = raw['command']
-      if (!Array.isArray(command) || command.length === 0) {
-        problem(at('command'), 'expected a non-empty list: the program, then its arguments')
-        continue
-      }
+      if (!Array.isArray(command) || command.length === 0) return void read.problem(at('command'), 'expected a non-empty list: the program, then its arguments')
       const words = command.map((w, n) => value(w, at('command', n)))
-      parsed = { name: server, transport: 'stdio', command: words[0]!, args: words.slice(1), env: strings('environment') }
-    } else {
-      parsed = { name: server, transport: 'http', url: value(raw['url'], at('url')), headers: strings('headers') }
-    }
-    if (blocked.length) left.push({ name: server, reason: blocked.join('; ') })
-    else servers.push(parsed)
-  }
-  if (problems.length) return { ok: false, problems }
-  return { ok: true, items: { mcp: servers }, left }
+      return { name, transport: 'stdio', command: words[0]!, args: words.slice(1), env: read.strings('environment', value) }
+    },
+  })
 }
+
 
 export default defineRenderer({
   kind: 'renderer',

@@ -12,7 +12,7 @@ import { adapterSchema } from '@omh/kernel'
 import { toAdapter } from '@omh/kernel'
 import { type CapabilityClass } from '@omh/plugin-api'
 import { judgeProbes, probesNeeded, type CapabilityUnderTest, type ProbeRun } from '../src/doctor/judge.js'
-import { parseToml } from '@omh/plugin-kit'
+import { parseToml } from '@omh/plugin-kit/toml'
 
 const fixtures = path.join(import.meta.dirname, 'fixtures/probes')
 /** The bundled adapters, whose probes these outputs answer. */

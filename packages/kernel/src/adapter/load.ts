@@ -5,7 +5,7 @@ import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, GUEST_HOME, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
 import type { Binding } from '@omh/plugin-api'
 import type { Expectation, Probe } from '../probe/probe.js'
-import { parseToml, type TomlDocument } from '@omh/plugin-kit'
+import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
 

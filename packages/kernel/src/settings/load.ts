@@ -4,7 +4,7 @@ import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
 import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
-import { parseToml, type TomlDocument } from '@omh/plugin-kit'
+import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { settingsSchema, type Settings } from './schema.js'
 
 /**
