@@ -16,6 +16,7 @@ import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
 import SessionsRm from './commands/sessions/rm.js'
+import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
 
 /**
@@ -41,6 +42,7 @@ export const COMMANDS = {
   'sessions:down': SessionsDown,
   'sessions:ls': SessionsLs,
   'sessions:rm': SessionsRm,
+  trust: Trust,
 }
 
 export { commandNotFound }

@@ -50,7 +50,9 @@ describe('the command line', () => {
 describe('settings that name plugins', () => {
   it('says which file named a plugin that is not installed, and what to do', () => {
     const repo = gitRepo({ '.omh/settings.toml': 'plugins = ["omh-renderer-nowhere"]\n' })
-    const ran = omh(['plugins'], { cwd: repo, env: { OMH_HOME: testdir() } })
+    const env = { OMH_HOME: testdir() }
+    expect(omh(['trust'], { cwd: repo, env }).status).toBe(0)
+    const ran = omh(['plugins'], { cwd: repo, env })
     expect(ran.status).toBe(2)
     expect(ran.stderr).toContain(`${path.join(repo, '.omh/settings.toml')} names the plugin "omh-renderer-nowhere", which is not installed.`)
     expect(ran.stderr).toContain(`Run \`npm install omh-renderer-nowhere\` in ${path.join(repo, '.omh')}`)
@@ -61,7 +63,9 @@ describe('settings that name plugins', () => {
       '.omh/settings.toml': 'plugins = ["./not-a-plugin.mjs"]\n',
       '.omh/not-a-plugin.mjs': 'export default { hello: "world" }\n',
     })
-    const ran = omh(['plugins'], { cwd: repo, env: { OMH_HOME: testdir() } })
+    const env = { OMH_HOME: testdir() }
+    expect(omh(['trust'], { cwd: repo, env }).status).toBe(0)
+    const ran = omh(['plugins'], { cwd: repo, env })
     expect(ran.status).toBe(2)
     expect(ran.stderr).toContain(`./not-a-plugin.mjs (named in ${path.join(repo, '.omh/settings.toml')}) is not an omh plugin`)
     expect(ran.stderr).toMatch(/Code: PLUGIN_INVALID/)

@@ -45,7 +45,10 @@ function project() {
   })
   const home = testdir()
   const log = path.join(testdir(), 'audit.log')
-  return { root, log, env: { OMH_HOME: home, AUDIT_LOG: log } }
+  const env = { OMH_HOME: home, AUDIT_LOG: log }
+  // The project's settings load code: the user trusts it first.
+  expect(omh(['trust'], { cwd: root, env }).status).toBe(0)
+  return { root, log, env }
 }
 
 const lines = (file: string) => {

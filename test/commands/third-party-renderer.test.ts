@@ -37,6 +37,8 @@ describe('a third-party renderer', () => {
       'adapters/loud.toml': 'name = "loud"\nbin = "loud"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "shout"\n',
     })
 
+    // A repository's settings that name plugins run only once the user trusts them.
+    expect(omh(['trust'], { cwd: repo, env: { OMH_HOME: home } }).status).toBe(0)
     const plugins = omh(['plugins', '--json'], { cwd: repo, env: { OMH_HOME: home } })
     expect(plugins.status).toBe(0)
     expect(plugins.json().result.plugins).toContainEqual(

@@ -14,7 +14,17 @@ export {
   type ResolvedBinding,
 } from './adapter/load.js'
 export { settingsSchema, type Settings } from './settings/schema.js'
-export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type LayerName, type SettingsLayer } from './settings/load.js'
+export {
+  LAYERS,
+  inspectRepositoryTrust,
+  loadSettings,
+  merge,
+  type Decided,
+  type EffectiveSettings,
+  type LayerName,
+  type SettingsLayer,
+} from './settings/load.js'
+export { WHY as TRUST_REASONS, recordTrust, revokeTrust, trustStoreOf, type RepositoryTrust, type TrustFile, type TrustReason } from './trust.js'
 export { resolvePluginModule } from './plugins/resolve.js'
 export {
   CATALOGUE_SOURCES,

@@ -380,6 +380,15 @@ export const REPOSITORY_EMPTY = define({
   hint: () => 'Make a first commit (`git add -A && git commit -m "first commit"`), then run omh again.',
 })
 
+export const REPOSITORY_UNTRUSTED = define({
+  code: 'REPOSITORY_UNTRUSTED',
+  exit: 2,
+  message: (root: string, count: number) =>
+    `${root} carries ${count === 1 ? 'a file' : `${count} files`} that would run code on this machine, and you have not trusted ${count === 1 ? 'it' : 'them'}, so omh ran nothing:`,
+  hint: (root: string) =>
+    `Read what is listed above; if you trust it, run \`omh trust\` in ${root} (\`omh trust --show\` lists what it would trust). Settings without \`plugins\`, hook files and rules need no trust.`,
+})
+
 export const RUNTIME_NOT_FOUND = define({
   code: 'RUNTIME_NOT_FOUND',
   exit: 1,
@@ -572,6 +581,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   RENDER_COLLISION,
   RENDER_REFUSED,
   REPOSITORY_EMPTY,
+  REPOSITORY_UNTRUSTED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   SESSION_BUSY,

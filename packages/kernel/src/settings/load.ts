@@ -1,10 +1,13 @@
+import { statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
+import { cosmiconfig, defaultLoaders, type CosmiconfigResult, type Loader } from 'cosmiconfig'
 import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
+import { resolvePluginModule } from '../plugins/resolve.js'
+import { assertTrusted, repositoryTrust, type RepositoryTrust, type TrustSubject } from '../trust.js'
 import { settingsSchema, type Settings } from './schema.js'
 
 /**
@@ -52,58 +55,136 @@ export interface SettingsLocations {
 
 const tomlLoader = async (file: string, content: string) => parseToml(content, file).data
 
+/** Where the `project` layer may be, in the order each directory is searched. */
+const PROJECT_PLACES = ['package.json', 'omh.config.toml', 'omh.config.json', 'omh.config.js', 'omh.config.mjs', 'omh.config.cjs']
+
+/** The extensions cosmiconfig's own loaders run as code. */
+const CODE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts']
+
 export async function loadSettings(at: SettingsLocations): Promise<EffectiveSettings> {
-  const explorer = cosmiconfig('omh', {
-    searchPlaces: [
-      'package.json',
-      'omh.config.toml',
-      'omh.config.json',
-      'omh.config.js',
-      'omh.config.mjs',
-      'omh.config.cjs',
-    ],
-    loaders: { '.toml': tomlLoader },
-    searchStrategy: 'none',
-    cache: false,
-  })
-
-  const explicit = async (name: LayerName, file: string): Promise<SettingsLayer | undefined> => {
-    let result: CosmiconfigResult
-    try {
-      result = await explorer.load(file)
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT') return undefined
-      if (isOmhError(error)) throw error
-      throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
-    }
-    return result ? validate(name, result) : undefined
-  }
-
+  // The user's own layers: whatever they pull in is theirs.
+  const explorer = cosmiconfig('omh', { loaders: { '.toml': tomlLoader }, searchStrategy: 'none', cache: false })
   const layers: SettingsLayer[] = []
   const push = (layer: SettingsLayer | undefined) => layer && layers.push(layer)
-  push(await explicit('defaults', at.defaults))
-  push(await explicit('personal', path.join(at.omhHome, 'settings.toml')))
-  if (at.repoRoot) {
-    const found = await searchUp(explorer, at.cwd, at.repoRoot)
-    if (found) push(await validate('project', found))
-    push(await explicit('shared', path.join(at.repoRoot, '.omh', 'settings.toml')))
-    push(await explicit('local', path.join(at.repoRoot, '.omh', 'settings.local.toml')))
-  }
+  push(await explicit(explorer, 'defaults', at.defaults))
+  push(await explicit(explorer, 'personal', path.join(at.omhHome, 'settings.toml')))
+  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhHome)))
   return merge(layers)
 }
 
-/** The nearest conventional config file from `cwd` up to the repository root, and no further. */
-async function searchUp(
-  explorer: { search(from: string): Promise<CosmiconfigResult> },
-  cwd: string,
-  repoRoot: string,
-): Promise<CosmiconfigResult> {
+/**
+ * The repository's layers. Anyone who can write to the repository (an
+ * agent's branch, a clone) writes these, so they are read first with every
+ * code loader disarmed; the files that would run code are hashed and checked
+ * against the user's trust records, and code is imported only after that.
+ */
+async function repositoryLayers(cwd: string, repoRoot: string, omhHome: string): Promise<SettingsLayer[]> {
+  const seen = await readRepository(cwd, repoRoot, new Set())
+  if (!seen.subjects.length) return seen.layers
+  assertTrusted(await repositoryTrust(repoRoot, omhHome, seen.subjects))
+  return seen.code.length ? (await readRepository(cwd, repoRoot, new Set(seen.code))).layers : seen.layers
+}
+
+/** What the user's trust records say of the repository's files that load code; nothing is imported. */
+export async function inspectRepositoryTrust(at: { cwd: string; repoRoot: string; omhHome: string }): Promise<RepositoryTrust> {
+  const seen = await readRepository(at.cwd, at.repoRoot, new Set())
+  return repositoryTrust(at.repoRoot, at.omhHome, seen.subjects)
+}
+
+interface RepositoryRead {
+  readonly layers: SettingsLayer[]
+  /** Every file that would run code, or makes omh run it. */
+  readonly subjects: TrustSubject[]
+  /** The JavaScript files among them, which the layers hold only when `runnable` let them run. */
+  readonly code: string[]
+}
+
+/**
+ * Reads the `project`, `shared` and `local` layers without running code
+ * outside `runnable`: cosmiconfig loads JavaScript by extension, wherever
+ * the file is named (a search place, a `$import`), so every code loader is
+ * replaced by one that runs only those files and otherwise notes the file and
+ * reads it as an empty table. The project layer is searched here, not by cosmiconfig,
+ * whose search places a meta config in the working directory may change.
+ */
+async function readRepository(cwd: string, repoRoot: string, runnable: ReadonlySet<string>): Promise<RepositoryRead> {
+  let read: string[] = []
+  let code: string[] = []
+  const reading = (loader: Loader): Loader => (file, content) => {
+    read.push(path.resolve(file))
+    return loader(file, content)
+  }
+  const gated = (loader: Loader): Loader => (file, content) => {
+    const at = path.resolve(file)
+    code.push(at)
+    return runnable.has(at) ? loader(file, content) : {}
+  }
+  const loaders = Object.fromEntries(
+    Object.entries({ ...defaultLoaders, '.toml': tomlLoader }).map(([ext, loader]) => [ext, CODE_EXTENSIONS.includes(ext) ? gated(loader) : reading(loader)]),
+  )
+  const explorer = cosmiconfig('omh', { loaders, searchStrategy: 'none', cache: false })
+
+  const out: RepositoryRead = { layers: [], subjects: [], code: [] }
+  const load = async (name: LayerName, file: string, empty: 'layer' | 'none') => {
+    read = []
+    code = []
+    const result = await loadFile(explorer, file)
+    const layer = result && !(empty === 'none' && result.isEmpty) ? await validate(name, result) : undefined
+    const plugins = layer?.settings.plugins ?? []
+    if (layer) out.layers.push(layer)
+    if (code.length || plugins.length) {
+      const key = plugins.length ? (path.basename(file) === 'package.json' ? ['omh', 'plugins'] : ['plugins']) : ['$import']
+      out.subjects.push(...read.map((f) => ({ file: f, reason: 'settings' as const, ...(f === path.resolve(file) ? { key } : {}) })))
+    }
+    out.subjects.push(...code.map((f) => ({ file: f, reason: 'code' as const })))
+    out.code.push(...code)
+    for (const specifier of plugins) {
+      if (!specifier.startsWith('.') && !path.isAbsolute(specifier)) continue
+      const module = resolvePluginModule(specifier, path.dirname(file))
+      if (module && statSync(module, { throwIfNoEntry: false })?.isFile()) out.subjects.push({ file: module, reason: 'plugin' })
+    }
+    return layer !== undefined || code.includes(path.resolve(file))
+  }
+
+  await searchUp(cwd, repoRoot, (file) => load('project', file, 'none'))
+  await load('shared', path.join(repoRoot, '.omh', 'settings.toml'), 'layer')
+  await load('local', path.join(repoRoot, '.omh', 'settings.local.toml'), 'layer')
+  return out
+}
+
+/** Loads one settings file; undefined when it does not exist. */
+async function loadFile(explorer: { load(file: string): Promise<CosmiconfigResult> }, file: string): Promise<CosmiconfigResult> {
+  try {
+    return await explorer.load(file)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return null
+    if (isOmhError(error)) throw error
+    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
+  }
+}
+
+async function explicit(
+  explorer: { load(file: string): Promise<CosmiconfigResult> },
+  name: LayerName,
+  file: string,
+): Promise<SettingsLayer | undefined> {
+  const result = await loadFile(explorer, file)
+  return result ? validate(name, result) : undefined
+}
+
+/**
+ * Offers each conventional config file from `cwd` up to the repository root,
+ * and no further, nearest first, until `found` takes one.
+ */
+async function searchUp(cwd: string, repoRoot: string, found: (file: string) => Promise<boolean>): Promise<void> {
   if (path.relative(repoRoot, cwd).startsWith('..')) cwd = repoRoot
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    const found = await explorer.search(dir)
-    if (found && !found.isEmpty) return found
-    if (dir === repoRoot || path.dirname(dir) === dir) return null
+    for (const place of PROJECT_PLACES) {
+      const file = path.join(dir, place)
+      if (statSync(file, { throwIfNoEntry: false })?.isFile() && (await found(file))) return
+    }
+    if (dir === repoRoot || path.dirname(dir) === dir) return
   }
 }
 

@@ -1,0 +1,72 @@
+import path from 'node:path'
+import { NOT_A_REPOSITORY, OmhError } from '@omh/plugin-api'
+import { TRUST_REASONS, findRepoRoot, inspectRepositoryTrust, omhHomeOf, recordTrust, revokeTrust, type TrustFile } from '@omh/kernel'
+import { Flags } from '../lib/oclif.js'
+import { OmhCommand } from '../lib/omh-command.js'
+import { plural, table } from '../lib/table.js'
+
+export interface TrustResult {
+  /** The repository root; its real path keys the record. */
+  repository: string
+  /** What this run did: recorded the files, only looked (`--show`), or forgot the record (`--revoke`). */
+  action: 'trusted' | 'shown' | 'revoked'
+  /** omh runs the repository's code: every file that loads code is recorded with its present content. */
+  trusted: boolean
+  /** Every file of the repository that loads code, and its state once this run is done. */
+  files: Pick<TrustFile, 'file' | 'reason' | 'sha256' | 'state'>[]
+}
+
+export default class Trust extends OmhCommand<TrustResult> {
+  static override summary = "Let omh run the code this repository carries: the plugins its settings name, and JavaScript settings."
+  static override description =
+    'Records the sha256 of every such file in $OMH_HOME/trust.json; omh refuses to run a file that is new or changed since (REPOSITORY_UNTRUSTED). Settings without plugins, hook files and rules need no trust.'
+  static override flags = {
+    show: Flags.boolean({ summary: 'List what is trusted and what `omh trust` would trust; change nothing.', exclusive: ['revoke'] }),
+    revoke: Flags.boolean({ summary: 'Take the trust back: omh runs none of the repository\'s code until trusted again.', exclusive: ['show'] }),
+  }
+
+  async run(): Promise<TrustResult> {
+    const { flags } = await this.parse(Trust)
+    const root = findRepoRoot(process.cwd())
+    if (!root) throw OmhError.of(NOT_A_REPOSITORY, { args: [process.cwd()] })
+    const at = { cwd: process.cwd(), repoRoot: root, omhHome: omhHomeOf(process.env) }
+    const revoked = flags.revoke ? await revokeTrust(root, at.omhHome) : false
+    let trust = await inspectRepositoryTrust(at)
+    const action = flags.revoke ? 'revoked' : flags.show || !trust.files.length ? 'shown' : 'trusted'
+    if (action === 'trusted' && !trust.trusted) {
+      await recordTrust(trust)
+      trust = { ...trust, trusted: true, files: trust.files.map((f) => ({ ...f, state: 'trusted' })) }
+    }
+    const files = trust.files.map(({ file, reason, sha256, state }) => ({ file, reason, sha256, state }))
+    if (!this.jsonEnabled()) this.log(this.#describe(root, action, trust.trusted, files, revoked))
+    return { repository: root, action, trusted: trust.trusted, files }
+  }
+
+  #describe(root: string, action: TrustResult['action'], trusted: boolean, files: TrustResult['files'], revoked: boolean): string {
+    const s = this.style
+    if (action === 'revoked') return revoked ? `${root} is no longer trusted: omh runs none of its code.` : `${root} was not trusted.`
+    if (!files.length) return `Nothing in ${root} runs code on this machine: it needs no trust.`
+    const where = (file: string) => {
+      const rel = path.relative(root, file)
+      return rel.startsWith('..') ? file : rel
+    }
+    const rows = table(
+      files.map((f) => [
+        f.state === 'trusted' ? s.green('✓') : s.red('✗'),
+        s.bold(where(f.file)),
+        TRUST_REASONS[f.reason],
+        f.state === 'trusted' ? 'trusted' : f.state === 'changed' ? s.yellow('changed since trusted') : s.yellow('not trusted'),
+        s.dim(f.sha256.slice(0, 12)),
+      ]),
+      '  ',
+    )
+    const count = plural(files.length, 'file')
+    if (action === 'trusted') {
+      return `${root} is trusted: omh runs its ${count} that load code.\n${rows}\nA change to any of them needs \`omh trust\` again; \`omh trust --revoke\` takes it back.`
+    }
+    const pending = files.filter((f) => f.state !== 'trusted').length
+    return trusted
+      ? `${root} is trusted: omh runs its ${count} that load code.\n${rows}`
+      : `${root} is not trusted: ${pending} of its ${count} that load code ${pending === 1 ? 'is' : 'are'} new or changed.\n${rows}\nRead ${pending === 1 ? 'it' : 'them'}, then run \`omh trust\` to let omh run ${pending === 1 ? 'it' : 'them'}.`
+  }
+}

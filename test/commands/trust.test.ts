@@ -1,0 +1,187 @@
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ROOT, omh } from '../helpers/run.js'
+import { gitRepo, testdir } from '../helpers/testdir.js'
+
+// Each module leaves a marker beside itself when it runs: the only proof
+// that matters is whether repository code ran on the host.
+const marking = (marker: string) =>
+  `import { writeFileSync } from 'node:fs'\nwriteFileSync(new URL('./${marker}', import.meta.url), 'ran')\n`
+const CONFIG = `${marking('ran-config')}export default {}\n`
+const PLUGIN = `${marking('ran-plugin')}export default { kind: 'renderer', apiVersion: 1, meta: { name: 'omh-renderer-marker', version: '1.0.0' }, formats: ['marker'], classes: ['rules'], render() { return { files: [], dropped: [] } } }\n`
+
+interface Carrier {
+  readonly files: Record<string, string>
+  /** Every file `omh trust` must name, relative to the repository. */
+  readonly named: readonly string[]
+  /** The file to change after trusting. */
+  readonly change: string
+  readonly marker: string
+}
+
+const CARRIERS: Record<string, Carrier> = {
+  'an omh.config.mjs': { files: { 'omh.config.mjs': CONFIG }, named: ['omh.config.mjs'], change: 'omh.config.mjs', marker: 'ran-config' },
+  'a .omh/settings.toml naming ./x.mjs': {
+    files: { '.omh/settings.toml': 'plugins = ["./x.mjs"]\n', '.omh/x.mjs': PLUGIN },
+    named: ['.omh/settings.toml', '.omh/x.mjs'],
+    change: '.omh/x.mjs',
+    marker: '.omh/ran-plugin',
+  },
+}
+
+const COMMANDS: readonly (readonly string[])[] = [
+  ['render', 'probe'],
+  ['config', 'mcp', 'ls'],
+  ['adapters', 'ls'],
+  ['sessions', 'ls'],
+  ['plugins'],
+  ['--dry-run', 'probe'],
+]
+
+function setup(files: Record<string, string>) {
+  const root = gitRepo({ 'README.md': 'hi\n', ...files })
+  const home = testdir({ 'settings.toml': '[image]\nbase = "omh-test/base:1"\n' })
+  mkdirSync(path.join(home, 'adapters'))
+  copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
+  return { root, home, env: { OMH_HOME: home } }
+}
+
+describe.each(Object.entries(CARRIERS))('a repository with %s', (_, carrier) => {
+  it('runs none of it until trusted, then all of it, and asks again after a change', () => {
+    const { root, env } = setup(carrier.files)
+    const marker = path.join(root, carrier.marker)
+    const run = (args: readonly string[]) => omh(args, { cwd: root, env })
+
+    for (const args of COMMANDS) {
+      const r = run(args)
+      expect({ args, status: r.status }).toEqual({ args, status: 2 })
+      expect(r.stderr).toContain('Code: REPOSITORY_UNTRUSTED')
+      for (const file of carrier.named) expect(r.stderr).toContain(file)
+      expect(r.stderr).toContain('omh trust')
+      expect(existsSync(marker)).toBe(false)
+    }
+
+    const trusted = run(['trust'])
+    expect(trusted.status).toBe(0)
+    for (const file of carrier.named) expect(trusted.stdout).toContain(file)
+    expect(existsSync(marker)).toBe(false)
+
+    for (const args of COMMANDS) {
+      rmSync(marker, { force: true })
+      const r = run(args)
+      expect({ args, status: r.status, stderr: r.stderr }).toMatchObject({ args, status: 0 })
+      expect(existsSync(marker)).toBe(true)
+    }
+
+    rmSync(marker, { force: true })
+    appendFileSync(path.join(root, carrier.change), '// changed\n')
+    const again = run(['plugins'])
+    expect(again.status).toBe(2)
+    expect(again.stderr).toContain('Code: REPOSITORY_UNTRUSTED')
+    expect(again.stderr).toContain(carrier.change)
+    expect(again.stderr).toContain('changed since you trusted it')
+    expect(existsSync(marker)).toBe(false)
+  })
+})
+
+describe('code a repository reaches by other ways', () => {
+  const refuses = (files: Record<string, string>, named: readonly string[], marker: string) => {
+    const { root, env } = setup(files)
+    const r = omh(['plugins'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('Code: REPOSITORY_UNTRUSTED')
+    for (const file of named) expect(r.stderr).toContain(file)
+    expect(existsSync(path.join(root, marker))).toBe(false)
+    expect(omh(['trust'], { cwd: root, env }).status).toBe(0)
+    expect(omh(['plugins'], { cwd: root, env }).status).toBe(0)
+    expect(existsSync(path.join(root, marker))).toBe(true)
+  }
+
+  it('a JavaScript file a settings file pulls in with $import', () => {
+    refuses({ '.omh/settings.toml': '"$import" = "../x.mjs"\n', 'x.mjs': CONFIG }, ['.omh/settings.toml', 'x.mjs'], 'ran-config')
+  })
+
+  it('plugins named by package.json#omh', () => {
+    refuses(
+      { 'package.json': JSON.stringify({ name: 'app', omh: { plugins: ['./x.mjs'] } }), 'x.mjs': PLUGIN },
+      ['package.json', 'x.mjs'],
+      'ran-plugin',
+    )
+  })
+
+  it('plugins named by .omh/settings.local.toml', () => {
+    refuses({ '.omh/settings.local.toml': 'plugins = ["./x.mjs"]\n', '.omh/x.mjs': PLUGIN }, ['.omh/settings.local.toml', '.omh/x.mjs'], '.omh/ran-plugin')
+  })
+
+  it('search places a cosmiconfig meta config adds', () => {
+    const { root, env } = setup({ '.config/config.json': JSON.stringify({ cosmiconfig: { searchPlaces: ['evil.mjs'] } }), 'evil.mjs': CONFIG })
+    expect(omh(['plugins'], { cwd: root, env }).status).toBe(0)
+    expect(existsSync(path.join(root, 'ran-config'))).toBe(false)
+  })
+
+  it('an omh.config.mjs in the directory omh runs from', () => {
+    const { root, env } = setup({ 'sub/omh.config.mjs': CONFIG })
+    const r = omh(['plugins', '--json'], { cwd: path.join(root, 'sub'), env })
+    expect(r.status).toBe(2)
+    expect(r.json().error.details.files).toEqual([expect.objectContaining({ file: path.join(root, 'sub/omh.config.mjs'), reason: 'code', state: 'new' })])
+    expect(existsSync(path.join(root, 'sub/ran-config'))).toBe(false)
+  })
+})
+
+describe('settings that load no code', () => {
+  it('need no trust: shared settings without plugins, hook files and rules', () => {
+    const { root, env } = setup({
+      '.omh/settings.toml': '[use]\nrules = ["*"]\n',
+      '.omh/hooks/guard.json': JSON.stringify({ on: 'session-start', run: 'echo hi' }),
+      'AGENTS.md': 'Project rules.\n',
+      'omh.config.toml': 'runtime = "auto"\n',
+    })
+    const r = omh(['render', 'probe', '--json'], { cwd: root, env })
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' })
+    expect(omh(['trust', '--show'], { cwd: root, env }).stdout).toContain('needs no trust')
+  })
+})
+
+describe('omh trust', () => {
+  const repo = () => setup({ '.omh/settings.toml': 'plugins = ["./x.mjs"]\n', '.omh/x.mjs': PLUGIN })
+
+  it('--show lists what would be trusted and changes nothing', () => {
+    const { root, home, env } = repo()
+    const shown = omh(['trust', '--show', '--json'], { cwd: root, env })
+    expect(shown.status).toBe(0)
+    const result = shown.json().result
+    expect(result).toMatchObject({ repository: root, trusted: false })
+    expect(result.files.map((f: { file: string; state: string }) => [f.file, f.state])).toEqual([
+      [path.join(root, '.omh/settings.toml'), 'new'],
+      [path.join(root, '.omh/x.mjs'), 'new'],
+    ])
+    expect(result.files[0].sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(existsSync(path.join(home, 'trust.json'))).toBe(false)
+  })
+
+  it('records the hashes in a file only the user can read, and --revoke takes them back', () => {
+    const { root, home, env } = repo()
+    const trusted = omh(['trust', '--json'], { cwd: root, env })
+    expect(trusted.status).toBe(0)
+    expect(trusted.json().result).toMatchObject({ repository: root, trusted: true })
+    const store = path.join(home, 'trust.json')
+    expect(statSync(store).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(readFileSync(store, 'utf8')).repositories[root].files).toEqual({
+      '.omh/settings.toml': expect.stringMatching(/^[0-9a-f]{64}$/),
+      '.omh/x.mjs': expect.stringMatching(/^[0-9a-f]{64}$/),
+    })
+    expect(omh(['trust', '--show'], { cwd: root, env }).stdout).toMatch(/is trusted/)
+
+    const revoked = omh(['trust', '--revoke'], { cwd: root, env })
+    expect(revoked.status).toBe(0)
+    expect(revoked.stdout).toContain('no longer trusted')
+    expect(omh(['plugins'], { cwd: root, env }).status).toBe(2)
+  })
+
+  it('outside a repository is NOT_A_REPOSITORY', () => {
+    const r = omh(['trust'], { cwd: testdir(), env: { OMH_HOME: testdir() } })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('Code: NOT_A_REPOSITORY')
+  })
+})
