@@ -2,7 +2,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../../test/helpers/testdir.js'
 import { isOmhError, type OmhError } from '@omh/plugin-api'
-import { parseHookFile, resolveHooks } from './hooks.js'
+import { findHooks, parseHookFile, resolveHooks } from './hooks.js'
 
 const parse = (source: string, name = 'h') => parseHookFile(name, `/hooks/${name}.json`, source)
 const problems = (source: string, name = 'h') => {
@@ -99,6 +99,18 @@ describe('the hooks of a profile', () => {
       ['fmt', { kind: 'run', command: 'npm run fmt' }, 'home/hooks/fmt.json'],
       ['test', { kind: 'run', command: 'make test' }, 'repo/.omh/hooks/test.json'],
     ])
+  })
+
+  it('skips hidden files in either hooks folder, as every catalogue folder does', async () => {
+    const dir = testdir({
+      'home/hooks/.draft.json': '{ not yet',
+      'home/hooks/fmt.json': hook('npm run fmt'),
+      'repo/.omh/hooks/.fmt.json': hook('shadow'),
+    })
+    const found = await findHooks({ omhHome: path.join(dir, 'home'), projectDir: path.join(dir, 'repo') })
+    expect(found.map((h) => path.relative(dir, h.file))).toEqual(['home/hooks/fmt.json'])
+    const hooks = await resolveHooks({ omhHome: path.join(dir, 'home'), projectDir: path.join(dir, 'repo') })
+    expect(hooks.map((h) => h.action)).toEqual([{ kind: 'run', command: 'npm run fmt' }])
   })
 
   it('follows `[use] hooks` in its order, and never reads what it leaves out', async () => {

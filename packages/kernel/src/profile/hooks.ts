@@ -57,7 +57,7 @@ export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectD
   const dirs: [HookSource['origin'], string][] = [['catalogue', path.join(sources.omhHome, 'hooks')]]
   if (sources.projectDir) dirs.push(['project', path.join(sources.projectDir, '.omh', 'hooks')] as const)
   for (const [origin, dir] of dirs) {
-    for (const entry of (await listOrEmpty(dir)).filter((n) => n.endsWith('.json')).sort()) {
+    for (const entry of (await listOrEmpty(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
       const name = entry.slice(0, -'.json'.length)
       const shadowed = byName.get(name)
       byName.set(name, { name, file: path.join(dir, entry), origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
