@@ -4,7 +4,7 @@ import * as z from 'zod/mini'
 import { FILE_UNREADABLE, HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
 import { fieldsMentioned, FIELD_VARIABLE, parseHookText, TOOL_MOMENTS } from '@omh/plugin-kit'
 import { dotted, problemsFromIssues } from '../issues.js'
-import { parseJson } from '@omh/plugin-kit'
+import { readJson } from '@omh/plugin-kit'
 import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '@omh/plugin-api'
 import type { KeyPath } from '@omh/plugin-kit'
 import { byText } from '../order.js'
@@ -99,10 +99,9 @@ export function parseHookFile(name: string, file: string, source: string): HookP
   if (!HOOK_NAME.test(name)) {
     problems.push({ file, message: `"${name}" cannot name a hook: the file name is the hook's name, in lowercase letters, digits, \`.\`, \`_\` and \`-\`` })
   }
-  const json = parseJson(source, file)
+  const json = readJson(source, file)
   if (!json.ok) {
-    const { message, line, column } = json.error
-    problems.push({ file, ...(line ? { line, column } : {}), message: `not valid JSON: ${message}` })
+    problems.push(json.problem)
     return { ok: false, problems }
   }
   const { doc } = json
