@@ -78,7 +78,7 @@ export default class Attach extends OmhCommand<AttachResult> {
       const known = sources.map((e) => e.name)
       throw OmhError.of(EDITOR_NOT_FOUND, { args: [name], hintArgs: [known, path.join(kernel.omhHome, 'editors'), closest(name, known)] })
     }
-    const checked = await checkEditorFile(source.file)
+    const checked = await checkEditorFile(source.file, kernel.settings.fileBytes?.value)
     if (!checked.data) throw OmhError.of(EDITOR_INVALID, { args: [source.file, checked.problems.length], problems: [...checked.problems] })
     return { ...checked.data, file: source.file }
   }

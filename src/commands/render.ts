@@ -3,7 +3,7 @@ import { lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, type DroppedItem, type StagedEntry } from '@omh/plugin-api'
-import { projectRulesOf, resolveProfile } from '@omh/kernel'
+import { profileSourcesFor, resolveProfile } from '@omh/kernel'
 import { droppedDetail, droppedSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { bytes, table } from '../lib/table.js'
@@ -67,12 +67,7 @@ export default class Render extends OmhCommand<RenderResult> {
     const { args, flags } = await this.parse(Render)
     const kernel = await this.kernel()
     const adapter = await kernel.adapter(args.harness)
-    const profile = await resolveProfile({
-      omhHome: kernel.omhHome,
-      ...(kernel.repoRoot ? { projectDir: kernel.repoRoot } : {}),
-      projectRules: projectRulesOf(adapter),
-      use: kernel.settings.use,
-    })
+    const profile = await resolveProfile(profileSourcesFor(kernel, adapter, kernel.repoRoot))
     const report = await kernel.render(adapter, profile)
     const final = new Map(report.files.map((f) => [f.guest, f]))
     const capabilities: CapabilityListing[] = []

@@ -18,6 +18,7 @@ export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type
 export { resolvePluginModule } from './plugins/resolve.js'
 export {
   CATALOGUE_SOURCES,
+  profileSourcesFor,
   projectRulesOf,
   resolveProfile,
   type ClassSelection,
@@ -37,6 +38,7 @@ export {
   type McpFile,
 } from './profile/mcp-file.js'
 export { replaceFile, snapshot, type FileSnapshot } from './files.js'
+export { readTextSafe, type ReadBounds } from './safe-read.js'
 export {
   applyPlan,
   openMcpDocument,

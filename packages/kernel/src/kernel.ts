@@ -353,7 +353,7 @@ export class Kernel {
    * Returns every problem at once.
    */
   async checkAdapter(file: string, expectName?: string): Promise<{ adapter?: Adapter; problems: Problem[] }> {
-    const check = await checkAdapterFile(file, expectName)
+    const check = await checkAdapterFile(file, expectName, this.settings.fileBytes?.value)
     const problems = [...check.problems]
     const raw = (check.doc?.data ?? {}) as { capabilities?: Record<string, { render?: unknown; options?: unknown }> }
     for (const [capability, b] of Object.entries(raw.capabilities ?? {})) {

@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
 import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
-import { parseToml, type TomlDocument } from '@omh/plugin-kit'
+import { isObject, parseToml, readJson, type KeyPath, type Position } from '@omh/plugin-kit'
+import { readTextSafe, type ReadBounds } from '../safe-read.js'
 import { settingsSchema, type Settings } from './schema.js'
 
 /**
@@ -39,6 +39,8 @@ export interface EffectiveSettings {
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
+  /** The most bytes omh reads from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
+  readonly fileBytes: Decided<number> | undefined
 }
 
 export interface SettingsLocations {
@@ -50,76 +52,89 @@ export interface SettingsLocations {
   readonly cwd: string
 }
 
-const tomlLoader = async (file: string, content: string) => parseToml(content, file).data
+// Every settings file is read by omh (regular files only, links kept inside the
+// repository, bounded); cosmiconfig is left only the importing of a JavaScript one.
+const SEARCH_PLACES = ['package.json', 'omh.config.toml', 'omh.config.json', 'omh.config.js', 'omh.config.mjs', 'omh.config.cjs'] as const
+
+/** A settings file as read: its data, and where each key is written when the format says. */
+interface ReadLayer {
+  readonly file: string
+  readonly data: unknown
+  readonly locate?: (p: KeyPath) => Position | undefined
+}
 
 export async function loadSettings(at: SettingsLocations): Promise<EffectiveSettings> {
-  const explorer = cosmiconfig('omh', {
-    searchPlaces: [
-      'package.json',
-      'omh.config.toml',
-      'omh.config.json',
-      'omh.config.js',
-      'omh.config.mjs',
-      'omh.config.cjs',
-    ],
-    loaders: { '.toml': tomlLoader },
-    searchStrategy: 'none',
-    cache: false,
-  })
-
-  const explicit = async (name: LayerName, file: string): Promise<SettingsLayer | undefined> => {
-    let result: CosmiconfigResult
-    try {
-      result = await explorer.load(file)
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT') return undefined
-      if (isOmhError(error)) throw error
-      throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
-    }
-    return result ? validate(name, result) : undefined
-  }
-
   const layers: SettingsLayer[] = []
-  const push = (layer: SettingsLayer | undefined) => layer && layers.push(layer)
-  push(await explicit('defaults', at.defaults))
-  push(await explicit('personal', path.join(at.omhHome, 'settings.toml')))
+  const push = (name: LayerName, read: ReadLayer | undefined) => read && layers.push(validate(name, read))
+  push('defaults', readToml(at.defaults, {}))
+  push('personal', readToml(path.join(at.omhHome, 'settings.toml'), {}))
   if (at.repoRoot) {
-    const found = await searchUp(explorer, at.cwd, at.repoRoot)
-    if (found) push(await validate('project', found))
-    push(await explicit('shared', path.join(at.repoRoot, '.omh', 'settings.toml')))
-    push(await explicit('local', path.join(at.repoRoot, '.omh', 'settings.local.toml')))
+    const inRepo = { within: at.repoRoot }
+    push('project', await searchUp(at.cwd, at.repoRoot))
+    push('shared', readToml(path.join(at.repoRoot, '.omh', 'settings.toml'), inRepo))
+    push('local', readToml(path.join(at.repoRoot, '.omh', 'settings.local.toml'), inRepo))
   }
   return merge(layers)
 }
 
-/** The nearest conventional config file from `cwd` up to the repository root, and no further. */
-async function searchUp(
-  explorer: { search(from: string): Promise<CosmiconfigResult> },
-  cwd: string,
-  repoRoot: string,
-): Promise<CosmiconfigResult> {
+function readToml(file: string, bounds: ReadBounds): ReadLayer | undefined {
+  const text = readTextSafe(file, bounds)
+  if (text === undefined) return undefined
+  const doc = parseToml(text, file)
+  return { file, data: doc.data, locate: doc.locate }
+}
+
+/**
+ * The nearest conventional config file from `cwd` up to the repository root,
+ * and no further. A `package.json` without `omh`, or a blank file, is passed by.
+ */
+async function searchUp(cwd: string, repoRoot: string): Promise<ReadLayer | undefined> {
   if (path.relative(repoRoot, cwd).startsWith('..')) cwd = repoRoot
+  const bounds = { within: repoRoot }
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    const found = await explorer.search(dir)
-    if (found && !found.isEmpty) return found
-    if (dir === repoRoot || path.dirname(dir) === dir) return null
+    for (const place of SEARCH_PLACES) {
+      const file = path.join(dir, place)
+      const text = readTextSafe(file, bounds)
+      if (text === undefined || !text.trim()) continue
+      const read = place.endsWith('.toml') ? readToml(file, bounds) : place.endsWith('.json') ? jsonLayer(file, text) : await importLayer(file)
+      if (read) return read
+    }
+    if (dir === repoRoot || path.dirname(dir) === dir) return undefined
   }
 }
 
-async function validate(name: LayerName, result: NonNullable<CosmiconfigResult>): Promise<SettingsLayer> {
-  const data: unknown = result.config ?? {}
+function jsonLayer(file: string, text: string): ReadLayer | undefined {
+  const read = readJson(text, file)
+  if (!read.ok) throw OmhError.of(SETTINGS_INVALID, { args: [file, 1], problems: [read.problem] })
+  if (path.basename(file) !== 'package.json') return { file, data: read.doc.data, locate: read.doc.locate }
+  const data = read.doc.data
+  if (!isObject(data) || data['omh'] === undefined) return undefined
+  return { file, data: data['omh'], locate: (p) => read.doc.locate(['omh', ...p]) }
+}
+
+async function importLayer(file: string): Promise<ReadLayer | undefined> {
+  const explorer = cosmiconfig('omh', { searchStrategy: 'none', cache: false })
+  let result: CosmiconfigResult
+  try {
+    result = await explorer.load(file)
+  } catch (error) {
+    if (isOmhError(error)) throw error
+    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
+  }
+  return result && !result.isEmpty ? { file, data: result.config } : undefined
+}
+
+function validate(name: LayerName, read: ReadLayer): SettingsLayer {
+  const data: unknown = read.data ?? {}
   const parsed = settingsSchema.safeParse(data)
-  if (parsed.success) return { name, file: result.filepath, settings: parsed.data }
-  let doc: TomlDocument | undefined
-  if (result.filepath.endsWith('.toml')) doc = parseToml(await readFile(result.filepath, 'utf8'), result.filepath)
+  if (parsed.success) return { name, file: read.file, settings: parsed.data }
   const problems = problemsFromIssues(parsed.error.issues, {
-    file: result.filepath,
+    file: read.file,
     data,
     schema: settingsSchema,
-    ...(doc ? { locate: doc.locate } : {}),
+    ...(read.locate ? { locate: read.locate } : {}),
   })
-  throw OmhError.of(SETTINGS_INVALID, { args: [result.filepath, problems.length], problems })
+  throw OmhError.of(SETTINGS_INVALID, { args: [read.file, problems.length], problems })
 }
 
 export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
@@ -145,5 +160,6 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     imageBase: last((s) => s.image?.base),
     imageNetwork: last((s) => s.image?.network),
     sessionNetwork: last((s) => s.session?.network),
+    fileBytes: last((s) => s.limits?.file_bytes),
   }
 }

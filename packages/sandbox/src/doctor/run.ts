@@ -14,7 +14,7 @@ import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } f
 import type { Kernel, RenderReport } from '@omh/kernel'
 import type { CapabilityClass } from '@omh/plugin-api'
 import type { ContainerSpec, DroppedItem, RuntimeContext } from '@omh/plugin-api'
-import { projectRulesOf, resolveProfile } from '@omh/kernel'
+import { profileSourcesFor, resolveProfile } from '@omh/kernel'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { handToAgent } from '../session/ownership.js'
@@ -85,12 +85,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
   try {
     const work = path.join(scratch, 'work')
     const repo = await workspace(kernel, work, path.join(scratch, 'base.tar'))
-    const profile = await resolveProfile({
-      omhHome: kernel.omhHome,
-      projectDir: work,
-      projectRules: projectRulesOf(adapter),
-      use: kernel.settings.use,
-    })
+    const profile = await resolveProfile(profileSourcesFor(kernel, adapter, work))
     const render = await kernel.render(adapter, profile)
     // As a launch: /work/.git names the sandbox's own repository, never the checkout's.
     const shadow = path.join(scratch, 'shadow.git')

@@ -6,7 +6,7 @@ import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '@omh/kernel'
 import { GUEST_GID, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
 import type { ContainerInfo, ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '@omh/plugin-api'
-import { projectRulesOf, resolveProfile } from '@omh/kernel'
+import { profileSourcesFor, resolveProfile } from '@omh/kernel'
 import { stage, type StageResult } from '@omh/kernel'
 import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
@@ -383,7 +383,7 @@ async function liveProcesses(runtime: RuntimePlugin, container: string, context:
 }
 
 async function renderFor(kernel: Kernel, adapter: Adapter, projectDir: string): Promise<RenderReport & { notices: readonly string[] }> {
-  const profile = await resolveProfile({ omhHome: kernel.omhHome, projectDir, projectRules: projectRulesOf(adapter), use: kernel.settings.use })
+  const profile = await resolveProfile(profileSourcesFor(kernel, adapter, projectDir))
   return { ...(await kernel.render(adapter, profile)), notices: profile.notices }
 }
 
