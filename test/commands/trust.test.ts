@@ -98,8 +98,12 @@ describe('code a repository reaches by other ways', () => {
     expect(existsSync(path.join(root, marker))).toBe(true)
   }
 
-  it('a JavaScript file a settings file pulls in with $import', () => {
-    refuses({ '.omh/settings.toml': '"$import" = "../x.mjs"\n', 'x.mjs': CONFIG }, ['.omh/settings.toml', 'x.mjs'], 'ran-config')
+  it('a JavaScript file a settings file pulls in with $import: omh reads settings itself, so $import is only an unknown key', () => {
+    const { root, env } = setup({ '.omh/settings.toml': '"$import" = "../x.mjs"\n', 'x.mjs': CONFIG })
+    const r = omh(['plugins'], { cwd: root, env })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('"$import": unknown key')
+    expect(existsSync(path.join(root, 'ran-config'))).toBe(false)
   })
 
   it('plugins named by package.json#omh', () => {

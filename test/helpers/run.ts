@@ -13,7 +13,10 @@ export interface Ran {
 }
 
 /** Runs the built CLI as a user would: a child process, its own cwd and environment. */
-export function omh(args: readonly string[], options: { cwd?: string; env?: Record<string, string | undefined>; input?: string } = {}): Ran {
+export function omh(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; input?: string; timeout?: number } = {},
+): Ran {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env }
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
   const result = spawnSync(process.execPath, [BIN, ...args], {
@@ -21,7 +24,7 @@ export function omh(args: readonly string[], options: { cwd?: string; env?: Reco
     env: env as NodeJS.ProcessEnv,
     encoding: 'utf8',
     input: options.input ?? '',
-    timeout: 60_000,
+    timeout: options.timeout ?? 60_000,
   })
   return {
     status: result.status ?? -1,

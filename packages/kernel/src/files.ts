@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { FILE_CHANGED, FILE_UNREADABLE, FILE_UNWRITABLE, OmhError } from '@omh/plugin-api'
+import { FILE_CHANGED, FILE_TOO_LARGE, FILE_UNWRITABLE, OmhError, isOmhError } from '@omh/plugin-api'
+import { readFileSafe, type ReadBounds } from './safe-read.js'
 
 /** A file as it was read before planning a change to it. */
 export interface FileSnapshot {
@@ -10,13 +11,21 @@ export interface FileSnapshot {
   readonly bytes: Buffer | undefined
 }
 
-/** Reads a file a user owns before planning a change to it. A missing file is a snapshot of nothing. */
-export async function snapshot(file: string): Promise<FileSnapshot> {
+/**
+ * Reads a file a user owns before planning a change to it, as readFileSafe
+ * reads (a regular file, bounded). A missing file is a snapshot of nothing.
+ */
+export async function snapshot(file: string, bounds: ReadBounds = {}): Promise<FileSnapshot> {
+  return { file, bytes: readFileSafe(file, bounds) }
+}
+
+/** The file as it is now, or FILE_CHANGED when it is longer than `before`: the comparison needs no more. */
+async function current(before: FileSnapshot): Promise<FileSnapshot> {
   try {
-    return { file, bytes: await readFile(file) }
+    return await snapshot(before.file, { maxBytes: Math.max(before.bytes?.length ?? 0, 1) })
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { file, bytes: undefined }
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
+    if (isOmhError(error) && error.code === FILE_TOO_LARGE.code) throw OmhError.of(FILE_CHANGED, { args: [before.file] })
+    throw error
   }
 }
 
@@ -29,7 +38,7 @@ export async function snapshot(file: string): Promise<FileSnapshot> {
  */
 export async function replaceFile(before: FileSnapshot, content: string | Uint8Array, mode = 0o600): Promise<void> {
   const { file } = before
-  const now = await snapshot(file)
+  const now = await current(before)
   const same = now.bytes === undefined ? before.bytes === undefined : before.bytes !== undefined && now.bytes.equals(before.bytes)
   if (!same) throw OmhError.of(FILE_CHANGED, { args: [file] })
   const dir = path.dirname(file)

@@ -28,6 +28,7 @@ export { WHY as TRUST_REASONS, recordTrust, revokeTrust, trustStoreOf, type Repo
 export { resolvePluginModule } from './plugins/resolve.js'
 export {
   CATALOGUE_SOURCES,
+  profileSourcesFor,
   projectRulesOf,
   resolveProfile,
   type ClassSelection,
@@ -47,6 +48,7 @@ export {
   type McpFile,
 } from './profile/mcp-file.js'
 export { replaceFile, snapshot, type FileSnapshot } from './files.js'
+export { readTextSafe, type ReadBounds } from './safe-read.js'
 export {
   applyPlan,
   openMcpDocument,

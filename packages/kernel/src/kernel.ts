@@ -6,7 +6,7 @@ import * as z from 'zod/mini'
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap, SyncBailHook, SyncHook } from 'tapable'
 import { checkAdapterFile, checkEditorFile, findAdapters, toAdapter, type Adapter, type AdapterSource, type ResolvedBinding } from './adapter/load.js'
 import type { EditorFile } from './adapter/schema.js'
-import { projectRulesOf, resolveProfile, type ResolvedProfile } from './profile/resolve.js'
+import { profileSourcesFor, resolveProfile, type ResolvedProfile } from './profile/resolve.js'
 import {
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
@@ -386,7 +386,7 @@ export class Kernel {
    * Returns every problem at once.
    */
   async checkAdapter(file: string, expectName?: string): Promise<{ adapter?: Adapter; problems: Problem[] }> {
-    const check = await checkAdapterFile(file, expectName)
+    const check = await checkAdapterFile(file, expectName, this.settings.fileBytes?.value)
     const problems = [...check.problems]
     const raw = (check.doc?.data ?? {}) as { capabilities?: Record<string, { render?: unknown; options?: unknown }> }
     for (const [capability, b] of Object.entries(raw.capabilities ?? {})) {
@@ -460,7 +460,7 @@ export class Kernel {
       const known = sources.map((e) => e.name)
       throw OmhError.of(EDITOR_NOT_FOUND, { args: [name], hintArgs: [known, path.join(this.omhHome, 'editors'), closest(name, known)] })
     }
-    const checked = await checkEditorFile(source.file)
+    const checked = await checkEditorFile(source.file, this.settings.fileBytes?.value)
     if (!checked.data) throw OmhError.of(EDITOR_INVALID, { args: [source.file, checked.problems.length], problems: [...checked.problems] })
     return { ...checked.data, file: source.file }
   }
@@ -473,12 +473,7 @@ export class Kernel {
    * rendered. Nothing is written.
    */
   async renderHarness(adapter: Adapter, projectDir: string | undefined): Promise<HarnessRender> {
-    const profile = await resolveProfile({
-      omhHome: this.omhHome,
-      ...(projectDir === undefined ? {} : { projectDir }),
-      projectRules: projectRulesOf(adapter),
-      use: this.settings.use,
-    })
+    const profile = await resolveProfile(profileSourcesFor(this, adapter, projectDir))
     return { ...(await this.render(adapter, profile)), profile }
   }
 

@@ -197,6 +197,30 @@ export const FILE_CHANGED = define({
   hint: () => 'Run the command again: it plans from the file as it is now.',
 })
 
+export const FILE_NOT_REGULAR = define({
+  code: 'FILE_NOT_REGULAR',
+  exit: 2,
+  message: (file: string, kind: string) =>
+    `${file} is ${kind}, not a regular file: omh reads only regular files, so it never waits on a pipe or reads a device without end.`,
+  hint: () => 'Put a regular file there, or remove it.',
+})
+
+export const FILE_OUTSIDE_TREE = define({
+  code: 'FILE_OUTSIDE_TREE',
+  exit: 2,
+  message: (file: string, tree: string, target: string) =>
+    `${file} leads outside ${tree}, to ${target}, through a link: omh reads nothing of a repository through a link that leaves it, so no other file of this machine reaches a sandbox.`,
+  hint: (tree: string) => `Replace the link with the file itself, or with a link to a file inside ${tree}.`,
+})
+
+export const FILE_TOO_LARGE = define({
+  code: 'FILE_TOO_LARGE',
+  exit: 2,
+  message: (file: string, size: number | undefined, max: number) =>
+    size === undefined ? `${file} holds more than the ${max} bytes omh reads from one file.` : `${file} holds ${size} bytes, more than the ${max} omh reads from one file.`,
+  hint: () => 'Shorten it, or raise `[limits] file_bytes` in your settings (docs/configuration.md).',
+})
+
 export const FILE_UNREADABLE = define({
   code: 'FILE_UNREADABLE',
   exit: 1,
@@ -558,6 +582,9 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,
+  FILE_NOT_REGULAR,
+  FILE_OUTSIDE_TREE,
+  FILE_TOO_LARGE,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
   GIT_FAILED,

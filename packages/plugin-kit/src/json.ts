@@ -24,13 +24,25 @@ export function parseJson(source: string, file: string): { ok: true; doc: JsonDo
   } catch (error) {
     const text = (error as Error).message
     const at = /\(line (\d+) column (\d+)\)/.exec(text)
-    const message = text
-      .replace(/ in JSON at position \d+.*$/s, '')
-      .replace(/, ".*" is not valid JSON$/s, '')
-      .replace(/^Unexpected end of JSON input$/, 'the text ends before the JSON does')
-    return { ok: false, error: { message, ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}) } }
+    return { ok: false, error: { message: engineWords(text), ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}) } }
   }
   return { ok: true, doc: { file, data, locate: locator(() => new Scanner(source).index()) } }
+}
+
+/**
+ * The engine's message without the text it quotes: V8 repeats up to ten
+ * characters of the document, and a document can be a file that holds
+ * secrets. An unexpected control character is named by its code point, so
+ * it never reaches a terminal.
+ */
+function engineWords(text: string): string {
+  const words = text
+    .replace(/ in JSON at position \d+.*$/s, '')
+    .replace(/, (?:\.\.\.)?".*$/s, '')
+    .replace(/^Unexpected end of JSON input$/, 'the text ends before the JSON does')
+  return words.replace(/^Unexpected token '(.)'$/su, (said, c: string) =>
+    /[\p{Cc}\p{Cf}\p{Z}]/u.test(c) ? `Unexpected character U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` : said,
+  )
 }
 
 export type JsonRead = { readonly ok: true; readonly doc: JsonDocument } | { readonly ok: false; readonly problem: Problem }

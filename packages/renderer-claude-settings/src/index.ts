@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { PLUGIN_API_VERSION, defineRenderer, type ParseResult, type RenderContext, type RenderInput, type RenderOutput, type StagedFile } from '@omh/plugin-api'
+import { readJson } from '@omh/plugin-kit'
 import { trustDocument } from './codex-trust.js'
 import { isRecord, readHooks, translate } from './document.js'
 
@@ -69,16 +70,9 @@ export default defineRenderer({
     const hooks = []
     const left = []
     for (const doc of documents) {
-      let data: unknown
-      try {
-        data = JSON.parse(doc.content)
-      } catch (error) {
-        const at = /\(line (\d+) column (\d+)\)/.exec((error as Error).message)
-        return {
-          ok: false,
-          problems: [{ file: doc.file, ...(at ? { line: Number(at[1]), column: Number(at[2]) } : {}), message: `not valid JSON: ${(error as Error).message.replace(/ in JSON at .*$/s, '')}` }],
-        }
-      }
+      const parsed = readJson(doc.content, doc.file)
+      if (!parsed.ok) return { ok: false, problems: [parsed.problem] }
+      const data = parsed.doc.data
       if (!isRecord(data)) return { ok: false, problems: [{ file: doc.file, message: 'a settings document is one JSON object' }] }
       const read = readHooks(data['hooks'], context.binding, context.adapter.tools, doc.file)
       hooks.push(...read.hooks)

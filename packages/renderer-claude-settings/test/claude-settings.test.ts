@@ -259,4 +259,11 @@ describe('claude-settings: reading back what it wrote', () => {
       problems: [{ file: '/home/agent/.claude/settings.json', line: 2, column: 13, message: "not valid JSON: Expected property name or '}'" }],
     })
   })
+
+  it('says where a document is not JSON without repeating what it holds', () => {
+    expect(parse('{"hooks": SECRET_TOKEN=0123456789}')).toEqual({
+      ok: false,
+      problems: [{ file: '/home/agent/.claude/settings.json', line: 1, column: 11, message: "not valid JSON: Unexpected token 'S'" }],
+    })
+  })
 })

@@ -83,12 +83,12 @@ describe('attach', () => {
   it('leaves a config that changed meanwhile untouched', async () => {
     const home = testdir({ '.ssh/config': 'Host a\n' })
     const config = path.join(home, '.ssh/config')
-    const { promises } = await import('node:fs')
+    const { default: fs } = await import('node:fs')
     const { syncBuiltinESMExports } = await import('node:module')
-    const original = promises.readFile
+    const original = fs.openSync
     let reads = 0
     // The second read (just before the rename) sees another writer's change.
-    promises.readFile = (async (...args: Parameters<typeof original>) => {
+    fs.openSync = ((...args: Parameters<typeof original>) => {
       if (String(args[0]) === config && ++reads === 2) writeFileSync(config, 'Host b\n')
       return original(...args)
     }) as typeof original
@@ -96,7 +96,7 @@ describe('attach', () => {
     try {
       await expect(ensureInclude(config, 'Include x')).rejects.toMatchObject({ code: 'FILE_CHANGED', message: expect.stringMatching(/changed while omh was working on it/) })
     } finally {
-      promises.readFile = original
+      fs.openSync = original
       syncBuiltinESMExports()
     }
     expect(readFileSync(config, 'utf8')).toBe('Host b\n')

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
@@ -8,6 +8,7 @@ import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
+import { readTextSafe } from '../safe-read.js'
 
 /** A binding as the kernel keeps it: guest paths expanded, options still raw. */
 export interface ResolvedBinding extends Binding {
@@ -52,17 +53,18 @@ export interface AdapterCheck {
 
 export const expandGuest = (p: string): string => (p === '$HOME' || p.startsWith('$HOME/') ? GUEST_HOME + p.slice(5) : p)
 
-async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8')
-  } catch (error) {
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
-  }
+function readText(file: string, maxBytes: number | undefined): string {
+  const text = readTextSafe(file, { maxBytes })
+  if (text === undefined) throw OmhError.of(FILE_UNREADABLE, { args: [file, 'no such file or directory'] })
+  return text
 }
 
-/** Reads and checks an adapter file against the schema. A TOML syntax error becomes one located problem. */
-export async function checkAdapterFile(file: string, expectName?: string): Promise<AdapterCheck> {
-  const source = await readText(file)
+/**
+ * Reads and checks an adapter file against the schema. A TOML syntax error
+ * becomes one located problem. `maxBytes` bounds the read (absent: DEFAULT_FILE_BYTES).
+ */
+export async function checkAdapterFile(file: string, expectName?: string, maxBytes?: number): Promise<AdapterCheck> {
+  const source = readText(file, maxBytes)
   let doc: TomlDocument
   try {
     doc = parseToml(source, file)
@@ -163,8 +165,8 @@ export interface EditorCheck {
   readonly problems: readonly Problem[]
 }
 
-export async function checkEditorFile(file: string): Promise<EditorCheck> {
-  const source = await readText(file)
+export async function checkEditorFile(file: string, maxBytes?: number): Promise<EditorCheck> {
+  const source = readText(file, maxBytes)
   let doc: TomlDocument
   try {
     doc = parseToml(source, file)

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import { FILE_UNREADABLE, OmhError, type Problem } from '@omh/plugin-api'
+import type { OmhError, Problem } from '@omh/plugin-api'
 import type { CapabilityClass, ItemOf } from '@omh/plugin-api'
+import { listDirSafe, type ReadBounds } from '../safe-read.js'
 
 /** Where a profile is read from. */
 export interface CatalogueLocation {
@@ -12,6 +12,8 @@ export interface CatalogueLocation {
    * that is not blank is composed. `AGENTS.md` is always tried first.
    */
   readonly projectRules?: readonly string[]
+  /** The most bytes read from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
+  readonly fileBytes?: number | undefined
 }
 
 /** One entry of the catalogue, named before it is read. */
@@ -57,26 +59,16 @@ export interface CatalogueSource<C extends CapabilityClass = CapabilityClass> {
 // Catalogue files are many and small: reading them synchronously costs a tenth of the thread
 // pool's round trips (measured: 500 SKILL.md files, 8 ms against 70 ms).
 
-/** The names in a directory, sorted; none when it does not exist. Hidden names are skipped. */
-export async function namesIn(dir: string): Promise<{ name: string; isDirectory: boolean }[]> {
-  try {
-    const entries = readdirSync(dir, { withFileTypes: true })
-    return entries
-      .filter((e) => !e.name.startsWith('.'))
-      .map((e) => ({ name: e.name, isDirectory: e.isDirectory() }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
-  }
-}
+/** How the user's own files are read: a link may lead anywhere, the size is bounded. */
+export const profileBounds = (at: CatalogueLocation): ReadBounds => ({ maxBytes: at.fileBytes })
 
-/** A file's text; undefined when it does not exist. Any other failure is FILE_UNREADABLE, never "empty". */
-export async function textOf(file: string): Promise<string | undefined> {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
-  }
+/** How the project's files are read: besides the bound, no link may lead out of the project. */
+export const projectBounds = (at: CatalogueLocation): ReadBounds => ({ within: at.projectDir, maxBytes: at.fileBytes })
+
+/** The names in a directory, sorted; none when it does not exist. Hidden names are skipped. */
+export async function namesIn(dir: string, bounds: ReadBounds = {}): Promise<{ name: string; isDirectory: boolean }[]> {
+  return (listDirSafe(dir, bounds) ?? [])
+    .filter((e) => !e.name.startsWith('.'))
+    .map((e) => ({ name: e.name, isDirectory: e.isDirectory() }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }

@@ -3,7 +3,8 @@ import type { Problem } from '@omh/plugin-api'
 import { isObject } from '@omh/plugin-kit'
 import { closest } from '../issues.js'
 import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '@omh/plugin-api'
-import { namesIn, textOf, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
+import { namesIn, profileBounds, projectBounds, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
+import { readTextSafe, type ReadBounds } from '../safe-read.js'
 import { readMarkdown, type Markdown } from './frontmatter.js'
 
 /** Agent Skills names: what every harness that reads skills accepts. */
@@ -11,8 +12,8 @@ const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
 const fail = (problems: Problem[]): Loaded<never> => ({ ok: false, problems })
 
-async function markdownAt(file: string, missing?: Problem): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
-  const text = await textOf(file)
+async function markdownAt(file: string, bounds: ReadBounds, missing?: Problem): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
+  const text = readTextSafe(file, bounds)
   if (text === undefined && missing) return { ok: false, problems: [missing] }
   const read = await readMarkdown(text ?? '', file)
   return read.ok ? read : { ok: false, problems: [read.problem] }
@@ -49,7 +50,7 @@ export const rulesSource: CatalogueSource<'rules'> = {
         return {
           name: stem,
           source,
-          load: async () => ({ ok: true as const, item: { name: stem, origin: stem, source, text: (await textOf(source)) ?? '' } }),
+          load: async () => ({ ok: true as const, item: { name: stem, origin: stem, source, text: readTextSafe(source, profileBounds(loc)) ?? '' } }),
         }
       })
     return { entries, problems: [] }
@@ -60,7 +61,7 @@ export const rulesSource: CatalogueSource<'rules'> = {
     const found: { name: string; source: string; text: string }[] = []
     for (const name of names) {
       const source = path.join(loc.projectDir, name)
-      const text = await textOf(source)
+      const text = readTextSafe(source, projectBounds(loc))
       // A blank file counts as absent, so an empty placeholder never wins over real rules.
       if (text?.trim()) found.push({ name, source, text })
     }
@@ -85,15 +86,15 @@ export const skillsSource: CatalogueSource<'skills'> = {
     for (const { name, isDirectory } of await namesIn(dir)) {
       const source = path.join(dir, name)
       if (!isDirectory) problems.push({ file: source, message: 'is not a folder; a skill is a folder holding SKILL.md' })
-      else entries.push({ name, source, load: () => loadSkill(name, source) })
+      else entries.push({ name, source, load: () => loadSkill(name, source, profileBounds(loc)) })
     }
     return { entries, problems }
   },
 }
 
-async function loadSkill(name: string, dir: string): Promise<Loaded<Skill>> {
+async function loadSkill(name: string, dir: string, bounds: ReadBounds): Promise<Loaded<Skill>> {
   const file = path.join(dir, 'SKILL.md')
-  const read = await markdownAt(file, { file: dir, message: 'has no SKILL.md' })
+  const read = await markdownAt(file, bounds, { file: dir, message: 'has no SKILL.md' })
   if (!read.ok) return fail(read.problems)
   const md = read.value
   const fm = md.frontmatter
@@ -117,11 +118,11 @@ async function loadSkill(name: string, dir: string): Promise<Loaded<Skill>> {
 export const commandsSource: CatalogueSource<'commands'> = {
   capability: 'commands',
   where: (loc) => path.join(loc.omhHome, 'commands'),
-  list: (loc) => markdownEntries(path.join(loc.omhHome, 'commands'), loadCommand),
+  list: (loc) => markdownEntries(path.join(loc.omhHome, 'commands'), (name, file) => loadCommand(name, file, profileBounds(loc))),
 }
 
-async function loadCommand(name: string, file: string): Promise<Loaded<Command>> {
-  const read = await markdownAt(file)
+async function loadCommand(name: string, file: string, bounds: ReadBounds): Promise<Loaded<Command>> {
+  const read = await markdownAt(file, bounds)
   if (!read.ok) return fail(read.problems)
   const { frontmatter = {}, body } = read.value
   const { description, ...rest } = frontmatter
@@ -139,11 +140,11 @@ const SUBAGENT_KEYS = ['name', 'description', 'tools', 'model']
 export const subagentsSource: CatalogueSource<'subagents'> = {
   capability: 'subagents',
   where: (loc) => path.join(loc.omhHome, 'subagents'),
-  list: (loc) => markdownEntries(path.join(loc.omhHome, 'subagents'), loadSubagent),
+  list: (loc) => markdownEntries(path.join(loc.omhHome, 'subagents'), (name, file) => loadSubagent(name, file, profileBounds(loc))),
 }
 
-async function loadSubagent(name: string, file: string): Promise<Loaded<Subagent>> {
-  const read = await markdownAt(file)
+async function loadSubagent(name: string, file: string, bounds: ReadBounds): Promise<Loaded<Subagent>> {
+  const read = await markdownAt(file, bounds)
   if (!read.ok) return fail(read.problems)
   const md = read.value
   const fm = md.frontmatter

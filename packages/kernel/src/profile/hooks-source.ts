@@ -1,7 +1,8 @@
 import path from 'node:path'
 import { HOOK_INVALID, OmhError } from '@omh/plugin-api'
-import { textOf, type CatalogueSource } from './catalogue.js'
-import { findHooks, parseHookFile } from './hooks.js'
+import { readTextSafe } from '../safe-read.js'
+import type { CatalogueSource } from './catalogue.js'
+import { findHooks, hookBounds, parseHookFile } from './hooks.js'
 
 /** Hook files: the catalogue's `hooks/*.json`, shadowed by name by the project's `.omh/hooks/*.json`. */
 export const hooksSource: CatalogueSource<'hooks'> = {
@@ -14,7 +15,7 @@ export const hooksSource: CatalogueSource<'hooks'> = {
         name: hook.name,
         source: hook.file,
         async load() {
-          const parsed = parseHookFile(hook.name, hook.file, (await textOf(hook.file)) ?? '')
+          const parsed = parseHookFile(hook.name, hook.file, readTextSafe(hook.file, hookBounds(loc, hook)) ?? '')
           return parsed.ok ? { ok: true as const, item: parsed.hook } : { ok: false as const, problems: parsed.problems }
         },
       })),

@@ -2,7 +2,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../../test/helpers/testdir.js'
 import { isOmhError, type OmhError } from '@omh/plugin-api'
-import { parseHookFile, resolveHooks } from './hooks.js'
+import { findHooks, parseHookFile, resolveHooks } from './hooks.js'
 
 const parse = (source: string, name = 'h') => parseHookFile(name, `/hooks/${name}.json`, source)
 const problems = (source: string, name = 'h') => {
@@ -61,7 +61,7 @@ describe('a hook file', () => {
   })
 
   it('refuses an empty body in each of its forms', () => {
-    expect(problems('')).toEqual(['-:- (file): not valid JSON: the text ends before the JSON does'])
+    expect(problems('')).toEqual(['1:1 (file): not valid JSON: the text ends before the JSON does'])
     expect(problems('{}')).toEqual(['-:- on: required, but missing', '-:- (file): a hook does nothing without `run`, `inject` or `refuse`'])
     expect(problems('{ "on": "turn-end", "run": "  " }')).toEqual(['1:21 run: `run` is empty, so this hook does nothing'])
     expect(problems('{ "on": "turn-end", "when": "", "run": "x" }')).toEqual(['1:21 when: `when` is empty; leave it out to fire every time'])
@@ -79,8 +79,27 @@ describe('a hook file', () => {
     expect(problems('{ "on": "before-tool", "tools": [], "run": "x" }')).toEqual(['1:24 tools: `tools` is empty; leave it out to mean every tool'])
     expect(problems('{ "on": "before-tool", "tools": ["edit", "edit"], "run": "x" }')).toEqual(['1:42 tools[1]: `edit` is listed twice'])
     expect(problems('{ "on": "turn-end",\n  "run": "x", }')).toEqual(['2:15 (file): not valid JSON: Expected double-quoted property name'])
+    expect(problems('{ "on": "turn-end",\n  "run": x }')).toEqual(["2:10 (file): not valid JSON: Unexpected token 'x'"])
     expect(problems('["turn-end"]')).toEqual(['-:- (file): a hook file holds one JSON object: `on`, optional `tools` and `when`, and one of `run`, `inject`, `refuse`'])
     expect(problems('{ "on": "turn-end", "run": "x" }', 'My Hook')[0]).toMatch(/^-:- \(file\): "My Hook" cannot name a hook/)
+  })
+})
+
+describe('a hook file that is not JSON', () => {
+  it('says where, for every kind of syntax error', () => {
+    expect(problems('{ "on": "turn-end" "run": "x" }')).toEqual(["1:20 (file): not valid JSON: Expected ',' or '}' after property value"])
+    expect(problems('{ "on": "turn-end",\n  "run": "x"\n')).toEqual(["3:1 (file): not valid JSON: Expected ',' or '}' after property value"])
+    expect(problems('{ "on": "turn-end",\n  "run": ')).toEqual(['2:10 (file): not valid JSON: the text ends before the JSON does'])
+  })
+
+  it('never repeats what the file holds', () => {
+    const secret = 'SECRET_TOKEN=0123456789abcdefghijklmnopqrstuvwxyz'
+    for (const text of [secret, `{ "on": "turn-end", "run": ${secret} }`, `\u0000${secret}`, `\u001b[31m${secret}`]) {
+      const [said] = problems(text)
+      expect(said).toMatch(/^1:\d+ \(file\): not valid JSON: /)
+      expect(said).not.toContain('0123456789')
+      expect(said).not.toMatch(/\p{Cc}/u)
+    }
   })
 })
 
@@ -99,6 +118,18 @@ describe('the hooks of a profile', () => {
       ['fmt', { kind: 'run', command: 'npm run fmt' }, 'home/hooks/fmt.json'],
       ['test', { kind: 'run', command: 'make test' }, 'repo/.omh/hooks/test.json'],
     ])
+  })
+
+  it('skips hidden files in either hooks folder, as every catalogue folder does', async () => {
+    const dir = testdir({
+      'home/hooks/.draft.json': '{ not yet',
+      'home/hooks/fmt.json': hook('npm run fmt'),
+      'repo/.omh/hooks/.fmt.json': hook('shadow'),
+    })
+    const found = await findHooks({ omhHome: path.join(dir, 'home'), projectDir: path.join(dir, 'repo') })
+    expect(found.map((h) => path.relative(dir, h.file))).toEqual(['home/hooks/fmt.json'])
+    const hooks = await resolveHooks({ omhHome: path.join(dir, 'home'), projectDir: path.join(dir, 'repo') })
+    expect(hooks.map((h) => h.action)).toEqual([{ kind: 'run', command: 'npm run fmt' }])
   })
 
   it('follows `[use] hooks` in its order, and never reads what it leaves out', async () => {

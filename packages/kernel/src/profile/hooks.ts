@@ -1,13 +1,13 @@
-import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
-import { FILE_UNREADABLE, HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
+import { HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
 import { fieldsMentioned, FIELD_VARIABLE, parseHookText, TOOL_MOMENTS } from '@omh/plugin-kit'
 import { dotted, problemsFromIssues } from '../issues.js'
-import { parseJson } from '@omh/plugin-kit'
+import { readJson } from '@omh/plugin-kit'
 import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '@omh/plugin-api'
 import type { KeyPath } from '@omh/plugin-kit'
 import { byText } from '../order.js'
+import { listDirSafe, readTextSafe, type ReadBounds } from '../safe-read.js'
 
 /**
  * A hook file, `<name>.json`: a moment, optionally the tools and a shell
@@ -38,6 +38,8 @@ export interface HookSources {
   readonly omhHome: string
   /** The project whose `.omh/hooks` shadow the catalogue's: the session's worktree, or the checkout. */
   readonly projectDir?: string
+  /** The most bytes read from one hook file; absent: DEFAULT_FILE_BYTES. */
+  readonly fileBytes?: number | undefined
   /** `[use] hooks`: absent or `["*"]` selects every hook, a list selects those names in its order. */
   readonly allow?: readonly string[]
 }
@@ -57,7 +59,8 @@ export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectD
   const dirs: [HookSource['origin'], string][] = [['catalogue', path.join(sources.omhHome, 'hooks')]]
   if (sources.projectDir) dirs.push(['project', path.join(sources.projectDir, '.omh', 'hooks')] as const)
   for (const [origin, dir] of dirs) {
-    for (const entry of (await listOrEmpty(dir)).filter((n) => n.endsWith('.json')).sort()) {
+    const names = (listDirSafe(dir, origin === 'project' ? { within: sources.projectDir } : {}) ?? []).map((e) => e.name)
+    for (const entry of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
       const name = entry.slice(0, -'.json'.length)
       const shadowed = byName.get(name)
       byName.set(name, { name, file: path.join(dir, entry), origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
@@ -80,7 +83,7 @@ export async function resolveHooks(sources: HookSources): Promise<Hook[]> {
   const problems: Problem[] = []
   const bad = new Set<string>()
   for (const source of selected) {
-    const parsed = parseHookFile(source.name, source.file, await readText(source.file))
+    const parsed = parseHookFile(source.name, source.file, readTextSafe(source.file, hookBounds(sources, source)) ?? '')
     if (parsed.ok) hooks.push(parsed.hook)
     else {
       problems.push(...parsed.problems)
@@ -99,10 +102,9 @@ export function parseHookFile(name: string, file: string, source: string): HookP
   if (!HOOK_NAME.test(name)) {
     problems.push({ file, message: `"${name}" cannot name a hook: the file name is the hook's name, in lowercase letters, digits, \`.\`, \`_\` and \`-\`` })
   }
-  const json = parseJson(source, file)
+  const json = readJson(source, file)
   if (!json.ok) {
-    const { message, line, column } = json.error
-    problems.push({ file, ...(line ? { line, column } : {}), message: `not valid JSON: ${message}` })
+    problems.push(json.problem)
     return { ok: false, problems }
   }
   const { doc } = json
@@ -188,19 +190,8 @@ export function parseHookFile(name: string, file: string, source: string): HookP
 const sortProblems = (problems: Problem[]) =>
   problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
 
-async function listOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
-  }
-}
-
-async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8')
-  } catch (error) {
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
-  }
-}
+/** How a hook file is read: a project's may not lead out of the project. */
+export const hookBounds = (sources: Pick<HookSources, 'projectDir' | 'fileBytes'>, hook: HookSource): ReadBounds => ({
+  ...(hook.origin === 'project' ? { within: sources.projectDir } : {}),
+  maxBytes: sources.fileBytes,
+})

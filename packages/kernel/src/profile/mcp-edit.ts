@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { OmhError, PROFILE_INVALID, type Problem } from '@omh/plugin-api'
 import { replaceFile, snapshot, type FileSnapshot } from '../files.js'
+import type { ReadBounds } from '../safe-read.js'
 import { isObject, jsonIndent, readJson } from '@omh/plugin-kit'
 import { serverValues, type McpServer } from '@omh/plugin-api'
 import { MANAGED_KEYS, serverFrom, serverToJson } from './mcp-file.js'
@@ -18,8 +19,8 @@ export interface McpDocument {
  * or whose `mcpServers` is not an object, is refused before anything is
  * planned, so it stays exactly as the user left it.
  */
-export async function openMcpDocument(file: string): Promise<McpDocument> {
-  const before = await snapshot(file)
+export async function openMcpDocument(file: string, bounds: ReadBounds = {}): Promise<McpDocument> {
+  const before = await snapshot(file, bounds)
   if (!before.bytes) return { snapshot: before, data: { mcpServers: {} }, servers: {}, indent: 2 }
   const text = before.bytes.toString('utf8')
   const read = readJson(text, file)

@@ -3,7 +3,8 @@ import type { Problem } from '@omh/plugin-api'
 import { closest, dotted } from '../issues.js'
 import { isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
 import type { McpServer } from '@omh/plugin-api'
-import { textOf, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
+import { profileBounds, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
+import { readTextSafe, type ReadBounds } from '../safe-read.js'
 
 /**
  * A server name: safe as a table key and a tool prefix in every harness. Not
@@ -30,8 +31,8 @@ export interface McpFile {
 
 export const mcpFileOf = (omhHome: string) => path.join(omhHome, 'mcp.json')
 
-export async function readMcpFile(file: string): Promise<McpFile> {
-  const text = await textOf(file)
+export async function readMcpFile(file: string, bounds: ReadBounds = {}): Promise<McpFile> {
+  const text = readTextSafe(file, bounds)
   if (text === undefined) return { file, text, doc: undefined, servers: [], problems: [] }
   const read = readJson(text, file)
   if (!read.ok) return { file, text, doc: undefined, servers: [], problems: [read.problem] }
@@ -166,7 +167,7 @@ export const mcpSource: CatalogueSource<'mcp'> = {
   capability: 'mcp',
   where: (loc) => mcpFileOf(loc.omhHome),
   async list(loc) {
-    const read = await readMcpFile(mcpFileOf(loc.omhHome))
+    const read = await readMcpFile(mcpFileOf(loc.omhHome), profileBounds(loc))
     const entries: CatalogueEntry<McpServer>[] = read.servers.map((server) => ({
       name: server.name,
       source: read.file,

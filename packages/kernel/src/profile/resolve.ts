@@ -3,7 +3,7 @@ import { closest } from '../issues.js'
 import path from 'node:path'
 import type { Adapter } from '../adapter/load.js'
 import { CAPABILITY_CLASSES, GUEST_WORK, emptyProfile, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
-import type { Decided } from '../settings/load.js'
+import type { Decided, EffectiveSettings } from '../settings/load.js'
 import type { CatalogueLocation, CatalogueSource } from './catalogue.js'
 import { commandsSource, rulesSource, skillsSource, subagentsSource } from './entries.js'
 import { hooksSource } from './hooks-source.js'
@@ -30,6 +30,21 @@ export function projectRulesOf(adapter: Adapter): string[] {
   const rules = adapter.bindings.find((b) => b.capability === 'rules')
   if (!rules) return []
   return [rules.path, ...rules.also].filter((p) => path.posix.dirname(p) === GUEST_WORK).map((p) => path.posix.basename(p))
+}
+
+/**
+ * Where a harness's profile is read from, as the settings say: the catalogue
+ * in `$OMH_HOME`, the project's own rules in `projectDir` (the session's
+ * worktree, or the checkout), `[use]` and `[limits] file_bytes`.
+ */
+export function profileSourcesFor(at: { omhHome: string; settings: EffectiveSettings }, adapter: Adapter, projectDir: string | undefined): ProfileSources {
+  return {
+    omhHome: at.omhHome,
+    ...(projectDir ? { projectDir } : {}),
+    projectRules: projectRulesOf(adapter),
+    use: at.settings.use,
+    fileBytes: at.settings.fileBytes?.value,
+  }
 }
 
 /** How one class was selected, and who decided. */

@@ -1,12 +1,13 @@
 import { statSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { cosmiconfig, defaultLoaders, type CosmiconfigResult, type Loader } from 'cosmiconfig'
+import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
 import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
-import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
+import { isObject, readJson, type KeyPath, type Position } from '@omh/plugin-kit'
+import { parseToml } from '@omh/plugin-kit/toml'
 import { resolvePluginModule } from '../plugins/resolve.js'
+import { readTextSafe, type ReadBounds } from '../safe-read.js'
 import { assertTrusted, repositoryTrust, type RepositoryTrust, type TrustSubject } from '../trust.js'
 import { settingsSchema, type Settings } from './schema.js'
 
@@ -42,6 +43,8 @@ export interface EffectiveSettings {
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
+  /** The most bytes omh reads from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
+  readonly fileBytes: Decided<number> | undefined
 }
 
 export interface SettingsLocations {
@@ -53,154 +56,148 @@ export interface SettingsLocations {
   readonly cwd: string
 }
 
-const tomlLoader = async (file: string, content: string) => parseToml(content, file).data
+// Every settings file is read by omh (regular files only, links kept inside the
+// repository, bounded); cosmiconfig is left only the importing of a JavaScript one.
+const SEARCH_PLACES = ['package.json', 'omh.config.toml', 'omh.config.json', 'omh.config.js', 'omh.config.mjs', 'omh.config.cjs'] as const
 
-/** Where the `project` layer may be, in the order each directory is searched. */
-const PROJECT_PLACES = ['package.json', 'omh.config.toml', 'omh.config.json', 'omh.config.js', 'omh.config.mjs', 'omh.config.cjs']
-
-/** The extensions cosmiconfig's own loaders run as code. */
-const CODE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts']
+/** A settings file as read: its data, and where each key is written when the format says. */
+interface ReadLayer {
+  readonly file: string
+  readonly data: unknown
+  readonly locate?: (p: KeyPath) => Position | undefined
+}
 
 export async function loadSettings(at: SettingsLocations): Promise<EffectiveSettings> {
-  // The user's own layers: whatever they pull in is theirs.
-  const explorer = cosmiconfig('omh', { loaders: { '.toml': tomlLoader }, searchStrategy: 'none', cache: false })
   const layers: SettingsLayer[] = []
-  const push = (layer: SettingsLayer | undefined) => layer && layers.push(layer)
-  push(await explicit(explorer, 'defaults', at.defaults))
-  push(await explicit(explorer, 'personal', path.join(at.omhHome, 'settings.toml')))
+  const push = (name: LayerName, read: ReadLayer | undefined) => read && layers.push(validate(name, read))
+  push('defaults', readToml(at.defaults, {}))
+  push('personal', readToml(path.join(at.omhHome, 'settings.toml'), {}))
   if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhHome)))
   return merge(layers)
 }
 
 /**
  * The repository's layers. Anyone who can write to the repository (an
- * agent's branch, a clone) writes these, so they are read first with every
- * code loader disarmed; the files that would run code are hashed and checked
- * against the user's trust records, and code is imported only after that.
+ * agent's branch, a clone) writes these, so they are read as data first: a
+ * JavaScript config is only noted, and the files that would run code are
+ * checked against the user's trust records before anything is imported.
  */
 async function repositoryLayers(cwd: string, repoRoot: string, omhHome: string): Promise<SettingsLayer[]> {
-  const seen = await readRepository(cwd, repoRoot, new Set())
-  if (!seen.subjects.length) return seen.layers
-  assertTrusted(await repositoryTrust(repoRoot, omhHome, seen.subjects))
-  return seen.code.length ? (await readRepository(cwd, repoRoot, new Set(seen.code))).layers : seen.layers
+  const seen = readRepository(cwd, repoRoot)
+  if (seen.subjects.length) assertTrusted(await repositoryTrust(repoRoot, omhHome, seen.subjects))
+  const project = seen.project && 'code' in seen.project ? await importLayer(seen.project.code) : seen.project
+  return [
+    ...(project ? [validate('project', project)] : []),
+    ...seen.layers,
+  ]
 }
 
 /** What the user's trust records say of the repository's files that load code; nothing is imported. */
 export async function inspectRepositoryTrust(at: { cwd: string; repoRoot: string; omhHome: string }): Promise<RepositoryTrust> {
-  const seen = await readRepository(at.cwd, at.repoRoot, new Set())
-  return repositoryTrust(at.repoRoot, at.omhHome, seen.subjects)
+  return repositoryTrust(at.repoRoot, at.omhHome, readRepository(at.cwd, at.repoRoot).subjects)
 }
 
 interface RepositoryRead {
+  /** The project layer: read, or a JavaScript config still to be imported. */
+  readonly project: ReadLayer | { readonly code: string } | undefined
+  /** The shared and local layers. */
   readonly layers: SettingsLayer[]
   /** Every file that would run code, or makes omh run it. */
   readonly subjects: TrustSubject[]
-  /** The JavaScript files among them, which the layers hold only when `runnable` let them run. */
-  readonly code: string[]
+}
+
+/** Reads the `project`, `shared` and `local` layers, running nothing. */
+function readRepository(cwd: string, repoRoot: string): RepositoryRead {
+  const bounds = { within: repoRoot }
+  const subjects: TrustSubject[] = []
+  const namingPlugins = (read: ReadLayer, key: readonly string[]) => {
+    const plugins = (read.data as { plugins?: unknown } | undefined)?.plugins
+    if (!Array.isArray(plugins) || !plugins.length) return
+    subjects.push({ file: read.file, reason: 'settings', key: [...key] })
+    for (const specifier of plugins) {
+      if (typeof specifier !== 'string' || (!specifier.startsWith('.') && !path.isAbsolute(specifier))) continue
+      const module = resolvePluginModule(specifier, path.dirname(read.file))
+      if (module && statSync(module, { throwIfNoEntry: false })?.isFile()) subjects.push({ file: module, reason: 'plugin' })
+    }
+  }
+  const project = searchUp(cwd, repoRoot)
+  if (project && 'code' in project) subjects.push({ file: project.code, reason: 'code' })
+  else if (project) namingPlugins(project, path.basename(project.file) === 'package.json' ? ['omh', 'plugins'] : ['plugins'])
+  const layers: SettingsLayer[] = []
+  for (const [name, file] of [
+    ['shared', path.join(repoRoot, '.omh', 'settings.toml')],
+    ['local', path.join(repoRoot, '.omh', 'settings.local.toml')],
+  ] as const) {
+    const read = readToml(file, bounds)
+    if (!read) continue
+    namingPlugins(read, ['plugins'])
+    layers.push(validate(name, read))
+  }
+  return { project, layers, subjects }
+}
+
+function readToml(file: string, bounds: ReadBounds): ReadLayer | undefined {
+  const text = readTextSafe(file, bounds)
+  if (text === undefined) return undefined
+  const doc = parseToml(text, file)
+  return { file, data: doc.data, locate: doc.locate }
 }
 
 /**
- * Reads the `project`, `shared` and `local` layers without running code
- * outside `runnable`: cosmiconfig loads JavaScript by extension, wherever
- * the file is named (a search place, a `$import`), so every code loader is
- * replaced by one that runs only those files and otherwise notes the file and
- * reads it as an empty table. The project layer is searched here, not by cosmiconfig,
- * whose search places a meta config in the working directory may change.
+ * The nearest conventional config file from `cwd` up to the repository root,
+ * and no further. A `package.json` without `omh`, or a blank file, is passed
+ * by. A JavaScript config is found, not run: it is the layer, whatever it
+ * exports, once trusted.
  */
-async function readRepository(cwd: string, repoRoot: string, runnable: ReadonlySet<string>): Promise<RepositoryRead> {
-  let read: string[] = []
-  let code: string[] = []
-  const reading = (loader: Loader): Loader => (file, content) => {
-    read.push(path.resolve(file))
-    return loader(file, content)
-  }
-  const gated = (loader: Loader): Loader => (file, content) => {
-    const at = path.resolve(file)
-    code.push(at)
-    return runnable.has(at) ? loader(file, content) : {}
-  }
-  const loaders = Object.fromEntries(
-    Object.entries({ ...defaultLoaders, '.toml': tomlLoader }).map(([ext, loader]) => [ext, CODE_EXTENSIONS.includes(ext) ? gated(loader) : reading(loader)]),
-  )
-  const explorer = cosmiconfig('omh', { loaders, searchStrategy: 'none', cache: false })
-
-  const out: RepositoryRead = { layers: [], subjects: [], code: [] }
-  const load = async (name: LayerName, file: string, empty: 'layer' | 'none') => {
-    read = []
-    code = []
-    const result = await loadFile(explorer, file)
-    const layer = result && !(empty === 'none' && result.isEmpty) ? await validate(name, result) : undefined
-    const plugins = layer?.settings.plugins ?? []
-    if (layer) out.layers.push(layer)
-    if (code.length || plugins.length) {
-      const key = plugins.length ? (path.basename(file) === 'package.json' ? ['omh', 'plugins'] : ['plugins']) : ['$import']
-      out.subjects.push(...read.map((f) => ({ file: f, reason: 'settings' as const, ...(f === path.resolve(file) ? { key } : {}) })))
+function searchUp(cwd: string, repoRoot: string): ReadLayer | { code: string } | undefined {
+  if (path.relative(repoRoot, cwd).startsWith('..')) cwd = repoRoot
+  const bounds = { within: repoRoot }
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    for (const place of SEARCH_PLACES) {
+      const file = path.join(dir, place)
+      const text = readTextSafe(file, bounds)
+      if (text === undefined || !text.trim()) continue
+      if (/\.[cm]?js$/.test(place)) return { code: file }
+      const read = place.endsWith('.toml') ? readToml(file, bounds) : jsonLayer(file, text)
+      if (read) return read
     }
-    out.subjects.push(...code.map((f) => ({ file: f, reason: 'code' as const })))
-    out.code.push(...code)
-    for (const specifier of plugins) {
-      if (!specifier.startsWith('.') && !path.isAbsolute(specifier)) continue
-      const module = resolvePluginModule(specifier, path.dirname(file))
-      if (module && statSync(module, { throwIfNoEntry: false })?.isFile()) out.subjects.push({ file: module, reason: 'plugin' })
-    }
-    return layer !== undefined || code.includes(path.resolve(file))
+    if (dir === repoRoot || path.dirname(dir) === dir) return undefined
   }
-
-  await searchUp(cwd, repoRoot, (file) => load('project', file, 'none'))
-  await load('shared', path.join(repoRoot, '.omh', 'settings.toml'), 'layer')
-  await load('local', path.join(repoRoot, '.omh', 'settings.local.toml'), 'layer')
-  return out
 }
 
-/** Loads one settings file; undefined when it does not exist. */
-async function loadFile(explorer: { load(file: string): Promise<CosmiconfigResult> }, file: string): Promise<CosmiconfigResult> {
+function jsonLayer(file: string, text: string): ReadLayer | undefined {
+  const read = readJson(text, file)
+  if (!read.ok) throw OmhError.of(SETTINGS_INVALID, { args: [file, 1], problems: [read.problem] })
+  if (path.basename(file) !== 'package.json') return { file, data: read.doc.data, locate: read.doc.locate }
+  const data = read.doc.data
+  if (!isObject(data) || data['omh'] === undefined) return undefined
+  return { file, data: data['omh'], locate: (p) => read.doc.locate(['omh', ...p]) }
+}
+
+/** Imports a JavaScript config, which only a trusted repository gets to. */
+async function importLayer(file: string): Promise<ReadLayer | undefined> {
+  const explorer = cosmiconfig('omh', { searchStrategy: 'none', cache: false })
+  let result: CosmiconfigResult
   try {
-    return await explorer.load(file)
+    result = await explorer.load(file)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') return null
     if (isOmhError(error)) throw error
     throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
   }
+  return result && !result.isEmpty ? { file, data: result.config } : undefined
 }
 
-async function explicit(
-  explorer: { load(file: string): Promise<CosmiconfigResult> },
-  name: LayerName,
-  file: string,
-): Promise<SettingsLayer | undefined> {
-  const result = await loadFile(explorer, file)
-  return result ? validate(name, result) : undefined
-}
-
-/**
- * Offers each conventional config file from `cwd` up to the repository root,
- * and no further, nearest first, until `found` takes one.
- */
-async function searchUp(cwd: string, repoRoot: string, found: (file: string) => Promise<boolean>): Promise<void> {
-  if (path.relative(repoRoot, cwd).startsWith('..')) cwd = repoRoot
-  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-    for (const place of PROJECT_PLACES) {
-      const file = path.join(dir, place)
-      if (statSync(file, { throwIfNoEntry: false })?.isFile() && (await found(file))) return
-    }
-    if (dir === repoRoot || path.dirname(dir) === dir) return
-  }
-}
-
-async function validate(name: LayerName, result: NonNullable<CosmiconfigResult>): Promise<SettingsLayer> {
-  const data: unknown = result.config ?? {}
+function validate(name: LayerName, read: ReadLayer): SettingsLayer {
+  const data: unknown = read.data ?? {}
   const parsed = settingsSchema.safeParse(data)
-  if (parsed.success) return { name, file: result.filepath, settings: parsed.data }
-  let doc: TomlDocument | undefined
-  if (result.filepath.endsWith('.toml')) doc = parseToml(await readFile(result.filepath, 'utf8'), result.filepath)
+  if (parsed.success) return { name, file: read.file, settings: parsed.data }
   const problems = problemsFromIssues(parsed.error.issues, {
-    file: result.filepath,
+    file: read.file,
     data,
     schema: settingsSchema,
-    ...(doc ? { locate: doc.locate } : {}),
+    ...(read.locate ? { locate: read.locate } : {}),
   })
-  throw OmhError.of(SETTINGS_INVALID, { args: [result.filepath, problems.length], problems })
+  throw OmhError.of(SETTINGS_INVALID, { args: [read.file, problems.length], problems })
 }
 
 export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
@@ -226,5 +223,6 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     imageBase: last((s) => s.image?.base),
     imageNetwork: last((s) => s.image?.network),
     sessionNetwork: last((s) => s.session?.network),
+    fileBytes: last((s) => s.limits?.file_bytes),
   }
 }

@@ -40,6 +40,12 @@ export const settingsSchema = z.strictObject({
       network: z.optional(z.string().check(z.minLength(1))),
     }),
   ),
+  limits: z.optional(
+    z.strictObject({
+      /** The most bytes omh reads from one file of the profile, an adapter, an editor or a repository. */
+      file_bytes: z.optional(z.int().check(z.positive())),
+    }),
+  ),
   image: z.optional(
     z.strictObject({
       /** The image omh's base recipe starts `FROM`: Debian-based, with apt. */

@@ -49,7 +49,7 @@ export default class ConfigMcpAdd extends OmhCommand<PlanResult> {
     const server: McpServer | undefined = serverFrom(args.name, raw, (p, message) => problems.push(`${p.length ? `${p.join('.')}: ` : ''}${message}`))
     if (!server) throw OmhError.of(USAGE, { args: [`server "${args.name}" ${problems.join('; ')}`], hintArgs: ['config mcp add'] })
     const kernel = await this.kernel()
-    const doc = await openMcpDocument(mcpFileOf(kernel.omhHome))
+    const doc = await openMcpDocument(mcpFileOf(kernel.omhHome), { maxBytes: kernel.settings.fileBytes?.value })
     return carryOut(this.io(), doc, planPut(doc, [server]), flags)
   }
 }

@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { Args, Flags } from '../../../lib/oclif.js'
-import { FILE_UNREADABLE, IMPORT_INVALID, IMPORT_SOURCE_MISSING, IMPORT_UNSUPPORTED, NOT_A_REPOSITORY, OmhError, type McpServer } from '@omh/plugin-api'
-import { mcpFileOf, openMcpDocument, planPut, serverFrom, type McpChange } from '@omh/kernel'
+import { IMPORT_INVALID, IMPORT_SOURCE_MISSING, IMPORT_UNSUPPORTED, NOT_A_REPOSITORY, OmhError, type McpServer } from '@omh/plugin-api'
+import { mcpFileOf, openMcpDocument, planPut, readTextSafe, serverFrom, type McpChange } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 
@@ -30,17 +29,15 @@ export default class ConfigMcpImport extends OmhCommand<ImportResult> {
     const adapter = await kernel.adapter(args.harness)
     const { binding, read } = kernel.reader(adapter, 'mcp')
     let from: string
+    // A file of the repository may not lead out of it; one of the user's own, or named with --from, may.
+    let within: string | undefined
     if (flags.from) from = path.resolve(flags.from)
-    else if (binding.import) from = this.expandHost(binding.import, kernel.repoRoot)
+    else if (binding.import) ({ from, within } = this.expandHost(binding.import, kernel.repoRoot))
     else throw OmhError.of(IMPORT_UNSUPPORTED, { args: [adapter.name, 'its adapter names no `import` path; give the file with --from'], hintArgs: [adapter.file] })
 
-    let content: string
-    try {
-      content = await readFile(from, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw OmhError.of(IMPORT_SOURCE_MISSING, { args: [from] })
-      throw OmhError.of(FILE_UNREADABLE, { args: [from, (error as Error).message], cause: error })
-    }
+    const maxBytes = kernel.settings.fileBytes?.value
+    const content = readTextSafe(from, { within, maxBytes })
+    if (content === undefined) throw OmhError.of(IMPORT_SOURCE_MISSING, { args: [from] })
     const parsed = read([{ file: from, content }])
     if (!parsed.ok) throw OmhError.of(IMPORT_INVALID, { args: [from, binding.render, parsed.problems.length], problems: parsed.problems })
 
@@ -56,20 +53,19 @@ export default class ConfigMcpImport extends OmhCommand<ImportResult> {
     }
     for (const left of parsed.left) conflicting.push({ name: left.name, change: 'conflicting', reason: left.reason })
 
-    const doc = await openMcpDocument(mcpFileOf(kernel.omhHome))
+    const doc = await openMcpDocument(mcpFileOf(kernel.omhHome), { maxBytes })
     if (!this.jsonEnabled()) this.notice(`${this.errStyle.bold('omh:')} ${adapter.name}: read ${from}`)
     const plan = [...planPut(doc, servers), ...conflicting]
     const result = await carryOut(this.io(), doc, plan, flags)
     return { harness: adapter.name, from, ...result }
   }
 
-  private expandHost(template: string, repo: string | undefined): string {
-    let out = template.replace(/^\$HOME(?=\/|$)/, process.env['HOME'] || os.homedir())
-    if (/^\$REPO(?=\/|$)/.test(out)) {
-      if (!repo) throw OmhError.of(NOT_A_REPOSITORY, { args: [process.cwd()] })
-      out = out.replace(/^\$REPO/, repo)
-    }
-    return path.resolve(out)
+  /** The file an adapter's `import` names, and the repository it must stay inside when it is `$REPO/…`. */
+  private expandHost(template: string, repo: string | undefined): { from: string; within: string | undefined } {
+    const out = template.replace(/^\$HOME(?=\/|$)/, process.env['HOME'] || os.homedir())
+    if (!/^\$REPO(?=\/|$)/.test(out)) return { from: path.resolve(out), within: undefined }
+    if (!repo) throw OmhError.of(NOT_A_REPOSITORY, { args: [process.cwd()] })
+    return { from: path.resolve(out.replace(/^\$REPO/, repo)), within: repo }
   }
 }
 

@@ -33,7 +33,7 @@ export default class ConfigMcpLs extends OmhCommand<McpLsResult> {
   async run(): Promise<McpLsResult> {
     await this.parse(ConfigMcpLs)
     const kernel = await this.kernel()
-    const read = await readMcpFile(mcpFileOf(kernel.omhHome))
+    const read = await readMcpFile(mcpFileOf(kernel.omhHome), { maxBytes: kernel.settings.fileBytes?.value })
     if (read.problems.length) throw OmhError.of(PROFILE_INVALID, { args: [read.problems.length], problems: read.problems })
     const use = kernel.settings.use.mcp
     const selected = (name: string) => !use || use.value[0] === '*' || use.value.includes(name)

@@ -15,7 +15,7 @@ export default class ConfigMcpRm extends OmhCommand<PlanResult> {
     const { argv, flags } = await this.parse(ConfigMcpRm)
     const kernel = await this.kernel()
     const file = mcpFileOf(kernel.omhHome)
-    const doc = await openMcpDocument(file)
+    const doc = await openMcpDocument(file, { maxBytes: kernel.settings.fileBytes?.value })
     const known = Object.keys(doc.servers)
     const plan: McpChange[] = []
     for (const name of new Set(argv as string[])) {

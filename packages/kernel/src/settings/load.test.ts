@@ -1,0 +1,74 @@
+import { mkdirSync, symlinkSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { failure } from '../../../../test/helpers/failure.js'
+import { testdir } from '../../../../test/helpers/testdir.js'
+import { loadSettings } from './load.js'
+
+function places(files: Record<string, string>) {
+  const dir = testdir({ 'defaults.toml': 'runtime = "auto"\n', ...files })
+  mkdirSync(path.join(dir, 'repo/sub'), { recursive: true })
+  return {
+    dir,
+    at: { defaults: path.join(dir, 'defaults.toml'), omhHome: path.join(dir, 'home'), repoRoot: path.join(dir, 'repo'), cwd: path.join(dir, 'repo/sub') },
+  }
+}
+
+const layersOf = async (files: Record<string, string>) => {
+  const { dir, at } = places(files)
+  const settings = await loadSettings(at)
+  return settings.layers.map((l) => [l.name, path.relative(dir, l.file), l.settings])
+}
+
+describe('loadSettings', () => {
+  it('reads every layer, least specific first', async () => {
+    expect(
+      await layersOf({
+        'home/settings.toml': 'account = "me"\n',
+        'repo/omh.config.toml': 'runtime = "podman"\n',
+        'repo/.omh/settings.toml': '[use]\nrules = []\n',
+        'repo/.omh/settings.local.toml': '[limits]\nfile_bytes = 10\n',
+      }),
+    ).toEqual([
+      ['defaults', 'defaults.toml', { runtime: 'auto' }],
+      ['personal', 'home/settings.toml', { account: 'me' }],
+      ['project', 'repo/omh.config.toml', { runtime: 'podman' }],
+      ['shared', 'repo/.omh/settings.toml', { use: { rules: [] } }],
+      ['local', 'repo/.omh/settings.local.toml', { limits: { file_bytes: 10 } }],
+    ])
+  })
+
+  it('finds the nearest conventional file from the working directory up, skipping a package.json without omh and an empty file', async () => {
+    expect((await layersOf({ 'repo/sub/package.json': '{"name": "x"}', 'repo/sub/omh.config.json': '{"runtime": "docker"}' }))[1]).toEqual([
+      'project',
+      'repo/sub/omh.config.json',
+      { runtime: 'docker' },
+    ])
+    expect((await layersOf({ 'repo/sub/package.json': '{"name": "x"}', 'repo/package.json': '{"omh": {"account": "p"}}' }))[1]).toEqual([
+      'project',
+      'repo/package.json',
+      { account: 'p' },
+    ])
+    // A JavaScript config is code: found, and run only once the repository is trusted.
+    const { at } = places({ 'repo/sub/omh.config.toml': '\n', 'repo/omh.config.mjs': 'export default { runtime: "docker" }\n' })
+    const error = await failure(() => loadSettings(at))
+    expect(error.code).toBe('REPOSITORY_UNTRUSTED')
+    expect(error.problems.map((p) => p.file)).toContain(path.join(at.repoRoot, 'omh.config.mjs'))
+  })
+
+  it('refuses a repository settings file reached through a link that leaves the repository', async () => {
+    const { dir, at } = places({ 'elsewhere/settings.toml': 'runtime = "docker"\n' })
+    mkdirSync(path.join(dir, 'repo/.omh'))
+    symlinkSync(path.join(dir, 'elsewhere/settings.toml'), path.join(dir, 'repo/.omh/settings.toml'))
+    const error = await failure(() => loadSettings(at))
+    expect(error.code).toBe('FILE_OUTSIDE_TREE')
+    expect(error.exit).toBe(2)
+  })
+
+  it('locates a value that is wrong', async () => {
+    const { dir, at } = places({ 'repo/.omh/settings.toml': '\n[limits]\nfile_bytes = 0\n' })
+    const error = await failure(() => loadSettings(at))
+    expect(error.code).toBe('SETTINGS_INVALID')
+    expect(error.problems).toEqual([{ file: path.join(dir, 'repo/.omh/settings.toml'), line: 3, column: 1, path: 'limits.file_bytes', message: expect.any(String) }])
+  })
+})
