@@ -1,10 +1,11 @@
 import { chooseAccount } from '../accounts.js'
+import { agentUser, userSpec } from '../agent-user.js'
 import type { Adapter } from '@omh/kernel'
 import { GUEST_SSH_PORT } from '../ssh.js'
 import { OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '@omh/plugin-api'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import type { Kernel, RenderReport } from '@omh/kernel'
-import { GUEST_GID, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
+import { GUEST_WORK } from '@omh/plugin-api'
 import type { ContainerInfo, ContainerSpec, RuntimeContext, RuntimePlugin, StagedEntry } from '@omh/plugin-api'
 import { projectRulesOf, resolveProfile } from '@omh/kernel'
 import { stage, type StageResult } from '@omh/kernel'
@@ -22,7 +23,7 @@ import { claim, withRepoLock } from './store.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
-  const plan = (adapter: Adapter) => planImages(adapter, imageOptions(kernel.settings))
+  const plan = (adapter: Adapter) => planImages(adapter, { ...imageOptions(kernel.settings), agent: agentUser() })
   return {
     tag: (adapter) => plan(adapter).harness.tag,
     ensure: async (adapter, runtime, context) => (await ensureImage(runtime, plan(adapter), context, adapter.file)).tag,
@@ -281,7 +282,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       {
         tty: request.tty,
         interactive: true,
-        user: `${GUEST_UID}:${GUEST_GID}`,
+        user: userSpec(agentUser()),
         workdir: GUEST_WORK,
         env: { OMH_HARNESS: adapter.name },
       },
@@ -365,6 +366,7 @@ function planFor(at: {
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     ports: [{ guest: GUEST_SSH_PORT }],
     ...(at.kernel.settings.sessionNetwork ? { network: at.kernel.settings.sessionNetwork.value } : {}),
+    agent: agentUser(),
   })
 }
 
@@ -375,7 +377,7 @@ function stamp(spec: ContainerSpec, contents: Readonly<Record<string, string>>):
 
 async function liveProcesses(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<string[] | undefined> {
   try {
-    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user: `${GUEST_UID}:${GUEST_GID}` }, context)
+    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user: userSpec(agentUser()) }, context)
     return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
   } catch {
     return undefined
