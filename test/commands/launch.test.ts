@@ -34,7 +34,9 @@ describe('omh <harness> --dry-run', () => {
     expect(mounts.find((m) => m.guest === '/work')!.host).toBe(plan.worktree)
     expect(mounts.map((m) => m.guest)).toEqual(expect.arrayContaining(['/work/CLAUDE.md', '/work/.git']))
     expect(mounts.some((m) => m.host === root || m.host.startsWith(`${root}/`))).toBe(false)
-    expect(plan.container).toMatchObject({ user: '1000:1000', capDrop: ['ALL'], noNewPrivileges: true, init: true })
+    // The agent is the user running omh, or UID 1000 for root.
+    const agent = process.getuid?.() === 0 ? '1000:1000' : `${process.getuid?.()}:${process.getgid?.()}`
+    expect(plan.container).toMatchObject({ user: agent, capDrop: ['ALL'], noNewPrivileges: true, init: true })
     expect(plan.exec).toEqual(['claude', '-p', 'hi'])
     nothingCreated(home, root)
   })

@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE } from '../helpers/engines.js'
-import { BIN, ROOT } from '../helpers/run.js'
+import { BIN, ROOT, finished } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -23,22 +23,8 @@ const git = (cwd: string, ...args: string[]) =>
 
 /** Runs the built CLI without a terminal, as a script would; resolves when it exits. */
 function omh(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...identity, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d))
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d
-      if (process.env['OMH_TEST_ECHO']) process.stderr.write(d)
-    })
-    // A launch that hangs fails its test with what it printed, instead of stalling the run.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ status: code ?? -1, stdout, stderr })
-    })
-  })
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...identity, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  return finished(child, 300_000)
 }
 
 /** `key=value` lines a probe printed. */

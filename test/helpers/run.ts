@@ -1,4 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process'
+import type { Readable } from 'node:stream'
 import path from 'node:path'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -51,5 +52,27 @@ export function omhAsync(args: readonly string[], options: { cwd?: string; env?:
     child.stderr.on('data', (d) => (stderr += d))
     child.on('error', (error) => resolve({ status: -1, stdout, stderr: `${stderr}${error.message}` }))
     child.on('close', (status) => resolve({ status: status ?? -1, stdout, stderr }))
+  })
+}
+
+/**
+ * What a child started with piped stdout and stderr printed, once it exits;
+ * killed after `timeoutMs`, so a hang fails its test with what it printed
+ * instead of stalling the run. `OMH_TEST_ECHO` echoes its stderr as it comes.
+ */
+export function finished(child: ChildProcessByStdio<null, Readable, Readable>, timeoutMs: number): Promise<Omit<Ran, 'json'>> {
+  return new Promise((resolve) => {
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d))
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d
+      if (process.env['OMH_TEST_ECHO']) process.stderr.write(d)
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ status: code ?? -1, stdout, stderr })
+    })
   })
 }

@@ -1,6 +1,6 @@
 // Pure translation of omh's container descriptions into a Docker-compatible
 // client's arguments. Docker and Podman take the same flags for everything here.
-import type { ContainerSpec, ExecOptions, ImageRecipe, Mount } from '@omh/plugin-api'
+import type { ContainerSpec, ExecOptions, HostUser, ImageRecipe, Mount } from '@omh/plugin-api'
 
 /** Arguments plus the variables the client needs in its own environment to pass values on. */
 export interface ClientCall {
@@ -45,12 +45,19 @@ export function unmountable(mount: Mount): string | undefined {
 // on the host, and a colon in a path is no separator.
 const mountFlag = (m: Mount) => `type=bind,source=${m.host},target=${m.guest}${m.readOnly ? ',readonly' : ''}`
 
+/** The IDs of a `uid:gid` user; undefined for a name, which only the image can resolve. */
+export function numericUser(user: string): HostUser | undefined {
+  const ids = /^(\d+):(\d+)$/.exec(user)
+  return ids ? { uid: Number(ids[1]), gid: Number(ids[2]) } : undefined
+}
+
 /**
  * Every flag `run` needs for a spec, then the image and argv. `attachedTTY`
  * says whether a requested terminal can be given: an attached process only
- * gets one when omh's own stdin is a terminal.
+ * gets one when omh's own stdin is a terminal. `userFlags` map the host user
+ * onto the container's (see `EngineDialect.mapUser`).
  */
-export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: boolean): ClientCall {
+export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: boolean, userFlags: readonly string[] = []): ClientCall {
   const args: string[] = ['--pull=never']
   if (spec.name) args.push('--name', spec.name)
   if (spec.init) args.push('--init')
@@ -60,7 +67,7 @@ export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: bo
   const env = envFlags(spec.env, hostEnv)
   args.push(...env.args)
   for (const [key, value] of Object.entries(spec.labels)) args.push('--label', `${key}=${value}`)
-  args.push('-w', spec.workdir, '-u', spec.user)
+  args.push('-w', spec.workdir, '-u', spec.user, ...userFlags)
   if (spec.network) args.push('--network', spec.network)
   for (const p of spec.ports ?? []) args.push('-p', `127.0.0.1:${p.host ?? ''}:${p.guest}`)
   for (const cap of spec.capDrop ?? []) args.push('--cap-drop', cap)

@@ -6,13 +6,13 @@
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type ImageRecipe, type PluginMeta, type PublishedPort, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageRecipe, type PluginMeta, type PublishedPort, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
-import { buildArgs, containerArgs, execArgs, listArgs, unmountable, type ClientCall } from './args.js'
+import { buildArgs, containerArgs, execArgs, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
 import { runClient, type ClientResult } from './client.js'
 import { classifyDetect, type DetectAdvice } from './detect.js'
 
-export { buildArgs, containerArgs, envFlags, execArgs, listArgs, unmountable } from './args.js'
+export { buildArgs, containerArgs, envFlags, execArgs, listArgs, numericUser, unmountable } from './args.js'
 export { runClient, type ClientOptions, type ClientResult } from './client.js'
 export { classifyDetect, type DetectAdvice, type DetectOutcome } from './detect.js'
 
@@ -40,6 +40,13 @@ export interface EngineDialect {
   readonly removeNow: readonly string[]
   /** Whether a failed exec (output captured) failed in the engine rather than in the process. */
   execFailed(exitCode: number, stderr: string): boolean
+  /**
+   * Flags that map `host` (the user running the client) onto the container
+   * user `guest`, when this engine, as `env` reaches it, maps users per
+   * container; undefined when it gives containers the host's IDs as they are.
+   * Absent: the engine never maps.
+   */
+  mapUser?(host: HostUser, guest: HostUser, env: Readonly<Record<string, string | undefined>>): readonly string[] | undefined
 }
 
 /** Runs the client once with output captured; never rejects. */
@@ -95,6 +102,23 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         })
       }
     }
+  }
+
+  /** The flags that show the host user's files as the container user's, or a failure saying why they cannot be. */
+  const userFlags = (spec: ContainerSpec, env: RuntimeContext['env']): readonly string[] => {
+    const host = spec.hostUser
+    if (!host) return []
+    const refuse = (why: string, advice: string) =>
+      OmhError.of(CONTAINER_FAILED, { args: [engine, `start a container as ${spec.user} for the host user ${host.uid}:${host.gid}`, why], hintArgs: [advice] })
+    const guest = numericUser(spec.user)
+    if (!guest) throw refuse('a user given by name cannot be mapped', 'Give the container user as uid:gid.')
+    const mapped = dialect.mapUser?.(host, guest, env)
+    if (mapped) return mapped
+    if (guest.uid === host.uid && guest.gid === host.gid) return []
+    throw refuse(
+      `${engine} gives containers the host's user IDs, so files of ${host.uid}:${host.gid} cannot appear as ${guest.uid}:${guest.gid}'s`,
+      'Run the container as the host user, or use an engine that maps users, such as rootless Podman.',
+    )
   }
 
   /** Runs an attached client: the user's terminal when asked for, output captured otherwise. */
@@ -208,7 +232,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
 
     async up(spec, context) {
       refuseUnmountable(spec)
-      const call = containerArgs(spec, context.env, true)
+      const call = containerArgs(spec, context.env, true, userFlags(spec, context.env))
       const result = await check(context, `start the container ${spec.name ?? `from ${spec.image}`}`, ['run', '-d', ...call.args], call.env)
       return result.stdout.trim().split('\n').at(-1) ?? ''
     },
@@ -226,7 +250,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     async run(spec, context) {
       refuseUnmountable(spec)
       const terminal = Boolean(spec.tty) && stdinIsTerminal()
-      const call = containerArgs(spec, context.env, terminal)
+      const call = containerArgs(spec, context.env, terminal, userFlags(spec, context.env))
       const result = await attached({ args: ['run', '--rm', ...call.args], env: call.env }, context, terminal, Boolean(spec.interactive))
       if (result.exitCode === undefined || result.exitCode === ENGINE_FAILED_RUN) {
         throw failed(`run a container from ${spec.image}`, result)

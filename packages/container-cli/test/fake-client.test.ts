@@ -2,7 +2,7 @@
 // engine is missing, not answering or refusing, that the caller's environment
 // (a remote engine's address) reaches the client, and how failures surface.
 // The real engines are exercised by test/e2e.
-import { chmodSync, readFileSync } from 'node:fs'
+import { chmodSync, chownSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { ContainerSpec, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { describe, expect, it } from 'vitest'
@@ -154,6 +154,52 @@ describe('remote engines', () => {
     })
     expect(await podman.detect(context)).toEqual({ engine: 'podman', version: '4.9.4', endpoint: 'ssh://me@box/run/podman/podman.sock' })
     expect(log()[0]).toContain('CONTAINER_HOST=ssh://me@box/run/podman/podman.sock')
+  })
+})
+
+describe("the host user's files", () => {
+  const spec = (user: string, hostUser = { uid: 1100, gid: 1200 }): ContainerSpec => ({ image: 'i', mounts: [], env: {}, labels: {}, workdir: '/', user, argv: ['true'], hostUser })
+  const userns = (line: string | undefined) => line?.split(' ').filter((a) => a.startsWith('--userns'))
+
+  it('rootless podman (a local client run by someone other than root) maps the host user onto the container user', async () => {
+    const { context, log } = fake('podman')
+    await podman.run(spec('1100:1200'), context)
+    expect(userns(log().at(-1))).toEqual(['--userns=keep-id:uid=1100,gid=1200'])
+    await podman.up(spec('1000:1000'), context)
+    expect(userns(log().at(-1))).toEqual(['--userns=keep-id:uid=1000,gid=1000'])
+  })
+
+  it("rootless podman reached through the user's own socket maps the user too; through root's it shares the host's IDs", async () => {
+    const dir = testdir()
+    const socket = path.join(dir, 'podman.sock')
+    writeFileSync(socket, '')
+    const me = process.getuid?.() === 0 ? 4242 : process.getuid!()
+    if (process.getuid?.() === 0) chownSync(socket, me, me)
+    const own = fake('podman', { CONTAINER_HOST: `unix://${socket}` })
+    await podman.run(spec(`${me}:${me}`, { uid: me, gid: me }), own.context)
+    expect(userns(own.log().at(-1))).toEqual([`--userns=keep-id:uid=${me},gid=${me}`])
+    const rootful = fake('podman', { CONTAINER_HOST: 'unix:///run/podman/podman.sock' })
+    await podman.run(spec('1100:1200'), rootful.context)
+    expect(userns(rootful.log().at(-1))).toEqual([])
+  })
+
+  it("docker shares the host's IDs: the agent that is the host user needs no mapping", async () => {
+    const { context, log } = fake('docker')
+    await docker.run(spec('1100:1200'), context)
+    expect(log().at(-1)).toMatch(/^run --rm --pull=never -w \/ -u 1100:1200 i true /)
+  })
+
+  it('an engine sharing the host IDs refuses to show the host user as another user, naming both', async () => {
+    const failure = await docker.up(spec('1000:1000'), fake('docker').context).catch((e: unknown) => e)
+    expect(failure).toMatchObject({ code: 'CONTAINER_FAILED' })
+    expect((failure as Error).message).toBe(
+      "docker could not start a container as 1000:1000 for the host user 1100:1200: docker gives containers the host's user IDs, so files of 1100:1200 cannot appear as 1000:1000's",
+    )
+  })
+
+  it('a user named rather than numbered cannot be mapped', async () => {
+    const failure = await podman.run(spec('agent'), fake('podman').context).catch((e: unknown) => e)
+    expect((failure as Error).message).toMatch(/^podman could not start a container as agent for the host user 1100:1200: /)
   })
 })
 

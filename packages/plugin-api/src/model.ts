@@ -25,6 +25,7 @@ export const GUEST_HOME = '/home/agent'
 export const GUEST_WORK = '/work'
 /** The unprivileged user every harness runs as; omh's base image asserts its UID when it is built. */
 export const GUEST_USER = 'agent'
+/** The agent's UID when omh runs as root; for anyone else the agent has their UID and GID. */
 export const GUEST_UID = 1000
 /** The guest user's group; the base image gives `agent` a group of its own with this id. */
 export const GUEST_GID = 1000

@@ -296,6 +296,12 @@ export interface Mount {
   readonly readOnly: boolean
 }
 
+/** A user of the host, by number. */
+export interface HostUser {
+  readonly uid: number
+  readonly gid: number
+}
+
 /**
  * A container, described completely. The runtime turns it into its CLI's
  * flags and adds nothing but `--pull=never` (omh's tags exist only locally).
@@ -315,6 +321,16 @@ export interface ContainerSpec {
   readonly workdir: string
   /** `uid:gid` or a user name. */
   readonly user: string
+  /**
+   * The host user who runs the engine's client and owns the read-write
+   * mounts. Present, the runtime makes that user's files appear as `user`'s
+   * (a numeric `uid:gid`) inside, and what `user` creates that user's on the
+   * host: an engine that maps users per container (rootless Podman) maps this
+   * user onto `user`; one that gives containers the host's IDs as they are
+   * (rootful Docker and Podman) needs `user` to be these very IDs, and fails
+   * the container otherwise. Absent: no mapping is asked for.
+   */
+  readonly hostUser?: HostUser
   /** The process to run, overriding the image's command. */
   readonly argv: readonly string[]
   /** An engine network name (`none`, `host`, …). Absent: the engine's default. */

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { defineCliRuntime } from '@omh/container-cli'
 
@@ -11,6 +12,23 @@ interface VersionReport {
 
 const target = (env: Readonly<Record<string, string | undefined>>) =>
   env['CONTAINER_HOST'] ?? (env['CONTAINER_CONNECTION'] ? `connection ${env['CONTAINER_CONNECTION']}` : undefined)
+
+/**
+ * Whether the client reaches a Podman of the user's own (rootless): run here
+ * by someone other than root with no service named, or through a socket that
+ * user owns. Root's socket, or a service elsewhere, gives containers its IDs.
+ */
+function rootless(uid: number, env: Readonly<Record<string, string | undefined>>): boolean {
+  if (uid === 0) return false
+  const host = env['CONTAINER_HOST']
+  if (host === undefined) return env['CONTAINER_CONNECTION'] === undefined
+  if (!host.startsWith('unix://')) return false
+  try {
+    return statSync(host.slice('unix://'.length)).uid === uid
+  } catch {
+    return false
+  }
+}
 
 export default defineCliRuntime({
   meta: { name, version },
@@ -36,4 +54,6 @@ export default defineCliRuntime({
   // Without it `rm -f` waits up to 10 s for a process that ignores SIGTERM.
   removeNow: ['--time', '0'],
   execFailed: (exitCode, stderr) => (exitCode === 125 || exitCode === 255) && /^Error: /m.test(stderr),
+  // Rootless, the user is root inside unless told otherwise; keep-id makes them the container user.
+  mapUser: (host, guest, env) => (rootless(host.uid, env) ? [`--userns=keep-id:uid=${guest.uid},gid=${guest.gid}`] : undefined),
 })

@@ -7,10 +7,11 @@
  */
 import { rm } from 'node:fs/promises'
 import { accountDir, accountToCapture, capturedAccounts, unfilledTokens } from './accounts.js'
+import { agentUser, userSpec } from './agent-user.js'
 import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError } from '@omh/plugin-api'
 import { ensureImage, imageOptions, planImages, type ImageOptions } from './image.js'
 import type { Kernel } from '@omh/kernel'
-import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
+import { GUEST_HOME, GUEST_WORK } from '@omh/plugin-api'
 import type { ContainerSpec, RuntimeContext } from '@omh/plugin-api'
 import { exists } from './host-files.js'
 import { credentialMounts } from './session/plan.js'
@@ -59,7 +60,8 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     setting: kernel.settings.account?.value,
   })
   const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
-  const image = (await ensureImage(runtime, planImages(adapter, host.images ?? imageOptions(kernel.settings)), host.context, adapter.file)).tag
+  const agent = agentUser()
+  const image = (await ensureImage(runtime, planImages(adapter, { ...(host.images ?? imageOptions(kernel.settings)), agent }), host.context, adapter.file)).tag
 
   const dir = accountDir(kernel.omhHome, adapter.name, account)
   const existed = await exists(dir)
@@ -76,7 +78,8 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
       env: { HOME: GUEST_HOME },
       labels: { 'omh.auth': adapter.name },
       workdir: GUEST_WORK,
-      user: `${GUEST_UID}:${GUEST_GID}`,
+      user: userSpec(agent),
+      ...(agent.hostUser ? { hostUser: agent.hostUser } : {}),
       argv: [adapter.bin],
       tty: request.tty,
       interactive: true,

@@ -72,6 +72,16 @@ describe('image recipes', () => {
     expect(text).not.toMatch(/NODE_EXTRA_CA_CERTS|latest/)
   })
 
+  it('a base for another agent gives agent those IDs and asserts them, without a lastlog entry a large UID would blow up', () => {
+    const text = baseRecipe({ ...options, agent: { uid: 123456789, gid: 1200 } }).containerfile
+    expect(text).toContain('useradd -l -m -d /home/agent -u 123456789 -g 1200 -s /bin/bash agent')
+    expect(text).toContain('getent group 1200 >/dev/null || groupadd -g 1200 agent')
+    expect(text).toContain('test "$(id -u agent)" = 123456789')
+    expect(text).toContain('test "$(id -g agent)" = 1200')
+    expect(baseRecipe({ ...options, agent: { uid: 1000, gid: 1000 } })).toEqual(baseRecipe(options))
+    expect(planImages(adapter, { ...options, agent: { uid: 1100, gid: 1100 } }).harness.tag).not.toBe(planImages(adapter, options).harness.tag)
+  })
+
   it('the harness layer runs install as root in a shell that stops at the first failure, then ends as agent', () => {
     const text = harnessRecipe({ ...adapter, install: 'echo "a b"\nfalse\necho never' }, baseRecipe(options), options).containerfile
     const lines = text.trimEnd().split('\n')

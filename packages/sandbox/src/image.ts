@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto'
 import path from 'node:path'
 import type { Adapter } from '@omh/kernel'
 import { IMAGE_BUILD_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
-import { GUEST_HOME, GUEST_UID, GUEST_USER, GUEST_WORK } from '@omh/plugin-api'
+import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_USER, GUEST_WORK } from '@omh/plugin-api'
 import type { ImageRecipe, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { EffectiveSettings } from '@omh/kernel'
 import { byText } from '@omh/kernel'
@@ -33,6 +33,8 @@ export interface ImageOptions {
   readonly network?: string
   /** Extra labels on both images. They are part of the digest, so labelled images never share a tag with plain ones. */
   readonly labels?: Readonly<Record<string, string>>
+  /** The IDs `agent` gets (see `agentUser`); absent: UID and GID 1000. */
+  readonly agent?: { readonly uid: number; readonly gid: number }
 }
 
 /** Both recipes for one harness; `harness.tag` is what a session runs. */
@@ -70,17 +72,23 @@ function recipe(repository: string, containerfile: string, labels: Record<string
 }
 
 /**
- * The base: the user `agent` with UID 1000 and home `/home/agent` (an existing
- * UID 1000 user, like the `node` of Node's images, is renamed so files it owns
- * stay owned), git, jq, openssh-server, and dtach so a harness outlives the
- * terminal it was started from. The build fails unless the user came out as
- * asserted. The recipe keeps `NODE_EXTRA_CA_CERTS` and any CA bundle the
- * starting image carries: installing ca-certificates regenerates the system
- * bundle, and it includes the starting image's extra CAs.
+ * The base: the user `agent` with UID 1000 (or the IDs `options.agent` names)
+ * and home `/home/agent` (an existing user of that UID, like the `node` of
+ * Node's images, is renamed so files it owns stay owned), git, jq,
+ * openssh-server, and dtach so a harness outlives the terminal it was started
+ * from. The build fails unless the user came out as asserted. The recipe
+ * keeps `NODE_EXTRA_CA_CERTS` and any CA bundle the starting image carries:
+ * installing ca-certificates regenerates the system bundle, and it includes
+ * the starting image's extra CAs.
  */
 export function baseRecipe(options: ImageOptions): ImageRecipe {
   const owned = [GUEST_HOME, GUEST_WORK, GUEST_OMH].join(' ')
-  const containerfile = `# omh base image: the user ${GUEST_USER} (UID ${GUEST_UID}), git, jq, openssh-server and dtach.
+  const { uid, gid } = options.agent ?? { uid: GUEST_UID, gid: GUEST_GID }
+  // No lastlog entry for another agent: a directory service's UID (in the billions) would make
+  // /var/log/lastlog a sparse file of hundreds of gigabytes, which a layer stores whole. The
+  // default recipe stays as it was, so its tag does too.
+  const useradd = uid === GUEST_UID && gid === GUEST_GID ? 'useradd' : 'useradd -l'
+  const containerfile = `# omh base image: the user ${GUEST_USER} (UID ${uid}), git, jq, openssh-server and dtach.
 FROM ${options.from}
 USER root
 ARG DEBIAN_FRONTEND=noninteractive
@@ -90,21 +98,21 @@ RUN set -eu; \\
     apt-get clean; \\
     rm -rf /var/lib/apt/lists/* /etc/ssh/ssh_host_*
 RUN set -eu; \\
-    user=$(getent passwd ${GUEST_UID} | cut -d: -f1 || true); \\
-    getent group ${GUEST_UID} >/dev/null || groupadd -g ${GUEST_UID} ${GUEST_USER}; \\
+    user=$(getent passwd ${uid} | cut -d: -f1 || true); \\
+    getent group ${gid} >/dev/null || groupadd -g ${gid} ${GUEST_USER}; \\
     if [ -z "$user" ]; then \\
-      useradd -m -d ${GUEST_HOME} -u ${GUEST_UID} -g ${GUEST_UID} -s /bin/bash ${GUEST_USER}; \\
+      ${useradd} -m -d ${GUEST_HOME} -u ${uid} -g ${gid} -s /bin/bash ${GUEST_USER}; \\
     else \\
       [ "$user" = ${GUEST_USER} ] || usermod -l ${GUEST_USER} "$user"; \\
       [ "$(getent passwd ${GUEST_USER} | cut -d: -f6)" = ${GUEST_HOME} ] || usermod -d ${GUEST_HOME} -m ${GUEST_USER}; \\
-      usermod -g ${GUEST_UID} -s /bin/bash ${GUEST_USER}; \\
+      usermod -g ${gid} -s /bin/bash ${GUEST_USER}; \\
     fi; \\
-    group=$(getent group ${GUEST_UID} | cut -d: -f1); \\
+    group=$(getent group ${gid} | cut -d: -f1); \\
     [ "$group" = ${GUEST_USER} ] || groupmod -n ${GUEST_USER} "$group"; \\
     install -d -o ${GUEST_USER} -g ${GUEST_USER} ${owned}; \\
     install -d -m 0700 -o ${GUEST_USER} -g ${GUEST_USER} ${GUEST_SOCKETS}; \\
-    test "$(id -u ${GUEST_USER})" = ${GUEST_UID}; \\
-    test "$(id -g ${GUEST_USER})" = ${GUEST_UID}; \\
+    test "$(id -u ${GUEST_USER})" = ${uid}; \\
+    test "$(id -g ${GUEST_USER})" = ${gid}; \\
     test "$(getent passwd ${GUEST_USER} | cut -d: -f6)" = ${GUEST_HOME}
 USER ${GUEST_USER}
 WORKDIR ${GUEST_WORK}

@@ -9,6 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
+import { agentUser } from '../agent-user.js'
 import { DOCTOR_RUNNER_FAILED, DOCTOR_WORKSPACE_FAILED, OmhError } from '@omh/plugin-api'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '@omh/kernel'
@@ -76,7 +77,8 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
   const adapter = await kernel.adapter(request.harness)
   const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
   const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
-  const images = planImages(adapter, host.images ?? imageOptions(kernel.settings))
+  const agent = agentUser()
+  const images = planImages(adapter, { ...(host.images ?? imageOptions(kernel.settings)), agent })
   const image = (await ensureImage(runtime, images, host.context, adapter.file)).tag
 
   const scratch = path.join(kernel.omhHome, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
@@ -106,6 +108,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       credentials,
       env: render.env,
       contents: contentDigests(files),
+      agent,
     })
     await prepareMountpoints(run, plan.mountpoints)
 

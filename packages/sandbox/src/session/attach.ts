@@ -11,7 +11,7 @@ import path from 'node:path'
 import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../ssh.js'
 import { ATTACH_FAILED, OmhError, SESSION_NOT_RUNNING } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
-import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'
+import { agentUser, userSpec } from '../agent-user.js'
 import type { RuntimeContext } from '@omh/plugin-api'
 import { LABEL } from './layout.js'
 import { Sessions } from './sessions.js'
@@ -73,7 +73,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   const started = await runtime.exec(
     container.id,
     ['sh', '-c', SSHD_SCRIPT],
-    { tty: false, capture: true, user: `${GUEST_UID}:${GUEST_GID}`, env: { OMH_SSH_KEY: publicKey } },
+    { tty: false, capture: true, user: userSpec(agentUser()), env: { OMH_SSH_KEY: publicKey } },
     host.context,
   )
   if (started.exitCode !== 0) {

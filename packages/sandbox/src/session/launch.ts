@@ -1,7 +1,8 @@
-import { GUEST_GID, GUEST_UID, GUEST_WORK, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '@omh/plugin-api'
+import { GUEST_WORK, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '@omh/plugin-api'
 import type { ContainerInfo, ContainerSpec, LaunchPlan, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { stage, type Adapter, type HarnessRender, type Kernel, type RenderReport } from '@omh/kernel'
 import { chooseAccount } from '../accounts.js'
+import { agentUser, userSpec } from '../agent-user.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import { GUEST_SSH_PORT } from '../ssh.js'
 import { createSession, removeSession } from './create.js'
@@ -18,7 +19,7 @@ import { claim as claimOf, withRepoLock } from './store.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
-  const plan = (adapter: Adapter) => planImages(adapter, imageOptions(kernel.settings))
+  const plan = (adapter: Adapter) => planImages(adapter, { ...imageOptions(kernel.settings), agent: agentUser() })
   return {
     tag: (adapter) => plan(adapter).harness.tag,
     ensure: async (adapter, runtime, context) => (await ensureImage(runtime, plan(adapter), context, adapter.file)).tag,
@@ -304,6 +305,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     ports: [{ guest: GUEST_SSH_PORT }],
     ...(kernel.settings.sessionNetwork ? { network: kernel.settings.sessionNetwork.value } : {}),
+    agent: agentUser(),
   })
   if (!options.dryRun) await prepareCredentials(credentials)
   const plan = await kernel.hooks.beforeLaunch.promise({
@@ -339,7 +341,7 @@ async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host:
     {
       tty: at.request.tty,
       interactive: true,
-      user: `${GUEST_UID}:${GUEST_GID}`,
+      user: userSpec(agentUser()),
       workdir: GUEST_WORK,
       env: { OMH_HARNESS: at.adapter.name },
     },
@@ -416,7 +418,7 @@ function stamp(spec: ContainerSpec, contents: Readonly<Record<string, string>>):
 
 async function liveProcesses(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<string[] | undefined> {
   try {
-    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user: `${GUEST_UID}:${GUEST_GID}` }, context)
+    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user: userSpec(agentUser()) }, context)
     return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
   } catch {
     return undefined

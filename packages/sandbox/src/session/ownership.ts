@@ -4,9 +4,9 @@ import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'
 
 /**
  * Hands what the agent must write (worktree, shadow, credentials) to the
- * guest user. Only root needs this: a user's own files are theirs, and an
- * engine that maps users (rootless) maps them; root's files would otherwise
- * be read-only to the agent.
+ * guest user. Only root needs this: for anyone else the agent is that user
+ * (`agentUser`), so their own files are already the agent's; root's would
+ * otherwise be read-only to the agent.
  */
 export async function handToAgent(target: string): Promise<void> {
   if (process.getuid?.() !== 0) return

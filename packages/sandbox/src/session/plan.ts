@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { credentialHostPath } from '../accounts.js'
+import { userSpec, type AgentUser } from '../agent-user.js'
 import { GUEST_SOCKETS } from '../image.js'
-import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_WORK } from '@omh/plugin-api'
+import { GUEST_HOME, GUEST_WORK } from '@omh/plugin-api'
 import { byText } from '@omh/kernel'
 import type { ContainerSpec, Mount, StagedEntry } from '@omh/plugin-api'
 import { LABEL, containerName } from './layout.js'
@@ -43,6 +44,8 @@ export interface SessionPlanInput {
   readonly ports?: ContainerSpec['ports']
   /** The engine network to join; absent: the engine's default. */
   readonly network?: string
+  /** Who runs in the container, and whose files the writable mounts are (`agentUser()`). */
+  readonly agent: AgentUser
 }
 
 /** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
@@ -126,7 +129,8 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     mounts,
     env,
     workdir: GUEST_WORK,
-    user: `${GUEST_UID}:${GUEST_GID}`,
+    user: userSpec(input.agent),
+    ...(input.agent.hostUser ? { hostUser: input.agent.hostUser } : {}),
     argv: [...KEEPER],
     capDrop: ['ALL'],
     noNewPrivileges: true,

@@ -202,6 +202,7 @@ describe('the session plan', () => {
     credentials: credentialMounts(['/home/agent/.h/'], '/home/u/.omh/creds/h/default'),
     env: {},
     contents: { '/work/RULES.md': 'r1', '/work/.git': 'g' },
+    agent: { uid: 1000, gid: 1000 },
     ...over,
   })
 
@@ -213,6 +214,13 @@ describe('the session plan', () => {
     expect(spec).toMatchObject({ user: '1000:1000', capDrop: ['ALL'], noNewPrivileges: true, init: true, workdir: '/work' })
     expect(spec.labels).toMatchObject({ 'omh.repo': repo.id, 'omh.session': 's01', 'omh.harness': 'h' })
     expect(spec.mounts.some((m) => m.host === repo.root)).toBe(false)
+  })
+
+  it("runs as the agent the host user is, and names that user so the engine shows the user's files as the agent's", () => {
+    const { spec, digest } = planSession(input({ agent: { uid: 1100, gid: 1200, hostUser: { uid: 1100, gid: 1200 } } }))
+    expect(spec).toMatchObject({ user: '1100:1200', hostUser: { uid: 1100, gid: 1200 } })
+    expect(digest).not.toBe(planSession(input()).digest)
+    expect(planSession(input()).spec).not.toHaveProperty('hostUser')
   })
 
   it('mounts parents before what lies inside them', () => {
