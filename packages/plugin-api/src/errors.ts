@@ -197,6 +197,20 @@ export const FILE_CHANGED = define({
   hint: () => 'Run the command again: it plans from the file as it is now.',
 })
 
+export const FILE_LOCKED = define({
+  code: 'FILE_LOCKED',
+  exit: 1,
+  message: (file: string, holder: string) => `${file} is being written by ${holder}, so nothing was written.`,
+  hint: (lock: string) => `Run the command again once it is done. If no omh is running, remove ${lock}.`,
+})
+
+export const FILE_READ_ONLY = define({
+  code: 'FILE_READ_ONLY',
+  exit: 1,
+  message: (file: string) => `${file} is read-only, so omh left it as it is.`,
+  hint: (file: string) => `Make it writable (\`chmod u+w ${file}\`) if omh should change it, then run the command again.`,
+})
+
 export const FILE_UNREADABLE = define({
   code: 'FILE_UNREADABLE',
   exit: 1,
@@ -549,6 +563,8 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,
+  FILE_LOCKED,
+  FILE_READ_ONLY,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
   GIT_FAILED,
