@@ -37,6 +37,7 @@ export {
   type McpFile,
 } from './profile/mcp-file.js'
 export { replaceFile, snapshot, type FileSnapshot } from './files.js'
+export { REDACTED, redactPair, redactServer } from './profile/redact.js'
 export {
   applyPlan,
   openMcpDocument,

@@ -23,6 +23,7 @@ import {
   type Problem,
 } from '@omh/plugin-api'
 import { closest, dotted, problemsFromIssues } from './issues.js'
+import { redactRefused } from './profile/redact.js'
 import { CAPABILITY_CLASSES, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import {
   SUPPORTED_API_VERSIONS,
@@ -585,7 +586,8 @@ export class Kernel {
 const rank = (p: LoadedPlugin) => LAYERS.indexOf(p.namedBy.layer)
 
 /** Every refused value of a render as one error, each located in the file its item came from. */
-function refusal(harness: string, refused: readonly RefusedValue[], profile: ProfileItems): OmhError {
+function refusal(harness: string, values: readonly RefusedValue[], profile: ProfileItems): OmhError {
+  const refused = values.map((r) => redactRefused(r, profile))
   const problems: Problem[] = refused.map((r) => {
     const item = (profile[r.capability] as readonly { name: string; source?: string }[]).find((i) => i.name === r.name)
     return {
