@@ -104,7 +104,10 @@ export interface StagedFile {
   readonly kind: 'file'
   readonly guest: string
   readonly content: string | Uint8Array
-  /** Unix mode bits; default 0o644. */
+  /**
+   * Unix mode bits; default 0o644. Staging keeps the owner's bits only (a
+   * document may hold secrets): 0o755 is staged 0o700, 0o644 as 0o600.
+   */
   readonly mode?: number
   /**
    * The document's syntax (e.g. `json`, `toml`). Two bindings may write one

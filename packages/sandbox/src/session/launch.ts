@@ -13,7 +13,7 @@ import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, sessionPaths, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
-import { prepareCredentials, stagedMounts, withGitfile } from './prepare.js'
+import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { requireRepo, resolveBase, type Base, type Repository } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
 import { pickSession, type SessionChoice } from './select.js'
@@ -247,7 +247,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const image = await images.tag(adapter)
     const render = await renderFor(kernel, adapter, paths.worktree)
     const files = withGitfile(render.files)
-    const staged = await stage({ files }, stagingDir(paths, adapter.name))
+    const staged = await stageForAgent(files, stagingDir(paths, adapter.name))
     await kernel.hooks.staged.promise(render, staged.dir)
     const planned = planFor({ kernel, account, repo, sid, adapter, image, paths, render, files, staged })
     await prepareCredentials(credentialsOf(kernel, adapter, account))
