@@ -306,6 +306,15 @@ export const MCP_SERVER_NOT_FOUND = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Servers: ${list(known)}.`,
 })
 
+export const MOUNTPOINT_LINK = define({
+  code: 'MOUNTPOINT_LINK',
+  exit: 1,
+  message: (link: string, target: string, mountpoint: string) =>
+    `${link} is a symbolic link (to ${target}); omh creates no mountpoint through a link, so it did not make ${mountpoint}.`,
+  hint: (link: string) =>
+    `Remove the link (\`rm ${link}\`: it is in the session's worktree or an account's credentials, not your checkout) and launch again, or bind the adapter to a path that holds no link.`,
+})
+
 export const NOTHING_TO_COMMIT = define({
   code: 'NOTHING_TO_COMMIT',
   exit: 1,
@@ -577,6 +586,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   LAUNCH_FLAG_MISPLACED,
   LOGIN_INCOMPLETE,
   MCP_SERVER_NOT_FOUND,
+  MOUNTPOINT_LINK,
   NOTHING_TO_COMMIT,
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
