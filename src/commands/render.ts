@@ -59,7 +59,7 @@ export default class Render extends OmhCommand<RenderResult> {
   }
 
   static override flags = {
-    content: Flags.boolean({ summary: 'Print each staged document, and where each directory entry points.', default: false }),
+    content: Flags.boolean({ summary: 'Print each staged document as it is, secrets included, and where each directory entry points.', default: false }),
   }
 
   async run(): Promise<RenderResult> {

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises'
 import { Flags } from './oclif.js'
 import { CONSENT_REQUIRED, OmhError, type McpServer } from '@omh/plugin-api'
-import { planWrites, writePlan, type McpChange, type McpDocument } from '@omh/kernel'
+import { REDACTED, planWrites, redactServer, writePlan, type McpChange, type McpDocument } from '@omh/kernel'
 import type { Style } from './style.js'
 import { table } from './table.js'
 
@@ -28,10 +28,9 @@ export const planFlags = {
   'dry-run': Flags.boolean({ summary: 'Show the plan and write nothing.', default: false }),
 }
 
-const REDACTED = '•••'
-
-/** How a server reads in a plan: what it runs or reaches; env and header values never shown. */
-export function describeServer(server: McpServer): string {
+/** How a server reads in a plan or a list: what it runs or reaches, its secrets hidden. */
+export function describeServer(shown: McpServer): string {
+  const server = redactServer(shown)
   const names = (label: string, record: Readonly<Record<string, string>>) => {
     const keys = Object.keys(record)
     return keys.length ? ` ${label} ${keys.map((k) => `${k}=${REDACTED}`).join(' ')}` : ''

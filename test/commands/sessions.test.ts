@@ -17,7 +17,7 @@ async function withSession() {
   const repo = repository(root)
   const paths = await createSession(home, repo, 's01', await resolveBase(repo, process.env), process.env)
   write(paths.run, { 'h/files/work/RULES.md': 'rules' })
-  await prepareMountpoints(paths.run, [{ host: path.join(paths.worktree, 'RULES.md'), kind: 'file' }])
+  await prepareMountpoints(paths.run, [{ root: paths.worktree, host: path.join(paths.worktree, 'RULES.md'), kind: 'file' }])
   return { root, home, paths, env: { OMH_HOME: home, ...identity } }
 }
 

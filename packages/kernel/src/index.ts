@@ -49,6 +49,7 @@ export {
 } from './profile/mcp-file.js'
 export { replaceFile, snapshot, type FileSnapshot } from './files.js'
 export { readTextSafe, type ReadBounds } from './safe-read.js'
+export { REDACTED, redactPair, redactServer } from './profile/redact.js'
 export {
   applyPlan,
   openMcpDocument,

@@ -28,6 +28,7 @@ import {
   type Problem,
 } from '@omh/plugin-api'
 import { closest, dotted, problemsFromIssues } from './issues.js'
+import { redactRefused } from './profile/redact.js'
 import { CAPABILITY_CLASSES, CLASS_NOUN, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import {
   SUPPORTED_API_VERSIONS,
@@ -657,7 +658,8 @@ const factsOf = (adapter: Adapter): AdapterFacts => ({
 })
 
 /** Every refused value of a render as one error, each located in the file its item came from. */
-function refusal(harness: string, refused: readonly RefusedValue[], profile: ProfileItems): OmhError {
+function refusal(harness: string, values: readonly RefusedValue[], profile: ProfileItems): OmhError {
+  const refused = values.map((r) => redactRefused(r, profile))
   const problems: Problem[] = refused.map((r) => {
     const item = (profile[r.capability] as readonly { name: string; source?: string }[]).find((i) => i.name === r.name)
     return {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
@@ -25,7 +25,7 @@ describe('stage', () => {
     const result = await stage({ files: files('rules') }, dir)
     expect(result.written).toBe(4)
     expect(readFileSync(path.join(dir, 'files/work/AGENTS.md'), 'utf8')).toBe('rules')
-    expect(statSync(path.join(dir, 'files/home/agent/.x/hook.sh')).mode & 0o777).toBe(0o755)
+    expect(statSync(path.join(dir, 'files/home/agent/.x/hook.sh')).mode & 0o777).toBe(0o700)
     const link = readlinkSync(path.join(dir, 'trees/home/agent/.x/skills/a'))
     expect(link).toMatch(new RegExp(`^${GUEST_SOURCES}/[0-9a-f]{12}/a$`))
     expect(result.mounts.every((m) => m.readOnly)).toBe(true)
@@ -55,5 +55,35 @@ describe('stage', () => {
 
   it('refuses a guest path that is not absolute and normalised', async () => {
     await expect(stage({ files: [{ kind: 'file', guest: 'work/../x', content: '' }] }, testdir())).rejects.toThrow(/not an absolute/)
+  })
+
+  it('keeps what it stages to its owner: files 0600 (0700 when executable), directories 0700, those of an older stage too', async () => {
+    const dir = path.join(testdir(), 'stage')
+    mkdirSync(path.join(dir, 'files/work'), { recursive: true, mode: 0o755 })
+    writeFileSync(path.join(dir, 'files/work/AGENTS.md'), 'rules', { mode: 0o644 })
+    chmodSync(path.join(dir, 'files/work/AGENTS.md'), 0o644)
+    await stage({ files: files('rules') }, dir)
+    const modes: Record<string, number> = {}
+    const walk = (at: string) => {
+      const info = statSync(at)
+      modes[path.relative(dir, at) || '.'] = info.mode & 0o777
+      if (info.isDirectory()) for (const name of readdirSync(at)) if (name !== 'a' && name !== 'b') walk(path.join(at, name))
+    }
+    walk(dir)
+    expect(modes).toEqual({
+      '.': 0o700,
+      files: 0o700,
+      'files/work': 0o700,
+      'files/work/AGENTS.md': 0o600,
+      'files/home': 0o700,
+      'files/home/agent': 0o700,
+      'files/home/agent/.x': 0o700,
+      'files/home/agent/.x/hook.sh': 0o700,
+      trees: 0o700,
+      'trees/home': 0o700,
+      'trees/home/agent': 0o700,
+      'trees/home/agent/.x': 0o700,
+      'trees/home/agent/.x/skills': 0o700,
+    })
   })
 })

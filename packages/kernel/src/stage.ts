@@ -8,6 +8,15 @@ import { byText } from './order.js'
 /** Where the host sources of `tree` entries appear inside the container. */
 export const GUEST_SOURCES = '/omh/src'
 
+/**
+ * Staged documents may hold secrets (an MCP server's token), and `mcp.json`
+ * itself is its owner's alone: what is staged keeps only the owner's bits, so
+ * `0o755` is staged `0o700` and directories are `0o700`. The agent reads them
+ * as their owner (see the sandbox's ownership).
+ */
+const OWNER_ONLY = 0o700
+const ownerOnly = (mode: number) => mode & OWNER_ONLY
+
 /** What staging produced: the mounts that show it to a container, and how much it touched. */
 export interface StageResult {
   readonly dir: string
@@ -47,7 +56,7 @@ export async function stage(
     if (entry.kind === 'file') {
       const host = path.join(dir, 'files', entry.guest)
       const data = typeof entry.content === 'string' ? Buffer.from(entry.content) : Buffer.from(entry.content)
-      wanted.set(host, { kind: 'file', data, mode: entry.mode ?? 0o644 })
+      wanted.set(host, { kind: 'file', data, mode: ownerOnly(entry.mode ?? 0o644) })
       mounts.push({ host, guest: entry.guest, readOnly: true })
     } else {
       const treeDir = path.join(dir, 'trees', entry.guest)
@@ -64,7 +73,7 @@ export async function stage(
         }
         wanted.set(path.join(treeDir, e.name), { kind: 'link', target: `${guestParent}/${path.basename(e.source)}` })
       }
-      if (!options.dryRun) await mkdir(treeDir, { recursive: true })
+      if (!options.dryRun) await mkdir(treeDir, { recursive: true, mode: OWNER_ONLY })
       mounts.push({ host: treeDir, guest: entry.guest, readOnly: true })
     }
   }
@@ -73,10 +82,12 @@ export async function stage(
     return { dir, mounts, written: 0, removed: 0 }
   }
 
+  await mkdir(dir, { recursive: true, mode: OWNER_ONLY })
+  await chmod(dir, OWNER_ONLY)
   let written = 0
   for (const [host, want] of wanted) {
     if (await current(host, want)) continue
-    await mkdir(path.dirname(host), { recursive: true })
+    await mkdir(path.dirname(host), { recursive: true, mode: OWNER_ONLY })
     const tmp = `${host}.omh-tmp-${process.pid}`
     await rm(tmp, { force: true })
     if (want.kind === 'file') {
@@ -117,7 +128,10 @@ async function current(
   }
 }
 
-/** Removes files and links under `root` that are not wanted; empty directories go too, unless a mount needs them. */
+/**
+ * Removes files and links under `root` that are not wanted; empty directories go too, unless a mount
+ * needs them. Directories that stay are made the owner's alone, those an older omh made open too.
+ */
 async function prune(root: string, keep: (file: string) => boolean, mountDirs: ReadonlySet<string>): Promise<number> {
   let removed = 0
   let names: string[]
@@ -126,6 +140,7 @@ async function prune(root: string, keep: (file: string) => boolean, mountDirs: R
   } catch {
     return 0
   }
+  if (((await lstat(root)).mode & 0o777) !== OWNER_ONLY) await chmod(root, OWNER_ONLY)
   for (const name of names) {
     const file = path.join(root, name)
     const info = await lstat(file)

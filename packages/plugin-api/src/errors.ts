@@ -197,6 +197,13 @@ export const FILE_CHANGED = define({
   hint: () => 'Run the command again: it plans from the file as it is now.',
 })
 
+export const FILE_LOCKED = define({
+  code: 'FILE_LOCKED',
+  exit: 1,
+  message: (file: string, holder: string) => `${file} is being written by ${holder}, so nothing was written.`,
+  hint: (lock: string) => `Run the command again once it is done. If no omh is running, remove ${lock}.`,
+})
+
 export const FILE_NOT_REGULAR = define({
   code: 'FILE_NOT_REGULAR',
   exit: 2,
@@ -211,6 +218,13 @@ export const FILE_OUTSIDE_TREE = define({
   message: (file: string, tree: string, target: string) =>
     `${file} leads outside ${tree}, to ${target}, through a link: omh reads nothing of a repository through a link that leaves it, so no other file of this machine reaches a sandbox.`,
   hint: (tree: string) => `Replace the link with the file itself, or with a link to a file inside ${tree}.`,
+})
+
+export const FILE_READ_ONLY = define({
+  code: 'FILE_READ_ONLY',
+  exit: 1,
+  message: (file: string) => `${file} is read-only, so omh left it as it is.`,
+  hint: (file: string) => `Make it writable (\`chmod u+w ${file}\`) if omh should change it, then run the command again.`,
 })
 
 export const FILE_TOO_LARGE = define({
@@ -314,6 +328,15 @@ export const MCP_SERVER_NOT_FOUND = define({
   message: (name: string, file: string) => `${file} has no MCP server called "${name}".`,
   hint: (known: readonly string[], closest?: string) =>
     `${closest ? `Did you mean "${closest}"? ` : ''}Servers: ${list(known)}.`,
+})
+
+export const MOUNTPOINT_LINK = define({
+  code: 'MOUNTPOINT_LINK',
+  exit: 1,
+  message: (link: string, target: string, mountpoint: string) =>
+    `${link} is a symbolic link (to ${target}); omh creates no mountpoint through a link, so it did not make ${mountpoint}.`,
+  hint: (link: string) =>
+    `Remove the link (\`rm ${link}\`: it is in the session's worktree or an account's credentials, not your checkout) and launch again, or bind the adapter to a path that holds no link.`,
 })
 
 export const NOTHING_TO_COMMIT = define({
@@ -582,8 +605,10 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   FILE_CHANGED,
+  FILE_LOCKED,
   FILE_NOT_REGULAR,
   FILE_OUTSIDE_TREE,
+  FILE_READ_ONLY,
   FILE_TOO_LARGE,
   FILE_UNREADABLE,
   FILE_UNWRITABLE,
@@ -597,6 +622,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   LAUNCH_FLAG_MISPLACED,
   LOGIN_INCOMPLETE,
   MCP_SERVER_NOT_FOUND,
+  MOUNTPOINT_LINK,
   NOTHING_TO_COMMIT,
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,

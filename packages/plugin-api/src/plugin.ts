@@ -104,7 +104,10 @@ export interface StagedFile {
   readonly kind: 'file'
   readonly guest: string
   readonly content: string | Uint8Array
-  /** Unix mode bits; default 0o644. */
+  /**
+   * Unix mode bits; default 0o644. Staging keeps the owner's bits only (a
+   * document may hold secrets): 0o755 is staged 0o700, 0o644 as 0o600.
+   */
   readonly mode?: number
   /**
    * The document's syntax (e.g. `json`, `toml`). Two bindings may write one
@@ -325,9 +328,9 @@ export interface ContainerSpec {
    * The host user who runs the engine's client and owns the read-write
    * mounts. Present, the runtime makes that user's files appear as `user`'s
    * (a numeric `uid:gid`) inside, and what `user` creates that user's on the
-   * host: an engine that maps users per container (rootless Podman) maps this
+   * host: an engine that maps users per container (a rootless one) maps this
    * user onto `user`; one that gives containers the host's IDs as they are
-   * (rootful Docker and Podman) needs `user` to be these very IDs, and fails
+   * (a daemon running as root) needs `user` to be these very IDs, and fails
    * the container otherwise. Absent: no mapping is asked for.
    */
   readonly hostUser?: HostUser

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../../helpers/run.js'
@@ -134,14 +134,40 @@ describe('omh config mcp add, rm and ls', () => {
     expect(add.stderr).toContain('Code: USAGE')
   })
 
-  it('refuses to write over a change made since it read the file', async () => {
+  it('writes over a change made since it read the file when its plan is still the same, keeping that change', async () => {
     const { openMcpDocument, planPut, writePlan } = await import('@omh/kernel')
     const home = testdir({ 'mcp.json': '{"mcpServers": {}}\n' })
     const file = path.join(home, 'mcp.json')
     const doc = await openMcpDocument(file)
     writeFileSync(file, '{"mcpServers": {"theirs": {"command": "t"}}}\n')
+    await writePlan(doc, planPut(doc, [{ name: 'mine', transport: 'stdio', command: 'm', args: [], env: {} }]))
+    expect(JSON.parse(readFileSync(file, 'utf8')).mcpServers).toEqual({ theirs: { command: 't' }, mine: { command: 'm' } })
+  })
+
+  it('refuses to write over a change made since it read the file that changes its plan', async () => {
+    const { openMcpDocument, planPut, writePlan } = await import('@omh/kernel')
+    const home = testdir({ 'mcp.json': '{"mcpServers": {}}\n' })
+    const file = path.join(home, 'mcp.json')
+    const doc = await openMcpDocument(file)
+    writeFileSync(file, '{"mcpServers": {"mine": {"command": "theirs"}}}\n')
     const plan = planPut(doc, [{ name: 'mine', transport: 'stdio', command: 'm', args: [], env: {} }])
     await expect(writePlan(doc, plan)).rejects.toMatchObject({ code: 'FILE_CHANGED', exit: 1 })
-    expect(readFileSync(file, 'utf8')).toBe('{"mcpServers": {"theirs": {"command": "t"}}}\n')
+    expect(readFileSync(file, 'utf8')).toBe('{"mcpServers": {"mine": {"command": "theirs"}}}\n')
+  })
+
+  it('writes a linked mcp.json through the link, and refuses a read-only one', () => {
+    const dotfiles = testdir({ 'mcp.json': '{"mcpServers": {}}\n' })
+    const home = testdir()
+    symlinkSync(path.join(dotfiles, 'mcp.json'), path.join(home, 'mcp.json'))
+    expect(omh(['config', 'mcp', 'add', 'a', '--yes', '--', 'a'], { env: { OMH_HOME: home } }).status).toBe(0)
+    expect(lstatSync(path.join(home, 'mcp.json')).isSymbolicLink()).toBe(true)
+    expect(JSON.parse(readFileSync(path.join(dotfiles, 'mcp.json'), 'utf8')).mcpServers).toEqual({ a: { command: 'a' } })
+
+    chmodSync(path.join(dotfiles, 'mcp.json'), 0o444)
+    const ran = omh(['config', 'mcp', 'add', 'b', '--yes', '--', 'b'], { env: { OMH_HOME: home } })
+    expect(ran.status).toBe(1)
+    expect(ran.stderr).toContain(`${path.join(home, 'mcp.json')} is read-only, so omh left it as it is.`)
+    expect(ran.stderr).toContain('Code: FILE_READ_ONLY')
+    expect(JSON.parse(readFileSync(path.join(dotfiles, 'mcp.json'), 'utf8')).mcpServers).toEqual({ a: { command: 'a' } })
   })
 })

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
-import { OmhError, PROFILE_INVALID, type Problem } from '@omh/plugin-api'
-import { replaceFile, snapshot, type FileSnapshot } from '../files.js'
+import { FILE_CHANGED, OmhError, PROFILE_INVALID, type Problem } from '@omh/plugin-api'
+import { sameBytes, snapshot, updateFile, type FileSnapshot } from '../files.js'
 import type { ReadBounds } from '../safe-read.js'
 import { isObject, jsonIndent, readJson } from '@omh/plugin-kit'
 import { serverValues, type McpServer } from '@omh/plugin-api'
@@ -20,7 +20,11 @@ export interface McpDocument {
  * planned, so it stays exactly as the user left it.
  */
 export async function openMcpDocument(file: string, bounds: ReadBounds = {}): Promise<McpDocument> {
-  const before = await snapshot(file, bounds)
+  return documentOf(await snapshot(file, bounds))
+}
+
+function documentOf(before: FileSnapshot): McpDocument {
+  const file = before.file
   if (!before.bytes) return { snapshot: before, data: { mcpServers: {} }, servers: {}, indent: 2 }
   const text = before.bytes.toString('utf8')
   const read = readJson(text, file)
@@ -114,7 +118,41 @@ export function applyPlan(doc: McpDocument, plan: readonly McpChange[]): string 
 /** Whether a plan writes anything. */
 export const planWrites = (plan: readonly McpChange[]): boolean => plan.some((s) => s.change === 'added' || s.change === 'changed' || s.change === 'removed')
 
-/** Writes a plan: whole or not at all, and only if the file still holds what was read. */
+/**
+ * The plan again, for the document as it is now: each step recomputed from
+ * what it puts or removes. Conflicting steps stay as they were: nothing of
+ * them is written.
+ */
+function replan(doc: McpDocument, plan: readonly McpChange[]): McpChange[] {
+  return plan.map((step) => {
+    if (step.change === 'removed') return step.name in doc.servers ? step : { name: step.name, change: 'same' }
+    if (step.change === 'conflicting' || !step.server) return step
+    return planPut(doc, [step.server])[0]!
+  })
+}
+
+const sameSteps = (a: readonly McpChange[], b: readonly McpChange[]): boolean =>
+  a.length === b.length && a.every((step, n) => step.change === b[n]!.change && isDeepStrictEqual(step.fields ?? [], b[n]!.fields ?? []))
+
+/**
+ * Writes a plan, whole or not at all. When the file changed since it was
+ * read (by another omh, or by hand), the plan is made again from the file as
+ * it is, under its lock: if every step would do the same, it is written over
+ * that, so adds that run at once all land; if any step would differ, that
+ * step is no longer what was shown and agreed to, and nothing is written
+ * (FILE_CHANGED).
+ */
 export async function writePlan(doc: McpDocument, plan: readonly McpChange[]): Promise<void> {
-  await replaceFile(doc.snapshot, applyPlan(doc, plan))
+  await updateFile(doc.snapshot.file, (now) => {
+    if (sameBytes(now, doc.snapshot)) return applyPlan(doc, plan)
+    let current: McpDocument
+    try {
+      current = documentOf(now)
+    } catch {
+      throw OmhError.of(FILE_CHANGED, { args: [doc.snapshot.file] })
+    }
+    const again = replan(current, plan)
+    if (!sameSteps(again, plan)) throw OmhError.of(FILE_CHANGED, { args: [doc.snapshot.file] })
+    return applyPlan(current, again)
+  })
 }

@@ -19,10 +19,9 @@ import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { handToAgent } from '../session/ownership.js'
 import { contentDigests, credentialMounts, mountOrder, planSession } from '../session/plan.js'
-import { prepareCredentials, stagedMounts, withGitfile } from '../session/prepare.js'
+import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from '../session/prepare.js'
 import { repository, resolveBase, type Repository } from '../session/repo.js'
 import { createShadow } from '../session/shadow.js'
-import { stage } from '@omh/kernel'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
 
@@ -92,7 +91,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     const shadow = path.join(scratch, 'shadow.git')
     await createShadow(shadow, work, [], kernel.options.env)
     const files = withGitfile(render.files)
-    const staged = await stage({ files }, path.join(scratch, 'stage'))
+    const staged = await stageForAgent(files, path.join(scratch, 'stage'))
 
     const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
     await prepareCredentials(credentials)

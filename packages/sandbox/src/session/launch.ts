@@ -10,7 +10,7 @@ import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
-import { prepareCredentials, stagedMounts, withGitfile } from './prepare.js'
+import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { resolveBase, type Base } from './repo.js'
 import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
@@ -288,7 +288,8 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const exists = !options.dryRun || (await sessions.list()).includes(sid)
   const [image, render] = await inOrder(Promise.resolve(at.images.tag(adapter)), kernel.renderHarness(adapter, exists ? paths.worktree : sessions.repo.root))
   const files = withGitfile(render.files)
-  const staged = await stage({ files }, stagingDir(paths, adapter.name), options.dryRun ? { dryRun: true } : {})
+  const dir = stagingDir(paths, adapter.name)
+  const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
   const credentials = credentialsOf(kernel, adapter, at.account)
   const planned = planSession({
     repo: sessions.repo,

@@ -50,6 +50,8 @@ export interface SessionPlanInput {
 
 /** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
 export interface Mountpoint {
+  /** The writable host directory it lies in (the worktree, a credentials directory): nothing below it may be a link. */
+  readonly root: string
   readonly host: string
   readonly kind: 'file' | 'directory'
 }
@@ -109,7 +111,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     const under = rwDirs.filter((w) => m.guest !== w.guest && inside(m.guest, w.guest)).sort((a, b) => depth(b.guest) - depth(a.guest))[0]
     if (!under) continue
     const rel = path.posix.relative(under.guest, m.guest)
-    mountpoints.push({ host: path.join(under.host, ...rel.split('/')), kind: m.kind })
+    mountpoints.push({ root: under.host, host: path.join(under.host, ...rel.split('/')), kind: m.kind })
     if (under.guest === GUEST_WORK) worktreeTargets.push(rel)
   }
 

@@ -6,7 +6,7 @@ import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { GUEST_WORK } from '@omh/plugin-api'
 import type { StagedEntry } from '@omh/plugin-api'
-import type { StageResult } from '@omh/kernel'
+import { stage, type StageResult } from '@omh/kernel'
 import { handToAgent } from './ownership.js'
 import type { CredentialMount, StagedMount } from './plan.js'
 import { GITFILE } from './shadow.js'
@@ -16,6 +16,17 @@ export const withGitfile = (files: readonly StagedEntry[]): StagedEntry[] => [
   ...files,
   { kind: 'file', guest: `${GUEST_WORK}/.git`, content: GITFILE, mode: 0o644 },
 ]
+
+/**
+ * Stages a harness's files where its container reads them. Staging keeps them
+ * to their owner (they may hold secrets), so the agent must be that owner:
+ * handed over when omh runs as root, as the worktree is.
+ */
+export async function stageForAgent(files: readonly StagedEntry[], dir: string): Promise<StageResult> {
+  const staged = await stage({ files }, dir)
+  await handToAgent(dir)
+  return staged
+}
 
 /** Staging's mounts as the planner takes them: documents live under `files/`, everything else is a directory. */
 export const stagedMounts = (staged: StageResult): StagedMount[] => {

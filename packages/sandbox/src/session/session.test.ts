@@ -232,9 +232,9 @@ describe('the session plan', () => {
   it('names the mountpoints the engine would otherwise create as root', () => {
     const plan = planSession(input())
     expect(plan.mountpoints).toEqual([
-      { host: path.join(input().worktree, 'RULES.md'), kind: 'file' },
-      { host: path.join(input().worktree, '.git'), kind: 'file' },
-      { host: '/home/u/.omh/creds/h/default/.h/skills', kind: 'directory' },
+      { root: input().worktree, host: path.join(input().worktree, 'RULES.md'), kind: 'file' },
+      { root: input().worktree, host: path.join(input().worktree, '.git'), kind: 'file' },
+      { root: '/home/u/.omh/creds/h/default/.h', host: '/home/u/.omh/creds/h/default/.h/skills', kind: 'directory' },
     ])
     expect(plan.worktreeTargets).toEqual(['.git', 'RULES.md'])
   })
@@ -278,9 +278,9 @@ describe('mountpoints', () => {
     const dir = testdir({ 'work/kept.md': 'mine' })
     const run = path.join(dir, 'run')
     await prepareMountpoints(run, [
-      { host: path.join(dir, 'work/RULES.md'), kind: 'file' },
-      { host: path.join(dir, 'work/.h/rules/x.md'), kind: 'file' },
-      { host: path.join(dir, 'work/kept.md'), kind: 'file' },
+      { root: path.join(dir, 'work'), host: path.join(dir, 'work/RULES.md'), kind: 'file' },
+      { root: path.join(dir, 'work'), host: path.join(dir, 'work/.h/rules/x.md'), kind: 'file' },
+      { root: path.join(dir, 'work'), host: path.join(dir, 'work/kept.md'), kind: 'file' },
     ])
     expect(existsSync(path.join(dir, 'work/.h/rules/x.md'))).toBe(true)
     await clearMountpoints(run)
@@ -293,7 +293,7 @@ describe('mountpoints', () => {
     const dir = testdir({ work: '' })
     const run = path.join(dir, 'run')
     mkdirSync(path.join(dir, 'w'))
-    await prepareMountpoints(run, [{ host: path.join(dir, 'w/a.md'), kind: 'file' }])
+    await prepareMountpoints(run, [{ root: path.join(dir, 'w'), host: path.join(dir, 'w/a.md'), kind: 'file' }])
     writeFileSync(path.join(dir, 'w/a.md'), 'real')
     await clearMountpoints(run)
     expect(readFileSync(path.join(dir, 'w/a.md'), 'utf8')).toBe('real')
@@ -342,7 +342,7 @@ describe('the work of a session', () => {
     // What a launch stages over /work, and the mountpoint it made for it.
     mkdirSync(path.join(paths.run, 'h/files/work'), { recursive: true })
     writeFileSync(path.join(paths.run, 'h/files/work/RULES.md'), 'rules')
-    await prepareMountpoints(paths.run, [{ host: path.join(paths.worktree, 'RULES.md'), kind: 'file' }])
+    await prepareMountpoints(paths.run, [{ root: paths.worktree, host: path.join(paths.worktree, 'RULES.md'), kind: 'file' }])
     return { root, home, repo, base, paths }
   }
 

@@ -1,6 +1,6 @@
 import { Args, Flags } from '../../../lib/oclif.js'
 import { OmhError, USAGE, type McpServer } from '@omh/plugin-api'
-import { mcpFileOf, openMcpDocument, planPut, serverFrom } from '@omh/kernel'
+import { mcpFileOf, openMcpDocument, planPut, redactPair, serverFrom } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 
@@ -8,7 +8,7 @@ const pairs = (values: readonly string[] | undefined, flag: string): Record<stri
   const out: Record<string, string> = {}
   for (const value of values ?? []) {
     const n = value.indexOf('=')
-    if (n <= 0) throw OmhError.of(USAGE, { args: [`--${flag} takes NAME=VALUE, not "${value}"`], hintArgs: ['config mcp add'] })
+    if (n <= 0) throw OmhError.of(USAGE, { args: [`--${flag} takes NAME=VALUE, not "${redactPair(value)}"`], hintArgs: ['config mcp add'] })
     out[value.slice(0, n)] = value.slice(n + 1)
   }
   return out

@@ -1,5 +1,5 @@
 import { OmhError, PROFILE_INVALID } from '@omh/plugin-api'
-import { mcpFileOf, readMcpFile } from '@omh/kernel'
+import { mcpFileOf, readMcpFile, redactServer } from '@omh/kernel'
 import { describeServer } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 import { table } from '../../../lib/table.js'
@@ -11,7 +11,7 @@ interface ServerListing {
   args?: string[]
   cwd?: string
   url?: string
-  /** Variable names; their values stay out of this report. */
+  /** Variable names; their values stay out of this report, as do secrets in `args` and `url`. */
   env?: string[]
   /** Header names; their values stay out of this report. */
   headers?: string[]
@@ -28,7 +28,8 @@ export interface McpLsResult {
 
 export default class ConfigMcpLs extends OmhCommand<McpLsResult> {
   static override summary = 'List the MCP servers of your catalogue ($OMH_HOME/mcp.json).'
-  static override description = 'Environment and header values are never shown; `used` says whether [use] mcp selects the server.'
+  static override description =
+    'Environment and header values are never shown, nor what looks like a secret in arguments and URLs; `used` says whether [use] mcp selects the server.'
 
   async run(): Promise<McpLsResult> {
     await this.parse(ConfigMcpLs)
@@ -39,7 +40,7 @@ export default class ConfigMcpLs extends OmhCommand<McpLsResult> {
     const selected = (name: string) => !use || use.value[0] === '*' || use.value.includes(name)
     const result: McpLsResult = {
       file: read.file,
-      servers: read.servers.map((s) => ({
+      servers: read.servers.map(redactServer).map((s) => ({
         name: s.name,
         transport: s.transport,
         ...(s.transport === 'stdio'

@@ -1,0 +1,76 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { failure } from '../../../../test/helpers/failure.js'
+import { testdir } from '../../../../test/helpers/testdir.js'
+import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
+
+describe('mountpoints and links', () => {
+  it('a link the repository committed (docs -> elsewhere) gets nothing made through it, and the launch stops saying why', async () => {
+    const dir = testdir({ 'elsewhere/.keep': '' })
+    const work = path.join(dir, 'work')
+    mkdirSync(work)
+    symlinkSync(path.join(dir, 'elsewhere'), path.join(work, 'docs'))
+    const run = path.join(dir, 'run')
+    const error = await failure(() =>
+      prepareMountpoints(run, [
+        { root: work, host: path.join(work, 'RULES.md'), kind: 'file' },
+        { root: work, host: path.join(work, 'docs/deep/x.md'), kind: 'file' },
+      ]),
+    )
+    expect(error.code).toBe('MOUNTPOINT_LINK')
+    expect(error.exit).toBe(1)
+    expect(error.message).toBe(
+      `${path.join(work, 'docs')} is a symbolic link (to ${path.join(dir, 'elsewhere')}); omh creates no mountpoint through a link, so it did not make ${path.join(work, 'docs/deep/x.md')}.`,
+    )
+    expect(readdirSync(path.join(dir, 'elsewhere'))).toEqual(['.keep'])
+    // What was made before the link was met is recorded, and goes with the container.
+    expect(existsSync(path.join(work, 'RULES.md'))).toBe(true)
+    await clearMountpoints(run)
+    expect(readdirSync(work)).toEqual(['docs'])
+  })
+
+  it('an agent that swapped a credentials folder for a link gets nothing made at its target, dangling or not', async () => {
+    const dir = testdir({ 'host/.keep': '' })
+    const creds = path.join(dir, 'creds/.h')
+    mkdirSync(creds, { recursive: true })
+    symlinkSync(path.join(dir, 'host'), path.join(creds, 'agents'))
+    const run = path.join(dir, 'run')
+    for (const m of [
+      { root: creds, host: path.join(creds, 'agents'), kind: 'directory' as const },
+      { root: creds, host: path.join(creds, 'agents/a.md'), kind: 'file' as const },
+    ]) {
+      expect((await failure(() => prepareMountpoints(run, [m]))).code).toBe('MOUNTPOINT_LINK')
+    }
+    rmSync(path.join(creds, 'agents'))
+    symlinkSync(path.join(dir, 'host/missing'), path.join(creds, 'agents'))
+    expect((await failure(() => prepareMountpoints(run, [{ root: creds, host: path.join(creds, 'agents'), kind: 'directory' }]))).code).toBe('MOUNTPOINT_LINK')
+    expect(readdirSync(path.join(dir, 'host'))).toEqual(['.keep'])
+  })
+
+  it('removes nothing through a link made after the mountpoint was', async () => {
+    const dir = testdir({ 'work/docs/.keep': '', 'elsewhere/x.md': '' })
+    const work = path.join(dir, 'work')
+    const run = path.join(dir, 'run')
+    await prepareMountpoints(run, [{ root: work, host: path.join(work, 'docs/x.md'), kind: 'file' }])
+    expect(readFileSync(path.join(work, 'docs/x.md'), 'utf8')).toBe('')
+    rmSync(path.join(work, 'docs'), { recursive: true })
+    symlinkSync(path.join(dir, 'elsewhere'), path.join(work, 'docs'))
+    await clearMountpoints(run)
+    expect(existsSync(path.join(dir, 'elsewhere/x.md'))).toBe(true)
+  })
+
+  it('still makes missing folders and files where no link is', async () => {
+    const dir = testdir({ 'work/docs/.keep': '' })
+    const work = path.join(dir, 'work')
+    const run = path.join(dir, 'run')
+    await prepareMountpoints(run, [
+      { root: work, host: path.join(work, 'docs/a/b/x.md'), kind: 'file' },
+      { root: work, host: path.join(work, 'skills'), kind: 'directory' },
+    ])
+    expect(readFileSync(path.join(work, 'docs/a/b/x.md'), 'utf8')).toBe('')
+    await clearMountpoints(run)
+    expect(readdirSync(work)).toEqual(['docs'])
+    expect(readdirSync(path.join(work, 'docs'))).toEqual(['.keep'])
+  })
+})
