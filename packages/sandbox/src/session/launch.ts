@@ -150,6 +150,8 @@ interface EngineView {
 interface Claimed {
   readonly sid: string
   readonly created: boolean
+  /** The session's `last-used` stamp as read under the lock, before this launch stamped it. */
+  readonly lastUsed?: number
   /** The engine's answer about this session, when one asked before the claim still stands. */
   readonly engine?: EngineView
   release(): Promise<void>
@@ -168,10 +170,14 @@ interface Prepared {
 
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
   const sessions = Sessions.of(kernel)
+  const picking = sessions.pickForLaunch(request)
+  // The engine is asked about an existing session's container as soon as the session is picked,
+  // and answers while the harness's adapter loads, the session is claimed and the profile renders.
+  const asked = early(picking.then((first) => (first.exists ? view(kernel, sessions, request, first.sid, host.context) : undefined)))
   // A harness that does not exist is the first thing to hear about, whatever else is wrong, and
   // neither it nor an account that cannot be chosen claims a session: a claim stamps the session
   // as the one launched into last.
-  const [adapter, first] = await inOrder(kernel.adapter(request.harness), sessions.pickForLaunch(request))
+  const [adapter, first] = await inOrder(kernel.adapter(request.harness), picking)
   const account = await accountFor(kernel, adapter, request)
   const at: Launch = { kernel, sessions, adapter, account, request, images: host.images ?? recipes(kernel) }
 
@@ -179,9 +185,17 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
   let started = false
   let runtime: RuntimePlugin | undefined
   try {
-    const [prepared, engine] = await inOrder(prepare(at, claimed.sid), claimed.engine ? Promise.resolve(claimed.engine) : view(at, claimed.sid, host.context))
-    runtime = engine.runtime
-    await bringUp(at, claimed.sid, prepared, engine, host)
+    // The early answer stands only if no launch went into that session before this one claimed
+    // it: a launch that could have replaced its container stamps `last-used` when it claims.
+    const stands = first.exists && claimed.sid === first.sid && claimed.lastUsed === first.lastUsed
+    const engine = claimed.engine
+      ? Promise.resolve(claimed.engine)
+      : stands
+        ? answer(asked).then((seen) => seen!)
+        : view(kernel, sessions, request, claimed.sid, host.context)
+    const [prepared, seen] = await inOrder(prepare(at, claimed.sid), engine)
+    runtime = seen.runtime
+    await bringUp(at, claimed.sid, prepared, seen, host)
     host.announce({
       harness: adapter.name,
       session: claimed.sid,
@@ -191,7 +205,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       notices: prepared.render.profile.notices,
     })
     started = true
-    return await run(at, prepared, engine.runtime, host)
+    return await run(at, prepared, seen.runtime, host)
   } catch (error) {
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)
     throw error
@@ -201,19 +215,15 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
 }
 
 /**
- * Phase 1: holds a session. The engine is asked as early as its answer can
- * be trusted. What a new session needs (an engine, a base to branch from,
- * the image) is checked before anything is made, and a build happens here,
- * outside the lock, so other launches do not wait on it. An existing
- * session's container is asked about while the lock is taken, and the
- * answer stands only if no launch went into that session before this one
- * claimed it: a launch that could have replaced its container stamps
- * `last-used` when it claims.
+ * Phase 1: holds a session. What a new session needs (an engine, a base to
+ * branch from, the image) is checked before anything is made, and a build
+ * happens here, outside the lock, so other launches do not wait on it; the
+ * engine's answer about it comes back with the claim.
  */
 async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promise<Claimed> {
   const { kernel, sessions } = at
   const ready = first.exists ? undefined : await readyToCreate(at, first.sid, host.context)
-  const locked = withRepoLock(kernel.omhHome, sessions.repo, async () => {
+  const held = await withRepoLock(kernel.omhHome, sessions.repo, async () => {
     const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
     if (!exists) {
       const { base } = ready ?? (await readyToCreate(at, sid, host.context))
@@ -221,19 +231,7 @@ async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promis
     }
     return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhHome, sessions.repo, sid, at.adapter.name) }
   })
-  if (ready) {
-    const held = await locked
-    return { ...held, ...(held.sid === first.sid ? { engine: ready.engine } : {}) }
-  }
-  const [asked, held] = await Promise.allSettled([view(at, first.sid, host.context), locked])
-  if (held.status === 'rejected') throw held.reason
-  const stands = held.value.sid === first.sid && held.value.lastUsed === first.lastUsed
-  if (!stands) return held.value
-  if (asked.status === 'rejected') {
-    await held.value.release()
-    throw asked.reason
-  }
-  return { ...held.value, engine: asked.value }
+  return { ...held, ...(ready && held.sid === first.sid ? { engine: ready.engine } : {}) }
 }
 
 /** A new session's preconditions: an engine, a base, the harness image (built when missing). */
@@ -242,7 +240,7 @@ async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): 
   // A base that cannot be resolved stops a build before it starts, or while it runs.
   const stop = new AbortController()
   const signal = context.signal ? AbortSignal.any([context.signal, stop.signal]) : stop.signal
-  const engine = view(at, sid, context, tag)
+  const engine = view(at.kernel, at.sessions, at.request, sid, context, tag)
   const base = resolveBase(at.sessions.repo, at.kernel.options.env).catch((error: unknown) => {
     stop.abort()
     throw error
@@ -258,12 +256,19 @@ async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): 
  * decides on. `list` is asked only when the container by that name is not
  * clearly this session's, or the runtime cannot be asked by name.
  */
-async function view(at: Launch, sid: string, context: RuntimeContext, imageTag?: string): Promise<EngineView> {
-  const labels = { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid }
-  const reached = await at.kernel.reachRuntime(at.request.engine, context, (runtime) =>
+async function view(
+  kernel: Kernel,
+  sessions: Sessions,
+  request: Pick<LaunchRequest, 'engine'>,
+  sid: string,
+  context: RuntimeContext,
+  imageTag?: string,
+): Promise<EngineView> {
+  const labels = { [LABEL.repo]: sessions.repo.id, [LABEL.session]: sid }
+  const reached = await kernel.reachRuntime(request.engine, context, (runtime) =>
     runtime.inspect
       ? Promise.all([
-          runtime.inspect(containerName(at.sessions.repo, sid), context),
+          runtime.inspect(containerName(sessions.repo, sid), context),
           // Only what a new session needs: whether to build. Read-only, so asking an engine that
           // turns out not to be the one costs nothing; an engine that cannot say means "build".
           imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).then(
@@ -363,6 +368,17 @@ async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefin
 }
 
 const ignore = (): void => undefined
+
+/** A question asked ahead of need: its answer or its failure, held as a value until someone needs it. */
+type Early<T> = Promise<PromiseSettledResult<T>>
+
+const early = <T>(question: Promise<T>): Early<T> => Promise.allSettled([question]).then(([result]) => result!)
+
+async function answer<T>(asked: Early<T>): Promise<T> {
+  const result = await asked
+  if (result.status === 'rejected') throw result.reason
+  return result.value
+}
 
 /**
  * Awaits every promise and throws the first rejection in argument order, not
