@@ -1,68 +1,20 @@
-export * from './kernel.js'
-export { closest, dotted, problemsFromIssues } from './issues.js'
-export { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './adapter/schema.js'
-export {
-  checkAdapterFile,
-  checkEditorFile,
-  expandGuest,
-  findAdapters,
-  toAdapter,
-  type Adapter,
-  type AdapterCheck,
-  type AdapterSource,
-  type EditorCheck,
-  type ResolvedBinding,
-} from './adapter/load.js'
-export { settingsSchema, type Settings } from './settings/schema.js'
-export {
-  LAYERS,
-  inspectRepositoryTrust,
-  loadSettings,
-  merge,
-  type Decided,
-  type EffectiveSettings,
-  type LayerName,
-  type SettingsLayer,
-} from './settings/load.js'
-export { WHY as TRUST_REASONS, recordTrust, revokeTrust, trustStoreOf, type RepositoryTrust, type TrustFile, type TrustReason } from './trust.js'
-export { resolvePluginModule } from './plugins/resolve.js'
-export {
-  CATALOGUE_SOURCES,
-  profileSourcesFor,
-  projectRulesOf,
-  resolveProfile,
-  type ClassSelection,
-  type ProfileSources,
-  type ResolvedProfile,
-} from './profile/resolve.js'
-export type { CatalogueEntry, CatalogueLocation, CatalogueSource, Extra, Listing, Loaded } from './profile/catalogue.js'
-export { readMarkdown, type Markdown } from './profile/frontmatter.js'
-export {
-  MANAGED_KEYS,
-  SERVER_NAME,
-  mcpFileOf,
-  readMcpFile,
-  serverFrom,
-  serverToJson,
-  serversOf,
-  type McpFile,
-} from './profile/mcp-file.js'
-export { replaceFile, snapshot, type FileSnapshot } from './files.js'
-export { readTextSafe, type ReadBounds } from './safe-read.js'
-export { REDACTED, redactPair, redactServer } from './profile/redact.js'
-export {
-  applyPlan,
-  openMcpDocument,
-  planPut,
-  planWrites,
-  writePlan,
-  type McpChange,
-  type McpChangeKind,
-  type McpDocument,
-} from './profile/mcp-edit.js'
-export { findHooks, hookFileSchema, parseHookFile, resolveHooks, type HookFile, type HookParse, type HookSource, type HookSources } from './profile/hooks.js'
-export { GUEST_SOURCES, stage, type StageResult } from './stage.js'
-export { compilePattern, fillPattern, placeholdersOf } from './probe/pattern.js'
-export { parseSelector, scalarAt, select, type Selector } from './probe/select.js'
-export { PLACEHOLDERS, type Evidence, type Expectation, type Probe, type ProbeStep } from './probe/probe.js'
+export { checkAdapterFile, toAdapter, type Adapter, type ResolvedBinding } from './adapter/load.js'
+export { adapterSchema } from './adapter/schema.js'
+export { replaceFile, snapshot } from './files.js'
+export { closest } from './issues.js'
+export { findRepoRoot, Kernel, omhHomeOf, type HarnessRender, type RenderReport, type ResolvedRuntime } from './kernel.js'
 export { byText } from './order.js'
+export { compilePattern, fillPattern } from './probe/pattern.js'
+export { PLACEHOLDERS, type Evidence, type Expectation, type Probe } from './probe/probe.js'
+export { parseSelector, scalarAt, select, type Selector } from './probe/select.js'
+export { type Extra } from './profile/catalogue.js'
+export { parseHookFile } from './profile/hooks.js'
+export { openMcpDocument, planPut, planWrites, writePlan, type McpChange, type McpDocument } from './profile/mcp-edit.js'
+export { mcpFileOf, readMcpFile, serverFrom } from './profile/mcp-file.js'
+export { REDACTED, redactPair, redactServer } from './profile/redact.js'
+export { projectRulesOf, resolveProfile } from './profile/resolve.js'
+export { readTextSafe } from './safe-read.js'
+export { inspectRepositoryTrust, merge, type EffectiveSettings } from './settings/load.js'
+export { type Settings } from './settings/schema.js'
+export { stage, type StageResult } from './stage.js'
+export { recordTrust, revokeTrust, WHY as TRUST_REASONS, type TrustFile } from './trust.js'

@@ -1,67 +1,15 @@
-export {
-  DEFAULT_TIMEOUT,
-  judgeProbes,
-  probesNeeded,
-  type CapabilityUnderTest,
-  type ExpectedItem,
-  type ProbeCheck,
-  type ProbeRun,
-} from './doctor/judge.js'
-export {
-  capabilitiesUnderTest,
-  classVerdicts,
-  doctorChecks,
-  doctorPlan,
-  treeEntries,
-  type CheckKind,
-  type ClassVerdict,
-  type DoctorCheck,
-  type DoctorInput,
-} from './doctor/checks.js'
-export { digestBytes, digestOf, measure, runProbe, type Digest, type ProbeOutput, type RunnerPlan, type RunnerProbe, type RunnerReport } from './doctor/runner.js'
-export {
-  accountDir,
-  accountNameProblem,
-  accountToCapture,
-  accountsDir,
-  assertAccountName,
-  capturedAccounts,
-  chooseAccount,
-  credentialHostPath,
-  isPlaceholder,
-  unfilledTokens,
-  type AccountChoice,
-} from './accounts.js'
-export {
-  GUEST_SSH_PORT,
-  SSHD_SCRIPT,
-  editorArgs,
-  ensureInclude,
-  ensureKeyPair,
-  hostEntry,
-  removeHostEntry,
-  sshAlias,
-  sshPaths,
-  sshUrl,
-  writeHostEntry,
-  type IncludeChange,
-  type SshPaths,
-} from './ssh.js'
-export {
-  GUEST_OMH,
-  GUEST_SOCKETS,
-  IMAGE_LABELS,
-  baseRecipe,
-  ensureImage,
-  harnessRecipe,
-  homeMountParents,
-  imageOptions,
-  planImages,
-  type EnsuredImage,
-  type ImageAdapter,
-  type ImageOptions,
-  type ImagePlan,
-} from './image.js'
-export { GUEST_DOCTOR, doctor, runnerFile, type DoctorHost, type DoctorReport, type DoctorRequest } from './doctor/run.js'
-export { authenticate, type AuthHost, type AuthRequest, type AuthResult } from './auth.js'
-export * from './session/index.js'
+export { authenticate, type AuthResult } from './auth.js'
+export { type DoctorCheck } from './doctor/checks.js'
+export { doctor, type DoctorReport } from './doctor/run.js'
+export { ensureImage, planImages, type ImageAdapter, type ImageOptions, type ImagePlan } from './image.js'
+export { attach, type Attached } from './session/attach.js'
+export { createSession, removeSession } from './session/create.js'
+export { git } from './session/git.js'
+export { launch, previewLaunch, type LaunchAnnouncement, type LaunchPreview, type LaunchRequest } from './session/launch.js'
+export { branchOf, LABEL, sessionPaths } from './session/layout.js'
+export { clearMountpoints, prepareMountpoints } from './session/mountpoints.js'
+export { repository, resolveBase, type Base, type Repository } from './session/repo.js'
+export { Sessions } from './session/sessions.js'
+export { claim, listSessions, readClaim } from './session/store.js'
+export { commitSession, sessionDiff, unsavedWork, workState, type Count } from './session/work.js'
+export { editorArgs } from './ssh.js'
