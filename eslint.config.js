@@ -15,7 +15,8 @@ const floors = (forbidden) =>
   }))
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'oclif.manifest.json', '**/fixtures/**', '**/cases/**'] },
+  // examples/profile holds no code; as the README's OMH_HOME it also holds session worktrees, copies of this repository.
+  { ignores: ['**/dist/**', '**/node_modules/**', 'oclif.manifest.json', '**/fixtures/**', '**/cases/**', 'examples/profile/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
