@@ -50,6 +50,12 @@ describe('Kernel plugin loading', () => {
     expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'mine' }])
   })
 
+  it('names a settings file that is a folder, exit 2', async () => {
+    const error = await failure(() => kernelIn({ 'home/settings.toml/x': '' }))
+    expect([error.code, error.exit]).toEqual(['NOT_A_FILE', 2])
+    expect(error.message).toMatch(/home\/settings\.toml is a directory, not a file\.$/)
+  })
+
   it('names the file and the package when a plugin is not installed', async () => {
     const error = await failure(() => kernelIn({ 'home/settings.toml': 'plugins = ["omh-renderer-missing"]\n' }))
     expect(error.code).toBe('PLUGIN_NOT_FOUND')

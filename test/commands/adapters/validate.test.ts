@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, ROOT } from '../../helpers/run.js'
@@ -49,5 +51,29 @@ describe('omh adapters validate', () => {
     const ran = omh(['adapters', 'validate', ...['claude'].map((n) => path.join(ROOT, 'adapters', `${n}.toml`))])
     expect(ran.stderr).toBe('')
     expect(ran.status).toBe(0)
+  })
+
+  it('names a file that is missing, a folder, a dangling link or a FIFO, exit 2', () => {
+    const dir = testdir({ 'folder.toml/x': '' })
+    symlinkSync(path.join(dir, 'gone.toml'), path.join(dir, 'dangling.toml'))
+    execFileSync('mkfifo', [path.join(dir, 'pipe.toml')])
+    const cases: [string, string][] = [
+      ['nope.toml', 'does not exist'],
+      ['folder.toml', 'is a directory, not a file'],
+      ['dangling.toml', `is a link to ${path.join(dir, 'gone.toml')}, which does not exist`],
+      ['pipe.toml', 'is a FIFO, not a file'],
+    ]
+    for (const [name, why] of cases) {
+      const ran = omh(['adapters', 'validate', name], { cwd: dir })
+      expect(ran.stderr).toBe(
+        [
+          `Error: ${path.join(dir, name)} ${why}.`,
+          'Try this: Give the path of a regular file, or of a link to one.',
+          'Code: NOT_A_FILE',
+          '',
+        ].join('\n'),
+      )
+      expect(ran.status).toBe(2)
+    }
   })
 })

@@ -1,6 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
+import { FILE_UNREADABLE, NOT_A_FILE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, GUEST_HOME, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
 import type { Binding } from '@omh/plugin-api'
@@ -8,6 +8,7 @@ import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
+import { readTextFile } from '../user-files.js'
 
 /** A binding as the kernel keeps it: guest paths expanded, options still raw. */
 export interface ResolvedBinding extends Binding {
@@ -52,24 +53,24 @@ export interface AdapterCheck {
 
 export const expandGuest = (p: string): string => (p === '$HOME' || p.startsWith('$HOME/') ? GUEST_HOME + p.slice(5) : p)
 
-async function readText(file: string): Promise<string> {
+/** A TOML file's document, or its one problem: bytes that are not UTF-8, or a syntax error. */
+function readTomlFile(file: string): { doc: TomlDocument } | { problem: Problem } {
+  const read = readTextFile(file)
+  if (!read) throw OmhError.of(NOT_A_FILE, { args: [file, 'does not exist'], details: { file } })
+  if (!read.ok) return { problem: read.problem }
   try {
-    return await readFile(file, 'utf8')
+    return { doc: parseToml(read.text, file) }
   } catch (error) {
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
+    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { problem: syntaxProblem(file, error) }
+    throw error
   }
 }
 
 /** Reads and checks an adapter file against the schema. A TOML syntax error becomes one located problem. */
 export async function checkAdapterFile(file: string, expectName?: string): Promise<AdapterCheck> {
-  const source = await readText(file)
-  let doc: TomlDocument
-  try {
-    doc = parseToml(source, file)
-  } catch (error) {
-    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { file, problems: [syntaxProblem(file, error)] }
-    throw error
-  }
+  const read = readTomlFile(file)
+  if ('problem' in read) return { file, problems: [read.problem] }
+  const { doc } = read
   const parsed = adapterSchema.safeParse(doc.data)
   const problems = parsed.success
     ? []
@@ -164,14 +165,9 @@ export interface EditorCheck {
 }
 
 export async function checkEditorFile(file: string): Promise<EditorCheck> {
-  const source = await readText(file)
-  let doc: TomlDocument
-  try {
-    doc = parseToml(source, file)
-  } catch (error) {
-    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { file, problems: [syntaxProblem(file, error)] }
-    throw error
-  }
+  const read = readTomlFile(file)
+  if ('problem' in read) return { file, problems: [read.problem] }
+  const { doc } = read
   const parsed = editorSchema.safeParse(doc.data)
   if (parsed.success) return { file, data: parsed.data, problems: [] }
   return {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { FILE_UNREADABLE, OmhError, type Problem } from '@omh/plugin-api'
 import type { CapabilityClass, ItemOf } from '@omh/plugin-api'
 
@@ -37,6 +37,8 @@ export interface Extra<T> {
   readonly items: readonly T[]
   /** Things the user should know, one sentence each. */
   readonly notices: readonly string[]
+  /** Why a file that would follow cannot. */
+  readonly problems?: readonly Problem[]
 }
 
 /**
@@ -68,15 +70,5 @@ export async function namesIn(dir: string): Promise<{ name: string; isDirectory:
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
-  }
-}
-
-/** A file's text; undefined when it does not exist. Any other failure is FILE_UNREADABLE, never "empty". */
-export async function textOf(file: string): Promise<string | undefined> {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
   }
 }

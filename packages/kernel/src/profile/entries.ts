@@ -3,7 +3,8 @@ import type { Problem } from '@omh/plugin-api'
 import { isObject } from '@omh/plugin-kit'
 import { closest } from '../issues.js'
 import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '@omh/plugin-api'
-import { namesIn, textOf, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
+import { readTextFile } from '../user-files.js'
+import { namesIn, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
 import { readMarkdown, type Markdown } from './frontmatter.js'
 
 /** Agent Skills names: what every harness that reads skills accepts. */
@@ -12,9 +13,10 @@ const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 const fail = (problems: Problem[]): Loaded<never> => ({ ok: false, problems })
 
 async function markdownAt(file: string, missing?: Problem): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
-  const text = await textOf(file)
+  const text = readTextFile(file)
   if (text === undefined && missing) return { ok: false, problems: [missing] }
-  const read = await readMarkdown(text ?? '', file)
+  if (text && !text.ok) return { ok: false, problems: [text.problem] }
+  const read = await readMarkdown(text?.text ?? '', file)
   return read.ok ? read : { ok: false, problems: [read.problem] }
 }
 
@@ -49,7 +51,11 @@ export const rulesSource: CatalogueSource<'rules'> = {
         return {
           name: stem,
           source,
-          load: async () => ({ ok: true as const, item: { name: stem, origin: stem, source, text: (await textOf(source)) ?? '' } }),
+          load: async (): Promise<Loaded<RuleSection>> => {
+            const read = readTextFile(source)
+            if (read && !read.ok) return fail([read.problem])
+            return { ok: true, item: { name: stem, origin: stem, source, text: read?.text ?? '' } }
+          },
         }
       })
     return { entries, problems: [] }
@@ -58,12 +64,15 @@ export const rulesSource: CatalogueSource<'rules'> = {
     if (!loc.projectDir) return { items: [], notices: [] }
     const names = ['AGENTS.md', ...(loc.projectRules ?? []).filter((n) => n !== 'AGENTS.md')]
     const found: { name: string; source: string; text: string }[] = []
+    const problems: Problem[] = []
     for (const name of names) {
       const source = path.join(loc.projectDir, name)
-      const text = await textOf(source)
+      const read = readTextFile(source)
+      if (read && !read.ok) problems.push(read.problem)
       // A blank file counts as absent, so an empty placeholder never wins over real rules.
-      if (text?.trim()) found.push({ name, source, text })
+      else if (read?.text.trim()) found.push({ name, source, text: read.text })
     }
+    if (problems.length) return { items: [], notices: [], problems }
     const [chosen, ...others] = found
     if (!chosen) return { items: [], notices: [] }
     const notices: string[] = []

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { HOOK_INVALID, OmhError } from '@omh/plugin-api'
-import { textOf, type CatalogueSource } from './catalogue.js'
+import { readTextFile } from '../user-files.js'
+import type { CatalogueSource } from './catalogue.js'
 import { findHooks, parseHookFile } from './hooks.js'
 
 /** Hook files: the catalogue's `hooks/*.json`, shadowed by name by the project's `.omh/hooks/*.json`. */
@@ -14,7 +15,9 @@ export const hooksSource: CatalogueSource<'hooks'> = {
         name: hook.name,
         source: hook.file,
         async load() {
-          const parsed = parseHookFile(hook.name, hook.file, (await textOf(hook.file)) ?? '')
+          const read = readTextFile(hook.file)
+          if (read && !read.ok) return { ok: false as const, problems: [read.problem] }
+          const parsed = parseHookFile(hook.name, hook.file, read?.text ?? '')
           return parsed.ok ? { ok: true as const, item: parsed.hook } : { ok: false as const, problems: parsed.problems }
         },
       })),

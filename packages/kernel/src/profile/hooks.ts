@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
 import { FILE_UNREADABLE, HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
@@ -8,6 +8,7 @@ import { parseJson } from '@omh/plugin-kit'
 import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '@omh/plugin-api'
 import type { KeyPath } from '@omh/plugin-kit'
 import { byText } from '../order.js'
+import { readTextFile } from '../user-files.js'
 
 /**
  * A hook file, `<name>.json`: a moment, optionally the tools and a shell
@@ -80,7 +81,8 @@ export async function resolveHooks(sources: HookSources): Promise<Hook[]> {
   const problems: Problem[] = []
   const bad = new Set<string>()
   for (const source of selected) {
-    const parsed = parseHookFile(source.name, source.file, await readText(source.file))
+    const read = readTextFile(source.file)
+    const parsed: HookParse = read && !read.ok ? { ok: false, problems: [read.problem] } : parseHookFile(source.name, source.file, read?.text ?? '')
     if (parsed.ok) hooks.push(parsed.hook)
     else {
       problems.push(...parsed.problems)
@@ -194,13 +196,5 @@ async function listOrEmpty(dir: string): Promise<string[]> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
-  }
-}
-
-async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8')
-  } catch (error) {
-    throw OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
   }
 }

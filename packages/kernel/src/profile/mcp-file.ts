@@ -3,7 +3,8 @@ import type { Problem } from '@omh/plugin-api'
 import { closest, dotted } from '../issues.js'
 import { isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
 import type { McpServer } from '@omh/plugin-api'
-import { textOf, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
+import { readTextFile } from '../user-files.js'
+import type { CatalogueEntry, CatalogueSource } from './catalogue.js'
 
 /**
  * A server name: safe as a table key and a tool prefix in every harness. Not
@@ -31,8 +32,10 @@ export interface McpFile {
 export const mcpFileOf = (omhHome: string) => path.join(omhHome, 'mcp.json')
 
 export async function readMcpFile(file: string): Promise<McpFile> {
-  const text = await textOf(file)
-  if (text === undefined) return { file, text, doc: undefined, servers: [], problems: [] }
+  const bytes = readTextFile(file)
+  if (bytes === undefined) return { file, text: undefined, doc: undefined, servers: [], problems: [] }
+  if (!bytes.ok) return { file, text: undefined, doc: undefined, servers: [], problems: [bytes.problem] }
+  const { text } = bytes
   const read = readJson(text, file)
   if (!read.ok) return { file, text, doc: undefined, servers: [], problems: [read.problem] }
   const { servers, problems } = serversOf(read.doc)

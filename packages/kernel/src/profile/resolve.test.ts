@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../../test/helpers/testdir.js'
@@ -139,5 +141,34 @@ describe('resolveProfile', () => {
     const fallback = await resolveProfile({ omhHome: home, projectDir: claudeOnly, projectRules: ['CLAUDE.md'], use: {} })
     expect(fallback.rules.map((r) => r.name)).toEqual(['a', 'CLAUDE.md'])
     expect(fallback.notices).toEqual(["composed the project's CLAUDE.md; name it AGENTS.md and every harness reads it first"])
+  })
+
+  it('refuses a rule, command or mcp.json whose bytes are not UTF-8, at the first bad byte', async () => {
+    const home = testdir({ 'rules/ok.md': '# ok\n' })
+    mkdirSync(path.join(home, 'commands'))
+    writeFileSync(path.join(home, 'rules/latin1.md'), Buffer.from('# Caf\xe9\n\nline two \xff\n', 'latin1'))
+    writeFileSync(path.join(home, 'commands/x.md'), Buffer.from([0x2d, 0x2d, 0x2d, 0x0a, 0xc3, 0x28]))
+    writeFileSync(path.join(home, 'mcp.json'), Buffer.from([0x7b, 0x0a, 0x80, 0x7d]))
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.code).toBe('PROFILE_INVALID')
+    expect(error.problems).toEqual([
+      { file: path.join(home, 'commands/x.md'), line: 2, column: 1, message: 'is not UTF-8 text (byte 0xc3); save it as UTF-8' },
+      { file: path.join(home, 'mcp.json'), line: 2, column: 1, message: 'is not UTF-8 text (byte 0x80); save it as UTF-8' },
+      { file: path.join(home, 'rules/latin1.md'), line: 1, column: 6, message: 'is not UTF-8 text (byte 0xe9); save it as UTF-8' },
+    ])
+  })
+
+  it('refuses a FIFO or a dangling link where a catalogue file belongs, by name, without waiting on it', async () => {
+    const home = testdir({ 'rules/ok.md': '# ok\n', 'commands/ok.md': 'hi\n' })
+    execFileSync('mkfifo', [path.join(home, 'rules/pipe.md')])
+    const fifo = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect([fifo.code, fifo.exit, fifo.message]).toEqual(['NOT_A_FILE', 2, `${path.join(home, 'rules/pipe.md')} is a FIFO, not a file.`])
+    const dangling = testdir({ 'commands/ok.md': 'hi\n' })
+    symlinkSync(path.join(dangling, 'elsewhere.md'), path.join(dangling, 'commands/gone.md'))
+    const link = await failure(() => resolveProfile({ omhHome: dangling, use: {} }))
+    expect([link.code, link.message]).toEqual([
+      'NOT_A_FILE',
+      `${path.join(dangling, 'commands/gone.md')} is a link to ${path.join(dangling, 'elsewhere.md')}, which does not exist.`,
+    ])
   })
 })

@@ -98,6 +98,7 @@ export async function resolveProfile(sources: ProfileSources, catalogue = CATALO
       if (extra) {
         out.push(...extra.items)
         notices.push(...extra.notices)
+        problems.push(...(extra.problems ?? []))
       }
       items[plan.source.capability] = out
     }),

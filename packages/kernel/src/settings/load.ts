@@ -5,6 +5,7 @@ import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError } from '@omh/pl
 import { problemsFromIssues } from '../issues.js'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit'
+import { isUserFile } from '../user-files.js'
 import { settingsSchema, type Settings } from './schema.js'
 
 /**
@@ -68,6 +69,7 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
   })
 
   const explicit = async (name: LayerName, file: string): Promise<SettingsLayer | undefined> => {
+    if (!isUserFile(file)) return undefined
     let result: CosmiconfigResult
     try {
       result = await explorer.load(file)
