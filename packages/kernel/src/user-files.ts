@@ -98,6 +98,17 @@ export function readTextFile(file: string): TextRead | undefined {
   }
 }
 
+/** Raw bytes, such as a file name, as text with every byte that is not UTF-8 written `\xNN`. */
+export function showBytes(bytes: Uint8Array): string {
+  let out = ''
+  for (let i = 0; i < bytes.length; ) {
+    const n = sequenceLength(bytes, i)
+    out += n ? Buffer.from(bytes.subarray(i, i + n)).toString('utf8') : `\\x${bytes[i]!.toString(16).padStart(2, '0')}`
+    i += n || 1
+  }
+  return out
+}
+
 /** The offset of the first byte that does not start a valid UTF-8 sequence; -1 when there is none. */
 function invalidUtf8At(bytes: Uint8Array): number {
   for (let i = 0; i < bytes.length; ) {

@@ -1,6 +1,9 @@
+import { isUtf8 } from 'node:buffer'
 import { readdirSync } from 'node:fs'
+import path from 'node:path'
 import { FILE_UNREADABLE, OmhError, type Problem } from '@omh/plugin-api'
 import type { CapabilityClass, ItemOf } from '@omh/plugin-api'
+import { showBytes } from '../user-files.js'
 
 /** Where a profile is read from. */
 export interface CatalogueLocation {
@@ -30,6 +33,8 @@ export type Loaded<T> = { readonly ok: true; readonly item: T } | { readonly ok:
 export interface Listing<T> {
   readonly entries: readonly CatalogueEntry<T>[]
   readonly problems: readonly Problem[]
+  /** Things the user should know, one sentence each, such as a file left out. */
+  readonly notices?: readonly string[]
 }
 
 /** What follows the selection whatever `[use]` says, such as the project's own rules. */
@@ -59,16 +64,32 @@ export interface CatalogueSource<C extends CapabilityClass = CapabilityClass> {
 // Catalogue files are many and small: reading them synchronously costs a tenth of the thread
 // pool's round trips (measured: 500 SKILL.md files, 8 ms against 70 ms).
 
-/** The names in a directory, sorted; none when it does not exist. Hidden names are skipped. */
-export async function namesIn(dir: string): Promise<{ name: string; isDirectory: boolean }[]> {
+/** A directory's entries, and a notice for each one left out. */
+export interface DirectoryNames {
+  /** Sorted by name; hidden names are left out. */
+  readonly entries: readonly { readonly name: string; readonly isDirectory: boolean }[]
+  readonly notices: readonly string[]
+}
+
+/**
+ * The names in a directory; none when it does not exist. A name that is not
+ * UTF-8 is left out with a notice: read as text it would name another file,
+ * and a harness could be given neither.
+ */
+export async function namesIn(dir: string): Promise<DirectoryNames> {
+  let found
   try {
-    const entries = readdirSync(dir, { withFileTypes: true })
-    return entries
-      .filter((e) => !e.name.startsWith('.'))
-      .map((e) => ({ name: e.name, isDirectory: e.isDirectory() }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    found = readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], notices: [] }
     throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
   }
+  const entries: { name: string; isDirectory: boolean }[] = []
+  const notices: string[] = []
+  for (const e of found) {
+    if (e.name[0] === 0x2e) continue
+    if (isUtf8(e.name)) entries.push({ name: e.name.toString('utf8'), isDirectory: e.isDirectory() })
+    else notices.push(`skipped ${path.join(dir, showBytes(e.name))}: its name is not UTF-8, so no harness could be given it; rename it`)
+  }
+  return { entries: entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), notices }
 }

@@ -24,7 +24,8 @@ async function markdownAt(file: string, missing?: Problem): Promise<{ ok: true; 
 async function markdownEntries<T>(dir: string, load: (name: string, file: string) => Promise<Loaded<T>>) {
   const problems: Problem[] = []
   const entries: CatalogueEntry<T>[] = []
-  for (const { name, isDirectory } of await namesIn(dir)) {
+  const names = await namesIn(dir)
+  for (const { name, isDirectory } of names.entries) {
     const file = path.join(dir, name)
     if (isDirectory || !name.endsWith('.md')) {
       problems.push({ file, message: `is not a markdown file; this folder holds one \`<name>.md\` per entry` })
@@ -33,7 +34,7 @@ async function markdownEntries<T>(dir: string, load: (name: string, file: string
     const stem = name.slice(0, -3)
     entries.push({ name: stem, source: file, load: () => load(stem, file) })
   }
-  return { entries, problems }
+  return { entries, problems, notices: names.notices }
 }
 
 const at = (file: string, md: Markdown, key: string) => ({ file, ...(md.lines[key] ? { line: md.lines[key] } : {}), path: key })
@@ -43,7 +44,8 @@ export const rulesSource: CatalogueSource<'rules'> = {
   where: (loc) => path.join(loc.omhHome, 'rules'),
   async list(loc) {
     const dir = path.join(loc.omhHome, 'rules')
-    const entries: CatalogueEntry<RuleSection>[] = (await namesIn(dir))
+    const names = await namesIn(dir)
+    const entries: CatalogueEntry<RuleSection>[] = names.entries
       .filter((e) => !e.isDirectory && e.name.endsWith('.md'))
       .map(({ name }) => {
         const stem = name.slice(0, -3)
@@ -58,7 +60,7 @@ export const rulesSource: CatalogueSource<'rules'> = {
           },
         }
       })
-    return { entries, problems: [] }
+    return { entries, problems: [], notices: names.notices }
   },
   async extra(loc) {
     if (!loc.projectDir) return { items: [], notices: [] }
@@ -91,12 +93,13 @@ export const skillsSource: CatalogueSource<'skills'> = {
     const dir = path.join(loc.omhHome, 'skills')
     const problems: Problem[] = []
     const entries: CatalogueEntry<Skill>[] = []
-    for (const { name, isDirectory } of await namesIn(dir)) {
+    const names = await namesIn(dir)
+    for (const { name, isDirectory } of names.entries) {
       const source = path.join(dir, name)
       if (!isDirectory) problems.push({ file: source, message: 'is not a folder; a skill is a folder holding SKILL.md' })
       else entries.push({ name, source, load: () => loadSkill(name, source) })
     }
-    return { entries, problems }
+    return { entries, problems, notices: names.notices }
   },
 }
 

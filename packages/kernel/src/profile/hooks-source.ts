@@ -11,7 +11,8 @@ export const hooksSource: CatalogueSource<'hooks'> = {
   async list(loc) {
     const found = await findHooks(loc)
     return {
-      entries: found.map((hook) => ({
+      notices: found.notices,
+      entries: found.hooks.map((hook) => ({
         name: hook.name,
         source: hook.file,
         async load() {

@@ -1,7 +1,6 @@
-import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import * as z from 'zod/mini'
-import { FILE_UNREADABLE, HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
+import { HOOK_INVALID, OmhError, type Problem } from '@omh/plugin-api'
 import { fieldsMentioned, FIELD_VARIABLE, parseHookText, TOOL_MOMENTS } from '@omh/plugin-kit'
 import { dotted, problemsFromIssues } from '../issues.js'
 import { parseJson } from '@omh/plugin-kit'
@@ -9,6 +8,7 @@ import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '@omh/plugin-api
 import type { KeyPath } from '@omh/plugin-kit'
 import { byText } from '../order.js'
 import { readTextFile } from '../user-files.js'
+import { namesIn } from './catalogue.js'
 
 /**
  * A hook file, `<name>.json`: a moment, optionally the tools and a shell
@@ -52,19 +52,25 @@ export interface HookSource {
   readonly shadows?: string
 }
 
-/** Every hook file omh would consider, by name, project files shadowing catalogue ones. */
-export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectDir'>): Promise<HookSource[]> {
+/**
+ * Every hook file omh would consider, by name, project files shadowing
+ * catalogue ones; and a notice for each file left out.
+ */
+export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectDir'>): Promise<{ hooks: HookSource[]; notices: string[] }> {
   const byName = new Map<string, HookSource>()
+  const notices: string[] = []
   const dirs: [HookSource['origin'], string][] = [['catalogue', path.join(sources.omhHome, 'hooks')]]
   if (sources.projectDir) dirs.push(['project', path.join(sources.projectDir, '.omh', 'hooks')] as const)
   for (const [origin, dir] of dirs) {
-    for (const entry of (await listOrEmpty(dir)).filter((n) => n.endsWith('.json')).sort()) {
+    const names = await namesIn(dir)
+    notices.push(...names.notices)
+    for (const { name: entry } of names.entries.filter((e) => e.name.endsWith('.json'))) {
       const name = entry.slice(0, -'.json'.length)
       const shadowed = byName.get(name)
       byName.set(name, { name, file: path.join(dir, entry), origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
     }
   }
-  return [...byName.values()].sort((a, b) => byText(a.name, b.name))
+  return { hooks: [...byName.values()].sort((a, b) => byText(a.name, b.name)), notices }
 }
 
 /**
@@ -73,7 +79,7 @@ export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectD
  * HOOK_INVALID.
  */
 export async function resolveHooks(sources: HookSources): Promise<Hook[]> {
-  const found = await findHooks(sources)
+  const { hooks: found } = await findHooks(sources)
   const byName = new Map(found.map((s) => [s.name, s]))
   const allow = sources.allow
   const selected = !allow || allow[0] === '*' ? found : allow.flatMap((n) => byName.get(n) ?? [])
@@ -189,12 +195,3 @@ export function parseHookFile(name: string, file: string, source: string): HookP
 
 const sortProblems = (problems: Problem[]) =>
   problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
-
-async function listOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })
-  }
-}

@@ -171,4 +171,28 @@ describe('resolveProfile', () => {
       `${path.join(dangling, 'commands/gone.md')} is a link to ${path.join(dangling, 'elsewhere.md')}, which does not exist.`,
     ])
   })
+
+  it('skips a rule, command, subagent, skill or hook whose file name is not UTF-8, with a notice naming it', async () => {
+    const home = testdir({ 'rules/a.md': '# A\n', 'commands/ok.md': 'hi\n', 'subagents/.keep': '', 'hooks/.keep': '', 'skills/.keep': '' })
+    const bad = (dir: string, suffix: string) => Buffer.concat([Buffer.from(path.join(home, dir, 'b')), Buffer.from([0xe9]), Buffer.from(suffix)])
+    for (const dir of ['rules', 'commands', 'subagents']) writeFileSync(bad(dir, '.md'), 'x\n')
+    writeFileSync(bad('hooks', '.json'), '{}')
+    mkdirSync(bad('skills', ''))
+    const profile = await resolveProfile({ omhHome: home, use: {} })
+    expect([profile.rules, profile.commands, profile.subagents, profile.skills, profile.hooks].map((items) => items.map((i) => i.name))).toEqual([
+      ['a'],
+      ['ok'],
+      [],
+      [],
+      [],
+    ])
+    const skipped = (dir: string, name: string) => `skipped ${path.join(home, dir)}/${name}: its name is not UTF-8, so no harness could be given it; rename it`
+    expect(profile.notices).toEqual([
+      skipped('rules', 'b\\xe9.md'),
+      skipped('skills', 'b\\xe9'),
+      skipped('commands', 'b\\xe9.md'),
+      skipped('subagents', 'b\\xe9.md'),
+      skipped('hooks', 'b\\xe9.json'),
+    ])
+  })
 })
