@@ -4,7 +4,6 @@ export { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from '
 export {
   checkAdapterFile,
   checkEditorFile,
-  expandGuest,
   findAdapters,
   toAdapter,
   type Adapter,
@@ -13,6 +12,7 @@ export {
   type EditorCheck,
   type ResolvedBinding,
 } from './adapter/load.js'
+export { expandGuest } from './adapter/guest-path.js'
 export { settingsSchema, type Settings } from './settings/schema.js'
 export { LAYERS, loadSettings, merge, type Decided, type EffectiveSettings, type LayerName, type SettingsLayer } from './settings/load.js'
 export { resolvePluginModule } from './plugins/resolve.js'

@@ -183,7 +183,7 @@ describe('Kernel render', () => {
       'r.mjs': renderer('r', 'concat', body)
         .replace("classes: ['rules']", "classes: ['rules', 'skills']")
         .replace('render(input)', "combine: { lines: (parts) => ({ ok: true, content: parts.map((p) => p.content).join('+') }) }, render(input)"),
-      'adapters/h.toml': `${adapter('concat')}[capabilities.skills]\npath = "/y"\nrender = "concat"\n`,
+      'adapters/h.toml': `${adapter('concat')}[capabilities.skills]\npath = "/work/y"\nrender = "concat"\n`,
     })
     const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
     expect(report.files).toEqual([{ kind: 'file', guest: '/x.txt', content: 'rules+skills', syntax: 'lines' }])

@@ -2,10 +2,11 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FILE_UNREADABLE, NOT_A_FILE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
-import { CAPABILITY_CLASSES, GUEST_HOME, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
+import { CAPABILITY_CLASSES, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
 import type { Binding } from '@omh/plugin-api'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit'
+import { expandGuest } from './guest-path.js'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
 import { readTextFile } from '../user-files.js'
@@ -51,7 +52,6 @@ export interface AdapterCheck {
   readonly problems: readonly Problem[]
 }
 
-export const expandGuest = (p: string): string => (p === '$HOME' || p.startsWith('$HOME/') ? GUEST_HOME + p.slice(5) : p)
 
 /** A TOML file's document, or its one problem: bytes that are not UTF-8, or a syntax error. */
 function readTomlFile(file: string): { doc: TomlDocument } | { problem: Problem } {
