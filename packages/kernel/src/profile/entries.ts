@@ -10,6 +10,19 @@ import { readMarkdown, type Markdown } from './frontmatter.js'
 /** Agent Skills names: what every harness that reads skills accepts. */
 const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
+/**
+ * Why a file's stem cannot name a rule, command or subagent; undefined when
+ * it can. The name is written into marker comments, file names and a
+ * harness's menus, where a line break or an escape would be read as more
+ * than a name.
+ */
+function nameProblem(name: string): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) return 'cannot name an entry: a name holds no line break or control character'
+  if (name.includes('-->')) return 'cannot name an entry: a name holds no `-->`, which ends the comment that marks a section'
+  return undefined
+}
+
 const fail = (problems: Problem[]): Loaded<never> => ({ ok: false, problems })
 
 async function markdownAt(file: string, missing?: Problem): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
@@ -32,7 +45,9 @@ async function markdownEntries<T>(dir: string, load: (name: string, file: string
       continue
     }
     const stem = name.slice(0, -3)
-    entries.push({ name: stem, source: file, load: () => load(stem, file) })
+    const why = nameProblem(stem)
+    if (why) problems.push({ file, message: why })
+    else entries.push({ name: stem, source: file, load: () => load(stem, file) })
   }
   return { entries, problems, notices: names.notices }
 }
@@ -45,8 +60,14 @@ export const rulesSource: CatalogueSource<'rules'> = {
   async list(loc) {
     const dir = path.join(loc.omhHome, 'rules')
     const names = await namesIn(dir)
+    const problems: Problem[] = []
     const entries: CatalogueEntry<RuleSection>[] = names.entries
       .filter((e) => !e.isDirectory && e.name.endsWith('.md'))
+      .filter(({ name }) => {
+        const why = nameProblem(name.slice(0, -3))
+        if (why) problems.push({ file: path.join(dir, name), message: why })
+        return !why
+      })
       .map(({ name }) => {
         const stem = name.slice(0, -3)
         const source = path.join(dir, name)
@@ -60,7 +81,7 @@ export const rulesSource: CatalogueSource<'rules'> = {
           },
         }
       })
-    return { entries, problems: [], notices: names.notices }
+    return { entries, problems, notices: names.notices }
   },
   async extra(loc) {
     if (!loc.projectDir) return { items: [], notices: [] }

@@ -195,4 +195,31 @@ describe('resolveProfile', () => {
       skipped('hooks', 'b\\xe9.json'),
     ])
   })
+
+  it('refuses a rule, command or subagent whose name holds a line break, a control character or `-->`, by file', async () => {
+    const home = testdir({
+      'rules/two\nlines.md': '# x\n',
+      'rules/a-->b.md': '# x\n',
+      'commands/clear\u001b[2J.md': 'x\n',
+      'subagents/csi\u009bm.md': '---\nname: "csi\\x9Bm"\ndescription: d\n---\nbody\n',
+      'rules/fine name.md': '# ok\n',
+    })
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.code).toBe('PROFILE_INVALID')
+    expect(error.problems.map((p) => [path.relative(home, p.file!), p.message])).toEqual([
+      ['commands/clear\u001b[2J.md', 'cannot name an entry: a name holds no line break or control character'],
+      ['rules/a-->b.md', 'cannot name an entry: a name holds no `-->`, which ends the comment that marks a section'],
+      ['rules/two\nlines.md', 'cannot name an entry: a name holds no line break or control character'],
+      ['subagents/csi\u009bm.md', 'cannot name an entry: a name holds no line break or control character'],
+    ])
+  })
+
+  it('locates a frontmatter key named like what every object has, never reading it from a prototype', async () => {
+    const home = testdir({ 'subagents/s.md': '---\nname: s\ndescription: d\nconstructor: x\ntoString: y\n---\nbody\n' })
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.problems.map((p) => [p.line, p.path, p.message])).toEqual([
+      [4, 'constructor', 'unknown key; a subagent has name, description, tools and model'],
+      [5, 'toString', 'unknown key; a subagent has name, description, tools and model'],
+    ])
+  })
 })
