@@ -47,6 +47,38 @@ describe('the command line', () => {
   })
 })
 
+describe('words from files on a terminal', () => {
+  const CLEAR = '\u001b[2J'
+  const TITLE = '\u001b]0;pwned\u0007'
+  // Left once omh's own colours are taken out: anything a terminal would act on but tab and newline.
+  // eslint-disable-next-line no-control-regex
+  const acts = (text: string) => /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text.replaceAll(/\u001b\[(?:1|2|22|31|32|33|36|39)m/g, ''))
+
+  it('prints a file name, a [use] name and adapter values escaped, never as commands to the terminal', () => {
+    const dir = testdir({ [`bad${CLEAR}.toml`]: 'name = 3\n' })
+    const validate = omh(['adapters', 'validate', `bad${CLEAR}.toml`, '--color', 'always'], { cwd: dir })
+    expect(validate.status).toBe(2)
+    expect(validate.stderr).toContain('bad\\x1b[2J.toml')
+    expect(acts(validate.stderr)).toBe(false)
+
+    // TOML takes control characters only as escapes.
+    const toml = (text: string) => JSON.stringify(text)
+    const home = testdir({
+      'settings.toml': `[use]\nrules = [${toml(`x${TITLE}`)}]\n`,
+      'adapters/h.toml': `name = "h"\nbin = ${toml(`h${TITLE}`)}\ninstall = ${toml(`echo ${CLEAR}`)}\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"\n`,
+    })
+    const render = omh(['render', 'claude', '--color', 'always'], { env: { OMH_HOME: home } })
+    expect(render.status).toBe(2)
+    expect(render.stderr).toContain('Code: USE_UNKNOWN')
+    expect(render.stderr).toContain('x\\x1b]0;pwned\\x07')
+    expect(acts(render.stderr)).toBe(false)
+    const show = omh(['adapters', 'show', 'h', '--color', 'always'], { env: { OMH_HOME: home } })
+    expect(show.status).toBe(0)
+    expect(show.stdout).toContain('h\\x1b]0;pwned\\x07')
+    expect(acts(show.stdout)).toBe(false)
+  })
+})
+
 describe('settings that name plugins', () => {
   it('says which file named a plugin that is not installed, and what to do', () => {
     const repo = gitRepo({ '.omh/settings.toml': 'plugins = ["omh-renderer-nowhere"]\n' })

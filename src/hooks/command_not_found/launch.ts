@@ -5,7 +5,8 @@ import { formatError, serializeError, toOmhError } from '../../lib/failure.js'
 import { createKernel } from '../../lib/kernel.js'
 import { parseLaunch, type LaunchFlags } from '../../lib/launch-argv.js'
 import { rawArgv } from '../../lib/route.js'
-import { colorEnabled, colorModeFromArgv, createStyle } from '../../lib/style.js'
+import { printableJson } from '../../lib/printable.js'
+import { colorEnabled, colorModeFromArgv, createStyle, terminalText } from '../../lib/style.js'
 import { describePlan, planJson } from '../../lib/plan-view.js'
 
 /**
@@ -17,6 +18,7 @@ const hook: Hook.CommandNotFound = async function (options) {
   const argv = rawArgv() ?? [...options.id.split(':'), ...(options.argv ?? [])]
   const jsonAsked = argv.slice(0, Math.max(argv.indexOf(options.id.split(':')[0]!), 0)).includes('--json')
   const errStyle = createStyle(colorEnabled(colorModeFromArgv(argv), { json: jsonAsked, isTTY: Boolean(process.stderr.isTTY), env: process.env }))
+  const say = (line: string) => process.stderr.write(`${terminalText(line, errStyle)}\n`)
   let flags: LaunchFlags | undefined
   try {
     const parsed = parseLaunch(argv)
@@ -35,15 +37,15 @@ const hook: Hook.CommandNotFound = async function (options) {
     const { launch, previewLaunch } = await import('@omh/sandbox')
     const verbose = flags.verbose
     const announce = (a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>) => {
-      for (const notice of a.notices) process.stderr.write(`${errStyle.bold('omh:')} ${notice}\n`)
+      for (const notice of a.notices) say(`${errStyle.bold('omh:')} ${notice}`)
       const summary = droppedSummary(a.dropped)
-      process.stderr.write(`${errStyle.bold('omh:')} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}\n`)
-      if (verbose) for (const line of droppedDetail(a.dropped)) process.stderr.write(`${line}\n`)
+      say(`${errStyle.bold('omh:')} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}`)
+      if (verbose) for (const line of droppedDetail(a.dropped)) say(line)
     }
     if (flags.dryRun) {
       const preview: LaunchPreview = await previewLaunch(kernel, request)
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ status: 0, result: planJson(preview), warnings: [] }, null, 2)}\n`)
+        process.stdout.write(`${printableJson({ status: 0, result: planJson(preview), warnings: [] })}\n`)
         return
       }
       announce({ ...preview, dropped: preview.render.dropped })
@@ -55,9 +57,9 @@ const hook: Hook.CommandNotFound = async function (options) {
       context: {
         env: process.env,
         verbose,
-        progress: (line) => process.stderr.write(`${errStyle.dim(line)}\n`),
+        progress: (line) => say(errStyle.dim(line)),
       },
-      notice: (line) => process.stderr.write(`${errStyle.bold('omh:')} ${line}\n`),
+      notice: (line) => say(`${errStyle.bold('omh:')} ${line}`),
       announce,
     })
     if (status !== 0) this.exit(status)
@@ -65,7 +67,7 @@ const hook: Hook.CommandNotFound = async function (options) {
     if ((error as { oclif?: unknown }).oclif) throw error
     const failure = toOmhError(error)
     const json = flags?.json ?? jsonAsked
-    if (json) process.stdout.write(`${JSON.stringify({ status: failure.exit, error: serializeError(failure, Boolean(flags?.verbose)) }, null, 2)}\n`)
+    if (json) process.stdout.write(`${printableJson({ status: failure.exit, error: serializeError(failure, Boolean(flags?.verbose)) })}\n`)
     else process.stderr.write(formatError(failure, errStyle, Boolean(flags?.verbose ?? argv.includes('--verbose'))))
     this.exit(failure.exit)
   }
