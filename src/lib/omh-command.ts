@@ -4,6 +4,7 @@ import type { Kernel } from '@omh/kernel'
 import { formatError, serializeError, toOmhError } from './failure.js'
 import { createKernel } from './kernel.js'
 import { printableJson } from './printable.js'
+import { reserveStdout, type ReservedStdout } from './stdout.js'
 import { colorEnabled, colorModeFromArgv, createStyle, terminalText, type Style } from './style.js'
 
 export type OmhFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof OmhCommand)['baseFlags'] & T['flags']>
@@ -35,8 +36,24 @@ export abstract class OmhCommand<T> extends Command {
   #status = 0
   #kernel: Promise<Kernel> | undefined
   #style: Style | undefined
+  #stdout: ReservedStdout | undefined
 
   abstract override run(): Promise<T>
+
+  protected override async _run<R>(): Promise<R> {
+    this.#stdout = reserveStdout()
+    try {
+      return await super._run<R>()
+    } finally {
+      this.#stdout.release()
+    }
+  }
+
+  /** Writes part of the answer on stdout, as it is. */
+  protected answer(text: string): void {
+    if (this.#stdout) this.#stdout.answer(text)
+    else process.stdout.write(text)
+  }
 
   /** Colour for stdout (answers). */
   protected get style(): Style {
@@ -71,7 +88,7 @@ export abstract class OmhCommand<T> extends Command {
 
   /** A line of the answer on stdout, shown as text whatever files and names it quotes; nothing with `--json`. */
   override log(message = ''): void {
-    if (!this.jsonEnabled()) process.stdout.write(`${terminalText(message, this.style)}\n`)
+    if (!this.jsonEnabled()) this.answer(`${terminalText(message, this.style)}\n`)
   }
 
   /** A notice on stderr: not part of the answer, kept out of `--json` documents. */
@@ -101,7 +118,7 @@ export abstract class OmhCommand<T> extends Command {
   }
 
   protected override logJson(json: unknown): void {
-    process.stdout.write(`${printableJson(json)}\n`)
+    this.answer(`${printableJson(json)}\n`)
   }
 
   protected override async catch(raw: Interfaces.CommandError): Promise<void> {

@@ -79,6 +79,40 @@ describe('words from files on a terminal', () => {
   })
 })
 
+describe('a plugin that prints', () => {
+  const NOISY = `
+console.log('noisy: imported')
+console.info('noisy: info')
+process.stdout.write('noisy: raw\\n')
+export default {
+  kind: 'renderer', apiVersion: 1, meta: { name: 'noisy', version: '1.0.0' }, formats: ['noisy'], classes: ['rules'],
+  render(input) {
+    console.log('noisy: rendering')
+    return { files: [{ kind: 'file', guest: input.binding.path, content: 'x' }], dropped: [] }
+  },
+}
+`
+  const home = () =>
+    testdir({
+      'settings.toml': 'plugins = ["./noisy.mjs"]\n',
+      'noisy.mjs': NOISY,
+      'adapters/loud.toml': 'name = "loud"\nbin = "loud"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "noisy"\n',
+    })
+
+  it('leaves stdout to the answer: what a plugin prints goes to stderr, with --json and without', () => {
+    const env = { OMH_HOME: home() }
+    for (const args of [['plugins', '--json'], ['render', 'loud', '--json'], ['adapters', 'ls', '--json']]) {
+      const ran = omh(args, { env, cwd: testdir() })
+      expect(ran.status, args.join(' ')).toBe(0)
+      expect(ran.json().status).toBe(0)
+      expect(ran.stderr).toContain('noisy: imported\nnoisy: info\nnoisy: raw\n')
+    }
+    const render = omh(['render', 'loud'], { env, cwd: testdir() })
+    expect(render.stdout).not.toContain('noisy:')
+    expect(render.stderr).toContain('noisy: rendering')
+  })
+})
+
 describe('settings that name plugins', () => {
   it('says which file named a plugin that is not installed, and what to do', () => {
     const repo = gitRepo({ '.omh/settings.toml': 'plugins = ["omh-renderer-nowhere"]\n' })

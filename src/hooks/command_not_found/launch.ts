@@ -6,6 +6,7 @@ import { createKernel } from '../../lib/kernel.js'
 import { parseLaunch, type LaunchFlags } from '../../lib/launch-argv.js'
 import { rawArgv } from '../../lib/route.js'
 import { printableJson } from '../../lib/printable.js'
+import { reserveStdout } from '../../lib/stdout.js'
 import { colorEnabled, colorModeFromArgv, createStyle, terminalText } from '../../lib/style.js'
 import { describePlan, planJson } from '../../lib/plan-view.js'
 
@@ -19,6 +20,7 @@ const hook: Hook.CommandNotFound = async function (options) {
   const jsonAsked = argv.slice(0, Math.max(argv.indexOf(options.id.split(':')[0]!), 0)).includes('--json')
   const errStyle = createStyle(colorEnabled(colorModeFromArgv(argv), { json: jsonAsked, isTTY: Boolean(process.stderr.isTTY), env: process.env }))
   const say = (line: string) => process.stderr.write(`${terminalText(line, errStyle)}\n`)
+  const stdout = reserveStdout()
   let flags: LaunchFlags | undefined
   try {
     const parsed = parseLaunch(argv)
@@ -45,12 +47,12 @@ const hook: Hook.CommandNotFound = async function (options) {
     if (flags.dryRun) {
       const preview: LaunchPreview = await previewLaunch(kernel, request)
       if (flags.json) {
-        process.stdout.write(`${printableJson({ status: 0, result: planJson(preview), warnings: [] })}\n`)
+        stdout.answer(`${printableJson({ status: 0, result: planJson(preview), warnings: [] })}\n`)
         return
       }
       announce({ ...preview, dropped: preview.render.dropped })
       const style = createStyle(colorEnabled(flags.color, { json: false, isTTY: Boolean(process.stdout.isTTY), env: process.env }))
-      process.stdout.write(describePlan(preview, style))
+      stdout.answer(describePlan(preview, style))
       return
     }
     const status = await launch(kernel, request, {
@@ -67,9 +69,11 @@ const hook: Hook.CommandNotFound = async function (options) {
     if ((error as { oclif?: unknown }).oclif) throw error
     const failure = toOmhError(error)
     const json = flags?.json ?? jsonAsked
-    if (json) process.stdout.write(`${printableJson({ status: failure.exit, error: serializeError(failure, Boolean(flags?.verbose)) })}\n`)
+    if (json) stdout.answer(`${printableJson({ status: failure.exit, error: serializeError(failure, Boolean(flags?.verbose)) })}\n`)
     else process.stderr.write(formatError(failure, errStyle, Boolean(flags?.verbose ?? argv.includes('--verbose'))))
     this.exit(failure.exit)
+  } finally {
+    stdout.release()
   }
 }
 
