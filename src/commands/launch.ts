@@ -49,12 +49,12 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
       const preview = await previewLaunch(kernel, request)
       if (this.jsonEnabled()) return planJson(preview)
       this.announce({ ...preview, dropped: preview.render.dropped })
-      process.stdout.write(describePlan(preview, this.style))
+      this.log(describePlan(preview, this.style).replace(/\n$/, ''))
       return undefined
     }
     const status = await launch(kernel, request, {
-      context: { env: process.env, verbose: this.verbose, progress: (line) => process.stderr.write(`${this.errStyle.dim(line)}\n`) },
-      notice: (line) => process.stderr.write(`${this.errStyle.bold('omh:')} ${line}\n`),
+      context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(this.errStyle.dim(line)) },
+      notice: (line) => this.notice(`${this.errStyle.bold('omh:')} ${line}`),
       announce: (a) => this.announce(a),
     })
     if (status !== 0) this.passOnStatus(status)
@@ -64,10 +64,10 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
   /** The one status line of a launch, after what the profile's resolution had to say. */
   private announce(a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>): void {
     const bold = this.errStyle.bold('omh:')
-    for (const notice of a.notices) process.stderr.write(`${bold} ${notice}\n`)
+    for (const notice of a.notices) this.notice(`${bold} ${notice}`)
     const summary = droppedSummary(a.dropped)
-    process.stderr.write(`${bold} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}\n`)
-    if (this.verbose) for (const line of droppedDetail(a.dropped)) process.stderr.write(`${line}\n`)
+    this.notice(`${bold} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}`)
+    if (this.verbose) for (const line of droppedDetail(a.dropped)) this.notice(line)
   }
 }
 

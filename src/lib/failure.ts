@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { INTERNAL, OmhError, USAGE, isOmhError, type Problem } from '@omh/plugin-api'
-import type { Style } from './style.js'
+import { terminalText, type Style } from './style.js'
 
 /** Anything thrown, as the OmhError the user is shown. Unknown errors are INTERNAL, never a stack trace. */
 export function toOmhError(error: unknown, command?: string): OmhError {
@@ -29,7 +29,7 @@ export function formatProblem(problem: Problem, mainFile: string | undefined, st
   return `  ${style.red('!')} ${at}${key}${problem.message}${near}`
 }
 
-/** The human report of an error, for stderr. */
+/** The human report of an error, for stderr; file names, keys and values in it are shown as text. */
 export function formatError(error: OmhError, style: Style, verbose: boolean): string {
   // A problem names its file only when the headline has not already named it.
   const files = new Set(error.problems.map((p) => p.file))
@@ -48,7 +48,7 @@ export function formatError(error: OmhError, style: Style, verbose: boolean): st
       cause = cause instanceof Error ? cause.cause : undefined
     }
   }
-  return `${lines.join('\n')}\n`
+  return `${terminalText(lines.join('\n'), style)}\n`
 }
 
 /** The error as `--json` carries it. */

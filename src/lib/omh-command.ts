@@ -3,7 +3,9 @@ import type { OmhError } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { formatError, serializeError, toOmhError } from './failure.js'
 import { createKernel } from './kernel.js'
-import { colorEnabled, colorModeFromArgv, createStyle, type Style } from './style.js'
+import { printableJson } from './printable.js'
+import { reserveStdout, type ReservedStdout } from './stdout.js'
+import { colorEnabled, colorModeFromArgv, createStyle, terminalText, type Style } from './style.js'
 
 export type OmhFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof OmhCommand)['baseFlags'] & T['flags']>
 
@@ -34,8 +36,24 @@ export abstract class OmhCommand<T> extends Command {
   #status = 0
   #kernel: Promise<Kernel> | undefined
   #style: Style | undefined
+  #stdout: ReservedStdout | undefined
 
   abstract override run(): Promise<T>
+
+  protected override async _run<R>(): Promise<R> {
+    this.#stdout = reserveStdout()
+    try {
+      return await super._run<R>()
+    } finally {
+      this.#stdout.release()
+    }
+  }
+
+  /** Writes part of the answer on stdout, as it is. */
+  protected answer(text: string): void {
+    if (this.#stdout) this.#stdout.answer(text)
+    else process.stdout.write(text)
+  }
 
   /** Colour for stdout (answers). */
   protected get style(): Style {
@@ -73,16 +91,21 @@ export abstract class OmhCommand<T> extends Command {
     return { log: (t) => this.log(t), notice: (t) => this.notice(t), style: this.style, json: this.jsonEnabled() }
   }
 
+  /** A line of the answer on stdout, shown as text whatever files and names it quotes; nothing with `--json`. */
+  override log(message = ''): void {
+    if (!this.jsonEnabled()) this.answer(`${terminalText(message, this.style)}\n`)
+  }
+
   /** A notice on stderr: not part of the answer, kept out of `--json` documents. */
   protected notice(message: string): void {
-    if (!this.jsonEnabled()) process.stderr.write(`${message}\n`)
+    if (!this.jsonEnabled()) process.stderr.write(`${terminalText(message, this.errStyle)}\n`)
   }
 
   /** A warning on stderr; also carried in the `--json` envelope. */
   override warn(input: string | Error): string | Error {
     const text = typeof input === 'string' ? input : input.message
     this.warnings.push(text)
-    process.stderr.write(`${this.errStyle.yellow('omh:')} ${text}\n`)
+    process.stderr.write(`${terminalText(`${this.errStyle.yellow('omh:')} ${text}`, this.errStyle)}\n`)
     return input
   }
 
@@ -100,7 +123,7 @@ export abstract class OmhCommand<T> extends Command {
   }
 
   protected override logJson(json: unknown): void {
-    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+    this.answer(`${printableJson(json)}\n`)
   }
 
   protected override async catch(raw: Interfaces.CommandError): Promise<void> {

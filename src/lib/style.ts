@@ -1,4 +1,5 @@
-import { styleText } from 'node:util'
+import { inspect, styleText } from 'node:util'
+import { printable } from './printable.js'
 
 export type ColorMode = 'auto' | 'always' | 'never'
 
@@ -14,8 +15,20 @@ export interface Style {
 
 type Format = Parameters<typeof styleText>[0]
 
+const FORMATS = ['bold', 'dim', 'red', 'yellow', 'green', 'cyan'] as const
+
+/** The escape sequences a style writes: the only ones that reach a terminal as they are. */
+export const STYLE_SEQUENCES: readonly string[] = [
+  ...new Set(FORMATS.flatMap((f) => (inspect.colors[f] ?? []).map((code) => `\u001b[${code}m`))),
+]
+
+/** Text for a stream painted by `style`: its colours pass, anything else a terminal would act on is escaped. */
+export const terminalText = (text: string, style: Style): string => printable(text, style.enabled ? STYLE_SEQUENCES : [])
+
+/** Colours for one stream. What it paints is shown as text: user words in it cannot drive the terminal. */
 export function createStyle(enabled: boolean): Style {
-  const paint = (format: Format) => (text: string) => (enabled ? styleText(format, text, { validateStream: false }) : text)
+  const paint = (format: Format) => (text: string) =>
+    enabled ? styleText(format, printable(text, STYLE_SEQUENCES), { validateStream: false }) : printable(text)
   return {
     enabled,
     bold: paint('bold'),

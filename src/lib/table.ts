@@ -1,7 +1,14 @@
 import { stripVTControlCharacters } from 'node:util'
+import { printable } from './printable.js'
+import { STYLE_SEQUENCES } from './style.js'
 
-/** Left-aligned columns, two spaces apart; width counts visible characters only. */
-export function table(rows: readonly (readonly string[])[], indent = ''): string {
+/**
+ * Left-aligned columns, two spaces apart; width counts visible characters
+ * only. Cells are measured as they will show: user words with their escapes
+ * written out, styles as colour.
+ */
+export function table(cells: readonly (readonly string[])[], indent = ''): string {
+  const rows = cells.map((row) => row.map((cell) => printable(cell, STYLE_SEQUENCES)))
   const widths: number[] = []
   for (const row of rows) row.forEach((cell, n) => (widths[n] = Math.max(widths[n] ?? 0, visible(cell))))
   return rows

@@ -47,6 +47,72 @@ describe('the command line', () => {
   })
 })
 
+describe('words from files on a terminal', () => {
+  const CLEAR = '\u001b[2J'
+  const TITLE = '\u001b]0;pwned\u0007'
+  // Left once omh's own colours are taken out: anything a terminal would act on but tab and newline.
+  // eslint-disable-next-line no-control-regex
+  const acts = (text: string) => /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text.replaceAll(/\u001b\[(?:1|2|22|31|32|33|36|39)m/g, ''))
+
+  it('prints a file name, a [use] name and adapter values escaped, never as commands to the terminal', () => {
+    const dir = testdir({ [`bad${CLEAR}.toml`]: 'name = 3\n' })
+    const validate = omh(['adapters', 'validate', `bad${CLEAR}.toml`, '--color', 'always'], { cwd: dir })
+    expect(validate.status).toBe(2)
+    expect(validate.stderr).toContain('bad\\x1b[2J.toml')
+    expect(acts(validate.stderr)).toBe(false)
+
+    // TOML takes control characters only as escapes.
+    const toml = (text: string) => JSON.stringify(text)
+    const home = testdir({
+      'settings.toml': `[use]\nrules = [${toml(`x${TITLE}`)}]\n`,
+      'adapters/h.toml': `name = "h"\nbin = ${toml(`h${TITLE}`)}\ninstall = ${toml(`echo ${CLEAR}`)}\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"\n`,
+    })
+    const render = omh(['render', 'claude', '--color', 'always'], { env: { OMH_HOME: home } })
+    expect(render.status).toBe(2)
+    expect(render.stderr).toContain('Code: USE_UNKNOWN')
+    expect(render.stderr).toContain('x\\x1b]0;pwned\\x07')
+    expect(acts(render.stderr)).toBe(false)
+    const show = omh(['adapters', 'show', 'h', '--color', 'always'], { env: { OMH_HOME: home } })
+    expect(show.status).toBe(0)
+    expect(show.stdout).toContain('h\\x1b]0;pwned\\x07')
+    expect(acts(show.stdout)).toBe(false)
+  })
+})
+
+describe('a plugin that prints', () => {
+  const NOISY = `
+console.log('noisy: imported')
+console.info('noisy: info')
+process.stdout.write('noisy: raw\\n')
+export default {
+  kind: 'renderer', apiVersion: 1, meta: { name: 'noisy', version: '1.0.0' }, formats: ['noisy'], classes: ['rules'],
+  render(input) {
+    console.log('noisy: rendering')
+    return { files: [{ kind: 'file', guest: input.binding.path, content: 'x' }], dropped: [] }
+  },
+}
+`
+  const home = () =>
+    testdir({
+      'settings.toml': 'plugins = ["./noisy.mjs"]\n',
+      'noisy.mjs': NOISY,
+      'adapters/loud.toml': 'name = "loud"\nbin = "loud"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "noisy"\n',
+    })
+
+  it('leaves stdout to the answer: what a plugin prints goes to stderr, with --json and without', () => {
+    const env = { OMH_HOME: home() }
+    for (const args of [['plugins', '--json'], ['render', 'loud', '--json'], ['adapters', 'ls', '--json']]) {
+      const ran = omh(args, { env, cwd: testdir() })
+      expect(ran.status, args.join(' ')).toBe(0)
+      expect(ran.json().status).toBe(0)
+      expect(ran.stderr).toContain('noisy: imported\nnoisy: info\nnoisy: raw\n')
+    }
+    const render = omh(['render', 'loud'], { env, cwd: testdir() })
+    expect(render.stdout).not.toContain('noisy:')
+    expect(render.stderr).toContain('noisy: rendering')
+  })
+})
+
 describe('settings that name plugins', () => {
   it('says which file named a plugin that is not installed, and what to do', () => {
     const repo = gitRepo({ '.omh/settings.toml': 'plugins = ["omh-renderer-nowhere"]\n' })

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, ROOT } from '../helpers/run.js'
@@ -38,5 +39,18 @@ describe('omh render', () => {
     expect(ran.status).toBe(0)
     expect(ran.stdout).toContain('<!-- omh: CLAUDE.md -->\n# Mine')
     expect(ran.stderr).toContain("composed the project's CLAUDE.md")
+  })
+
+  it('skips a command whose file name is not UTF-8, naming it in a notice, and renders the rest', () => {
+    const home = testdir({ 'commands/ok.md': 'Do it.\n' })
+    writeFileSync(Buffer.concat([Buffer.from(path.join(home, 'commands/bad')), Buffer.from([0xff]), Buffer.from('.md')]), 'x\n')
+    const ran = omh(['render', 'claude', '--json'], { env: { OMH_HOME: home }, cwd: testdir() })
+    expect(ran.stderr).toBe('')
+    expect(ran.status).toBe(0)
+    const result = ran.json().result
+    expect(result.selection.find((s: { capability: string }) => s.capability === 'commands').selected).toEqual(['ok'])
+    expect(result.notices).toEqual([
+      `skipped ${path.join(home, 'commands')}/bad\\xff.md: its name is not UTF-8, so no harness could be given it; rename it`,
+    ])
   })
 })

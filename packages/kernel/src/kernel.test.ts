@@ -50,6 +50,12 @@ describe('Kernel plugin loading', () => {
     expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'mine' }])
   })
 
+  it('names a settings file that is a folder, exit 2', async () => {
+    const error = await failure(() => kernelIn({ 'home/settings.toml/x': '' }))
+    expect([error.code, error.exit]).toEqual(['FILE_NOT_REGULAR', 2])
+    expect(error.message).toMatch(/home\/settings\.toml is a directory, not a regular file/)
+  })
+
   it('names the file and the package when a plugin is not installed', async () => {
     const error = await failure(() => kernelIn({ 'home/settings.toml': 'plugins = ["omh-renderer-missing"]\n' }))
     expect(error.code).toBe('PLUGIN_NOT_FOUND')
@@ -177,7 +183,7 @@ describe('Kernel render', () => {
       'r.mjs': renderer('r', 'concat', body)
         .replace("classes: ['rules']", "classes: ['rules', 'skills']")
         .replace('render(input)', "combine: { lines: (parts) => ({ ok: true, content: parts.map((p) => p.content).join('+') }) }, render(input)"),
-      'adapters/h.toml': `${adapter('concat')}[capabilities.skills]\npath = "/y"\nrender = "concat"\n`,
+      'adapters/h.toml': `${adapter('concat')}[capabilities.skills]\npath = "/work/y"\nrender = "concat"\n`,
     })
     const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
     expect(report.files).toEqual([{ kind: 'file', guest: '/x.txt', content: 'rules+skills', syntax: 'lines' }])

@@ -65,13 +65,14 @@ export function readTextSafe(file: string, bounds: ReadBounds = {}): string | un
 /**
  * A directory's entries, or undefined when it does not exist; a directory
  * reached through a link out of `within` is FILE_OUTSIDE_TREE, so not even
- * its names are read.
+ * its names are read. Names come as bytes.
  */
-export function listDirSafe(dir: string, bounds: Pick<ReadBounds, 'within'> = {}): Dirent[] | undefined {
+export function listDirSafe(dir: string, bounds: Pick<ReadBounds, 'within'> = {}): Dirent<Buffer>[] | undefined {
   const target = bounds.within === undefined ? dir : resolveInside(dir, bounds.within)
   if (target === undefined) return undefined
   try {
-    return readdirSync(target, { withFileTypes: true })
+    // Names as bytes: one that is not UTF-8 read as text would name another file.
+    return readdirSync(target, { withFileTypes: true, encoding: 'buffer' })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw unreadable(dir, error)

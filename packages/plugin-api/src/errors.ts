@@ -346,6 +346,13 @@ export const NOTHING_TO_COMMIT = define({
   hint: (sid: string) => `See what the session changed with \`omh sessions diff ${sid}\`.`,
 })
 
+export const NOT_A_FILE = define({
+  code: 'NOT_A_FILE',
+  exit: 2,
+  message: (file: string, why: string) => `${file} ${why}.`,
+  hint: () => 'Give the path of a regular file, or of a link to one.',
+})
+
 export const NOT_A_REPOSITORY = define({
   code: 'NOT_A_REPOSITORY',
   exit: 2,
@@ -624,6 +631,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   MCP_SERVER_NOT_FOUND,
   MOUNTPOINT_LINK,
   NOTHING_TO_COMMIT,
+  NOT_A_FILE,
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
   PLUGIN_ERROR,

@@ -15,7 +15,7 @@ export default class AdaptersValidate extends OmhCommand<{ files: Checked[] }> {
   static override summary = 'Check adapter files: every problem, with its line, at once.'
   static override strict = false
   static override args = {
-    file: Args.file({ required: true, exists: true, description: 'Adapter TOML file(s).' }),
+    file: Args.file({ required: true, description: 'Adapter TOML file(s).' }),
   }
 
   async run(): Promise<{ files: Checked[] }> {

@@ -23,7 +23,7 @@ export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
     const base = await resolveBase(repo, process.env)
     const diff = await sessionDiff(kernel.omhHome, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
     if (!this.jsonEnabled()) {
-      if (diff.text) process.stdout.write(diff.text)
+      if (diff.text) this.answer(diff.text)
       else this.notice(`No changes on omh/${sid} since ${base.name}.`)
     }
     return { session: sid, base: diff.base, files: [...diff.files], diff: diff.text }

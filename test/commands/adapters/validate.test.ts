@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, ROOT } from '../../helpers/run.js'
@@ -49,5 +51,29 @@ describe('omh adapters validate', () => {
     const ran = omh(['adapters', 'validate', ...['claude'].map((n) => path.join(ROOT, 'adapters', `${n}.toml`))])
     expect(ran.stderr).toBe('')
     expect(ran.status).toBe(0)
+  })
+
+  it('names a file that is missing, a folder, a dangling link or a FIFO, exit 2', () => {
+    const dir = testdir({ 'folder.toml/x': '' })
+    symlinkSync(path.join(dir, 'gone.toml'), path.join(dir, 'dangling.toml'))
+    execFileSync('mkfifo', [path.join(dir, 'pipe.toml')])
+    // Nothing there is NOT_A_FILE; something there that is not a regular file is FILE_NOT_REGULAR.
+    const missing = (why: string) => [`${why}.`, 'Try this: Give the path of a regular file, or of a link to one.', 'Code: NOT_A_FILE']
+    const irregular = (kind: string) => [
+      `is ${kind}, not a regular file: omh reads only regular files, so it never waits on a pipe or reads a device without end.`,
+      'Try this: Put a regular file there, or remove it.',
+      'Code: FILE_NOT_REGULAR',
+    ]
+    const cases: [string, string[]][] = [
+      ['nope.toml', missing('does not exist')],
+      ['folder.toml', irregular('a directory')],
+      ['dangling.toml', missing(`is a link to ${path.join(dir, 'gone.toml')}, which does not exist`)],
+      ['pipe.toml', irregular('a FIFO')],
+    ]
+    for (const [name, [why, ...rest]] of cases) {
+      const ran = omh(['adapters', 'validate', name], { cwd: dir })
+      expect(ran.stderr).toBe([`Error: ${path.join(dir, name)} ${why}`, ...rest, ''].join('\n'))
+      expect(ran.status).toBe(2)
+    }
   })
 })

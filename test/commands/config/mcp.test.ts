@@ -134,6 +134,23 @@ describe('omh config mcp add, rm and ls', () => {
     expect(add.stderr).toContain('Code: USAGE')
   })
 
+  it('treats constructor, toString and __proto__ as names like any other, never as what every object has', () => {
+    const home = testdir({ 'mcp.json': '{"mcpServers": {"docs": {"command": "d"}}}' })
+    const env = { OMH_HOME: home }
+    const rm = omh(['config', 'mcp', 'rm', 'toString', '--yes'], { env })
+    expect(rm.stderr).toContain(`${path.join(home, 'mcp.json')} has no MCP server called "toString".`)
+    expect(rm.status).toBe(2)
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      const add = omh(['config', 'mcp', 'add', name, '--yes', '--json', '--', 'srv'], { env })
+      expect([add.status, add.json().result.changes]).toEqual([0, [{ name, change: 'added', transport: 'stdio' }]])
+    }
+    const proto = omh(['config', 'mcp', 'add', '__proto__', '--yes', '--', 'srv'], { env })
+    expect(proto.stderr).toContain('Code: USAGE')
+    expect(proto.status).toBe(2)
+    expect(omh(['config', 'mcp', 'rm', 'constructor', '--yes'], { env }).status).toBe(0)
+    expect(Object.keys(JSON.parse(readFileSync(path.join(home, 'mcp.json'), 'utf8')).mcpServers)).toEqual(['docs', 'toString', 'hasOwnProperty'])
+  })
+
   it('writes over a change made since it read the file when its plan is still the same, keeping that change', async () => {
     const { openMcpDocument, planPut, writePlan } = await import('@omh/kernel')
     const home = testdir({ 'mcp.json': '{"mcpServers": {}}\n' })

@@ -91,6 +91,39 @@ describe('adapter schema', () => {
     expect(problems.map((p) => p.path)).toEqual(['name'])
   })
 
+  it('refuses a guest path that escapes the guest home and work dir, names either root, or is not normalised, with line and key', async () => {
+    const { problems } = await check(
+      [
+        'name = "x"',
+        'bin = "x"',
+        'install = "i"',
+        'creds = ["$HOME/.x/", "/work", "/etc/shadow"]',
+        'token = ["$HOME/.x/token/"]',
+        '[capabilities.rules]',
+        'path = "$HOME/../../x"',
+        'also = ["/", "$HOME", "/work/", "/home/agentx/a", "/work/a/./b", "$HOME//b", "$HOMEDIR/b", "/work/a,b", "/work/\\u001b[2J"]',
+        'render = "concat"',
+      ].join('\n'),
+    )
+    const home = 'the guest home itself; name a file or folder inside it'
+    const outside = 'outside the guest home ($HOME, /home/agent) and the work dir (/work), where every staged file and login belongs'
+    expect(problems.map((p) => `${p.line} ${p.path}: ${p.message}`)).toEqual([
+      `4 creds[1]: "/work" is the work dir itself; name a file or folder inside it`,
+      `4 creds[2]: "/etc/shadow" is ${outside}`,
+      '5 token[0]: "$HOME/.x/token/" ends in `/`, but names a file',
+      '7 capabilities.rules.path: "$HOME/../../x" has a `..` step; write the path it means',
+      `8 capabilities.rules.also[0]: "/" is ${outside}`,
+      `8 capabilities.rules.also[1]: "$HOME" is ${home}`,
+      `8 capabilities.rules.also[2]: "/work/" is the work dir itself; name a file or folder inside it`,
+      `8 capabilities.rules.also[3]: "/home/agentx/a" is ${outside}`,
+      '8 capabilities.rules.also[4]: "/work/a/./b" is not normalised; write "/work/a/b"',
+      '8 capabilities.rules.also[5]: "$HOME//b" is not normalised; write "$HOME/b"',
+      '8 capabilities.rules.also[6]: a guest path is absolute or starts with $HOME/',
+      '8 capabilities.rules.also[7]: "/work/a,b" holds a comma, which a bind mount cannot name',
+      '8 capabilities.rules.also[8]: "/work/\\u001b[2J" holds a control character, which a bind mount cannot name',
+    ])
+  })
+
   it('expands $HOME to the guest home in every guest path', async () => {
     const dir = testdir()
     const file = path.join(dir, 'x.toml')

@@ -2,13 +2,14 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
 import { problemsFromIssues } from '../issues.js'
-import { CAPABILITY_CLASSES, GUEST_HOME, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
+import { CAPABILITY_CLASSES, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
 import type { Binding } from '@omh/plugin-api'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
+import { expandGuest } from './guest-path.js'
 import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
-import { readTextSafe } from '../safe-read.js'
+import { notThere, readTextFile } from '../user-files.js'
 
 /** A binding as the kernel keeps it: guest paths expanded, options still raw. */
 export interface ResolvedBinding extends Binding {
@@ -51,12 +52,18 @@ export interface AdapterCheck {
   readonly problems: readonly Problem[]
 }
 
-export const expandGuest = (p: string): string => (p === '$HOME' || p.startsWith('$HOME/') ? GUEST_HOME + p.slice(5) : p)
 
-function readText(file: string, maxBytes: number | undefined): string {
-  const text = readTextSafe(file, { maxBytes })
-  if (text === undefined) throw OmhError.of(FILE_UNREADABLE, { args: [file, 'no such file or directory'] })
-  return text
+/** A TOML file's document, or its one problem: bytes that are not UTF-8, or a syntax error. */
+function readTomlFile(file: string, maxBytes: number | undefined): { doc: TomlDocument } | { problem: Problem } {
+  const read = readTextFile(file, { maxBytes })
+  if (!read) throw notThere(file)
+  if (!read.ok) return { problem: read.problem }
+  try {
+    return { doc: parseToml(read.text, file) }
+  } catch (error) {
+    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { problem: syntaxProblem(file, error) }
+    throw error
+  }
 }
 
 /**
@@ -64,14 +71,9 @@ function readText(file: string, maxBytes: number | undefined): string {
  * becomes one located problem. `maxBytes` bounds the read (absent: DEFAULT_FILE_BYTES).
  */
 export async function checkAdapterFile(file: string, expectName?: string, maxBytes?: number): Promise<AdapterCheck> {
-  const source = readText(file, maxBytes)
-  let doc: TomlDocument
-  try {
-    doc = parseToml(source, file)
-  } catch (error) {
-    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { file, problems: [syntaxProblem(file, error)] }
-    throw error
-  }
+  const read = readTomlFile(file, maxBytes)
+  if ('problem' in read) return { file, problems: [read.problem] }
+  const { doc } = read
   const parsed = adapterSchema.safeParse(doc.data)
   const problems = parsed.success
     ? []
@@ -166,14 +168,9 @@ export interface EditorCheck {
 }
 
 export async function checkEditorFile(file: string, maxBytes?: number): Promise<EditorCheck> {
-  const source = readText(file, maxBytes)
-  let doc: TomlDocument
-  try {
-    doc = parseToml(source, file)
-  } catch (error) {
-    if (isOmhError(error) && error.code === 'TOML_SYNTAX') return { file, problems: [syntaxProblem(file, error)] }
-    throw error
-  }
+  const read = readTomlFile(file, maxBytes)
+  if ('problem' in read) return { file, problems: [read.problem] }
+  const { doc } = read
   const parsed = editorSchema.safeParse(doc.data)
   if (parsed.success) return { file, data: parsed.data, problems: [] }
   return {

@@ -3,13 +3,18 @@ import { CAPABILITY_CLASSES, MOMENTS, TOOL_WORDS, HOOK_FIELDS, type CapabilityCl
 import { placeholdersOf } from '../probe/pattern.js'
 import { parseSelector } from '../probe/select.js'
 import { PLACEHOLDERS } from '../probe/probe.js'
+import { guestPathProblem } from './guest-path.js'
 
 const text = z.string().check(z.minLength(1))
-const guestPath = text.check(
-  z.refine((p: string) => p.startsWith('/') || p.startsWith('$HOME/') || p === '$HOME', {
-    message: 'a guest path is absolute or starts with $HOME/',
-  }),
-)
+/** A guest path, checked as written; `directory` lets a trailing `/` mark a directory. */
+const guestPathOf = (options: { directory?: boolean }) =>
+  text.check(
+    z.superRefine((p: string, ctx) => {
+      const why = guestPathProblem(p, options)
+      if (why) ctx.issues.push({ code: 'custom', message: why, input: p })
+    }),
+  )
+const guestPath = guestPathOf({})
 const name = text.check(z.regex(/^[a-z][a-z0-9-]*$/, 'lowercase letters, digits and dashes, starting with a letter'))
 
 /** An optional string per key of a closed vocabulary; any other key is refused. */
@@ -194,7 +199,7 @@ export const adapterSchema = z
     /** Shell run as root in the harness image layer. */
     install: text,
     /** Guest paths holding credentials; a trailing `/` mounts a directory. */
-    creds: z.optional(z.array(guestPath)),
+    creds: z.optional(z.array(guestPathOf({ directory: true }))),
     /** Files whose real content proves a login. */
     token: z.optional(z.array(guestPath)),
     /** What the user should do inside the harness to log in. */

@@ -1,6 +1,9 @@
+import { isUtf8 } from 'node:buffer'
+import path from 'node:path'
 import type { OmhError, Problem } from '@omh/plugin-api'
 import type { CapabilityClass, ItemOf } from '@omh/plugin-api'
 import { listDirSafe, type ReadBounds } from '../safe-read.js'
+import { showBytes } from '../user-files.js'
 
 /** Where a profile is read from. */
 export interface CatalogueLocation {
@@ -32,6 +35,8 @@ export type Loaded<T> = { readonly ok: true; readonly item: T } | { readonly ok:
 export interface Listing<T> {
   readonly entries: readonly CatalogueEntry<T>[]
   readonly problems: readonly Problem[]
+  /** Things the user should know, one sentence each, such as a file left out. */
+  readonly notices?: readonly string[]
 }
 
 /** What follows the selection whatever `[use]` says, such as the project's own rules. */
@@ -39,6 +44,8 @@ export interface Extra<T> {
   readonly items: readonly T[]
   /** Things the user should know, one sentence each. */
   readonly notices: readonly string[]
+  /** Why a file that would follow cannot. */
+  readonly problems?: readonly Problem[]
 }
 
 /**
@@ -65,10 +72,25 @@ export const profileBounds = (at: CatalogueLocation): ReadBounds => ({ maxBytes:
 /** How the project's files are read: besides the bound, no link may lead out of the project. */
 export const projectBounds = (at: CatalogueLocation): ReadBounds => ({ within: at.projectDir, maxBytes: at.fileBytes })
 
-/** The names in a directory, sorted; none when it does not exist. Hidden names are skipped. */
-export async function namesIn(dir: string, bounds: ReadBounds = {}): Promise<{ name: string; isDirectory: boolean }[]> {
-  return (listDirSafe(dir, bounds) ?? [])
-    .filter((e) => !e.name.startsWith('.'))
-    .map((e) => ({ name: e.name, isDirectory: e.isDirectory() }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+/** A directory's entries, and a notice for each one left out. */
+export interface DirectoryNames {
+  /** Sorted by name; hidden names are left out. */
+  readonly entries: readonly { readonly name: string; readonly isDirectory: boolean }[]
+  readonly notices: readonly string[]
+}
+
+/**
+ * The names in a directory; none when it does not exist. A name that is not
+ * UTF-8 is left out with a notice: read as text it would name another file,
+ * and a harness could be given neither.
+ */
+export async function namesIn(dir: string, bounds: ReadBounds = {}): Promise<DirectoryNames> {
+  const entries: { name: string; isDirectory: boolean }[] = []
+  const notices: string[] = []
+  for (const e of listDirSafe(dir, bounds) ?? []) {
+    if (e.name[0] === 0x2e) continue
+    if (isUtf8(e.name)) entries.push({ name: e.name.toString('utf8'), isDirectory: e.isDirectory() })
+    else notices.push(`skipped ${path.join(dir, showBytes(e.name))}: its name is not UTF-8, so no harness could be given it; rename it`)
+  }
+  return { entries: entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)), notices }
 }

@@ -4,18 +4,33 @@ import { isObject } from '@omh/plugin-kit'
 import { closest } from '../issues.js'
 import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '@omh/plugin-api'
 import { namesIn, profileBounds, projectBounds, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
-import { readTextSafe, type ReadBounds } from '../safe-read.js'
+import type { ReadBounds } from '../safe-read.js'
+import { readTextFile } from '../user-files.js'
 import { readMarkdown, type Markdown } from './frontmatter.js'
 
 /** Agent Skills names: what every harness that reads skills accepts. */
 const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
+/**
+ * Why a file's stem cannot name a rule, command or subagent; undefined when
+ * it can. The name is written into marker comments, file names and a
+ * harness's menus, where a line break or an escape would be read as more
+ * than a name.
+ */
+function nameProblem(name: string): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) return 'cannot name an entry: a name holds no line break or control character'
+  if (name.includes('-->')) return 'cannot name an entry: a name holds no `-->`, which ends the comment that marks a section'
+  return undefined
+}
+
 const fail = (problems: Problem[]): Loaded<never> => ({ ok: false, problems })
 
 async function markdownAt(file: string, bounds: ReadBounds, missing?: Problem): Promise<{ ok: true; value: Markdown } | { ok: false; problems: Problem[] }> {
-  const text = readTextSafe(file, bounds)
+  const text = readTextFile(file, bounds)
   if (text === undefined && missing) return { ok: false, problems: [missing] }
-  const read = await readMarkdown(text ?? '', file)
+  if (text && !text.ok) return { ok: false, problems: [text.problem] }
+  const read = await readMarkdown(text?.text ?? '', file)
   return read.ok ? read : { ok: false, problems: [read.problem] }
 }
 
@@ -23,16 +38,19 @@ async function markdownAt(file: string, bounds: ReadBounds, missing?: Problem): 
 async function markdownEntries<T>(dir: string, load: (name: string, file: string) => Promise<Loaded<T>>) {
   const problems: Problem[] = []
   const entries: CatalogueEntry<T>[] = []
-  for (const { name, isDirectory } of await namesIn(dir)) {
+  const names = await namesIn(dir)
+  for (const { name, isDirectory } of names.entries) {
     const file = path.join(dir, name)
     if (isDirectory || !name.endsWith('.md')) {
       problems.push({ file, message: `is not a markdown file; this folder holds one \`<name>.md\` per entry` })
       continue
     }
     const stem = name.slice(0, -3)
-    entries.push({ name: stem, source: file, load: () => load(stem, file) })
+    const why = nameProblem(stem)
+    if (why) problems.push({ file, message: why })
+    else entries.push({ name: stem, source: file, load: () => load(stem, file) })
   }
-  return { entries, problems }
+  return { entries, problems, notices: names.notices }
 }
 
 const at = (file: string, md: Markdown, key: string) => ({ file, ...(md.lines[key] ? { line: md.lines[key] } : {}), path: key })
@@ -42,29 +60,43 @@ export const rulesSource: CatalogueSource<'rules'> = {
   where: (loc) => path.join(loc.omhHome, 'rules'),
   async list(loc) {
     const dir = path.join(loc.omhHome, 'rules')
-    const entries: CatalogueEntry<RuleSection>[] = (await namesIn(dir))
+    const names = await namesIn(dir)
+    const problems: Problem[] = []
+    const entries: CatalogueEntry<RuleSection>[] = names.entries
       .filter((e) => !e.isDirectory && e.name.endsWith('.md'))
+      .filter(({ name }) => {
+        const why = nameProblem(name.slice(0, -3))
+        if (why) problems.push({ file: path.join(dir, name), message: why })
+        return !why
+      })
       .map(({ name }) => {
         const stem = name.slice(0, -3)
         const source = path.join(dir, name)
         return {
           name: stem,
           source,
-          load: async () => ({ ok: true as const, item: { name: stem, origin: stem, source, text: readTextSafe(source, profileBounds(loc)) ?? '' } }),
+          load: async (): Promise<Loaded<RuleSection>> => {
+            const read = readTextFile(source, profileBounds(loc))
+            if (read && !read.ok) return fail([read.problem])
+            return { ok: true, item: { name: stem, origin: stem, source, text: read?.text ?? '' } }
+          },
         }
       })
-    return { entries, problems: [] }
+    return { entries, problems, notices: names.notices }
   },
   async extra(loc) {
     if (!loc.projectDir) return { items: [], notices: [] }
     const names = ['AGENTS.md', ...(loc.projectRules ?? []).filter((n) => n !== 'AGENTS.md')]
     const found: { name: string; source: string; text: string }[] = []
+    const problems: Problem[] = []
     for (const name of names) {
       const source = path.join(loc.projectDir, name)
-      const text = readTextSafe(source, projectBounds(loc))
+      const read = readTextFile(source, projectBounds(loc))
+      if (read && !read.ok) problems.push(read.problem)
       // A blank file counts as absent, so an empty placeholder never wins over real rules.
-      if (text?.trim()) found.push({ name, source, text })
+      else if (read?.text.trim()) found.push({ name, source, text: read.text })
     }
+    if (problems.length) return { items: [], notices: [], problems }
     const [chosen, ...others] = found
     if (!chosen) return { items: [], notices: [] }
     const notices: string[] = []
@@ -83,12 +115,13 @@ export const skillsSource: CatalogueSource<'skills'> = {
     const dir = path.join(loc.omhHome, 'skills')
     const problems: Problem[] = []
     const entries: CatalogueEntry<Skill>[] = []
-    for (const { name, isDirectory } of await namesIn(dir)) {
+    const names = await namesIn(dir)
+    for (const { name, isDirectory } of names.entries) {
       const source = path.join(dir, name)
       if (!isDirectory) problems.push({ file: source, message: 'is not a folder; a skill is a folder holding SKILL.md' })
       else entries.push({ name, source, load: () => loadSkill(name, source, profileBounds(loc)) })
     }
-    return { entries, problems }
+    return { entries, problems, notices: names.notices }
   },
 }
 

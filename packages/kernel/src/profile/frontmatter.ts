@@ -54,7 +54,7 @@ export async function readMarkdown(source: string, file: string): Promise<Markdo
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return { ok: false, problem: { file, line: 2, message: 'the frontmatter must be a mapping of keys to values' } }
   }
-  const lines: Record<string, number> = {}
+  const lines: Record<string, number> = Object.create(null)
   raw.split('\n').forEach((l, n) => {
     const m = /^([A-Za-z0-9_-]+)\s*:/.exec(l)
     if (m && !(m[1]! in lines)) lines[m[1]!] = n + 2
@@ -72,8 +72,9 @@ const NOT_A_STRING = /^(?:true|false|yes|no|on|off|null|~)$/i
  * catalogue of hundreds of skills is resolved on every launch.
  */
 function plainMapping(raw: string): { data: Record<string, string>; lines: Record<string, number> } | undefined {
-  const data: Record<string, string> = {}
-  const lines: Record<string, number> = {}
+  // Keys are the user's words: `constructor` is a key like any other, never what every object has.
+  const data: Record<string, string> = Object.create(null)
+  const lines: Record<string, number> = Object.create(null)
   const all = raw.split('\n')
   for (let n = 0; n < all.length; n++) {
     const line = all[n]!.replace(/\r$/, '')

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { HOOK_INVALID, OmhError } from '@omh/plugin-api'
-import { readTextSafe } from '../safe-read.js'
+import { readTextFile } from '../user-files.js'
 import type { CatalogueSource } from './catalogue.js'
 import { findHooks, hookBounds, parseHookFile } from './hooks.js'
 
@@ -11,11 +11,14 @@ export const hooksSource: CatalogueSource<'hooks'> = {
   async list(loc) {
     const found = await findHooks(loc)
     return {
-      entries: found.map((hook) => ({
+      notices: found.notices,
+      entries: found.hooks.map((hook) => ({
         name: hook.name,
         source: hook.file,
         async load() {
-          const parsed = parseHookFile(hook.name, hook.file, readTextSafe(hook.file, hookBounds(loc, hook)) ?? '')
+          const read = readTextFile(hook.file, hookBounds(loc, hook))
+          if (read && !read.ok) return { ok: false as const, problems: [read.problem] }
+          const parsed = parseHookFile(hook.name, hook.file, read?.text ?? '')
           return parsed.ok ? { ok: true as const, item: parsed.hook } : { ok: false as const, problems: parsed.problems }
         },
       })),

@@ -127,7 +127,7 @@ describe('the hooks of a profile', () => {
       'repo/.omh/hooks/.fmt.json': hook('shadow'),
     })
     const found = await findHooks({ omhHome: path.join(dir, 'home'), projectDir: path.join(dir, 'repo') })
-    expect(found.map((h) => path.relative(dir, h.file))).toEqual(['home/hooks/fmt.json'])
+    expect(found.hooks.map((h) => path.relative(dir, h.file))).toEqual(['home/hooks/fmt.json'])
     const hooks = await resolveHooks({ omhHome: path.join(dir, 'home'), projectDir: path.join(dir, 'repo') })
     expect(hooks.map((h) => h.action)).toEqual([{ kind: 'run', command: 'npm run fmt' }])
   })

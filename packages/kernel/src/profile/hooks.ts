@@ -7,7 +7,9 @@ import { readJson } from '@omh/plugin-kit'
 import { MOMENTS, TOOL_WORDS, type Hook, type HookAction } from '@omh/plugin-api'
 import type { KeyPath } from '@omh/plugin-kit'
 import { byText } from '../order.js'
-import { listDirSafe, readTextSafe, type ReadBounds } from '../safe-read.js'
+import type { ReadBounds } from '../safe-read.js'
+import { readTextFile } from '../user-files.js'
+import { namesIn } from './catalogue.js'
 
 /**
  * A hook file, `<name>.json`: a moment, optionally the tools and a shell
@@ -53,20 +55,25 @@ export interface HookSource {
   readonly shadows?: string
 }
 
-/** Every hook file omh would consider, by name, project files shadowing catalogue ones. */
-export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectDir'>): Promise<HookSource[]> {
+/**
+ * Every hook file omh would consider, by name, project files shadowing
+ * catalogue ones; and a notice for each file left out.
+ */
+export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectDir'>): Promise<{ hooks: HookSource[]; notices: string[] }> {
   const byName = new Map<string, HookSource>()
+  const notices: string[] = []
   const dirs: [HookSource['origin'], string][] = [['catalogue', path.join(sources.omhHome, 'hooks')]]
   if (sources.projectDir) dirs.push(['project', path.join(sources.projectDir, '.omh', 'hooks')] as const)
   for (const [origin, dir] of dirs) {
-    const names = (listDirSafe(dir, origin === 'project' ? { within: sources.projectDir } : {}) ?? []).map((e) => e.name)
-    for (const entry of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+    const names = await namesIn(dir, origin === 'project' ? { within: sources.projectDir } : {})
+    notices.push(...names.notices)
+    for (const { name: entry } of names.entries.filter((e) => e.name.endsWith('.json'))) {
       const name = entry.slice(0, -'.json'.length)
       const shadowed = byName.get(name)
       byName.set(name, { name, file: path.join(dir, entry), origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
     }
   }
-  return [...byName.values()].sort((a, b) => byText(a.name, b.name))
+  return { hooks: [...byName.values()].sort((a, b) => byText(a.name, b.name)), notices }
 }
 
 /**
@@ -75,7 +82,7 @@ export async function findHooks(sources: Pick<HookSources, 'omhHome' | 'projectD
  * HOOK_INVALID.
  */
 export async function resolveHooks(sources: HookSources): Promise<Hook[]> {
-  const found = await findHooks(sources)
+  const { hooks: found } = await findHooks(sources)
   const byName = new Map(found.map((s) => [s.name, s]))
   const allow = sources.allow
   const selected = !allow || allow[0] === '*' ? found : allow.flatMap((n) => byName.get(n) ?? [])
@@ -83,7 +90,8 @@ export async function resolveHooks(sources: HookSources): Promise<Hook[]> {
   const problems: Problem[] = []
   const bad = new Set<string>()
   for (const source of selected) {
-    const parsed = parseHookFile(source.name, source.file, readTextSafe(source.file, hookBounds(sources, source)) ?? '')
+    const read = readTextFile(source.file, hookBounds(sources, source))
+    const parsed: HookParse = read && !read.ok ? { ok: false, problems: [read.problem] } : parseHookFile(source.name, source.file, read?.text ?? '')
     if (parsed.ok) hooks.push(parsed.hook)
     else {
       problems.push(...parsed.problems)

@@ -88,7 +88,7 @@ function differences(a: McpServer, b: McpServer): string[] {
  */
 export function planPut(doc: McpDocument, incoming: readonly McpServer[]): McpChange[] {
   return incoming.map((server) => {
-    const current = doc.servers[server.name]
+    const current = Object.hasOwn(doc.servers, server.name) ? doc.servers[server.name] : undefined
     if (current === undefined) return { name: server.name, change: 'added', server }
     const { server: existing, problem } = managedServer(server.name, current)
     if (!existing) return { name: server.name, change: 'conflicting', reason: `the entry in mcp.json ${problem}; fix or remove it first` }
@@ -103,7 +103,8 @@ export function planPut(doc: McpDocument, incoming: readonly McpServer[]): McpCh
  * deleted. Everything else in the document stays as it was.
  */
 export function applyPlan(doc: McpDocument, plan: readonly McpChange[]): string {
-  const servers: Record<string, unknown> = { ...doc.servers }
+  // A name is the user's word: `constructor` is a server like any other, never what every object has.
+  const servers: Record<string, unknown> = Object.assign(Object.create(null), doc.servers)
   for (const step of plan) {
     if (step.change === 'removed') delete servers[step.name]
     else if ((step.change === 'added' || step.change === 'changed') && step.server) {

@@ -4,7 +4,8 @@ import { closest, dotted } from '../issues.js'
 import { isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
 import type { McpServer } from '@omh/plugin-api'
 import { profileBounds, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
-import { readTextSafe, type ReadBounds } from '../safe-read.js'
+import type { ReadBounds } from '../safe-read.js'
+import { readTextFile } from '../user-files.js'
 
 /**
  * A server name: safe as a table key and a tool prefix in every harness. Not
@@ -32,8 +33,10 @@ export interface McpFile {
 export const mcpFileOf = (omhHome: string) => path.join(omhHome, 'mcp.json')
 
 export async function readMcpFile(file: string, bounds: ReadBounds = {}): Promise<McpFile> {
-  const text = readTextSafe(file, bounds)
-  if (text === undefined) return { file, text, doc: undefined, servers: [], problems: [] }
+  const bytes = readTextFile(file, bounds)
+  if (bytes === undefined) return { file, text: undefined, doc: undefined, servers: [], problems: [] }
+  if (!bytes.ok) return { file, text: undefined, doc: undefined, servers: [], problems: [bytes.problem] }
+  const { text } = bytes
   const read = readJson(text, file)
   if (!read.ok) return { file, text, doc: undefined, servers: [], problems: [read.problem] }
   const { servers, problems } = serversOf(read.doc)

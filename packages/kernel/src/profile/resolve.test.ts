@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../../test/helpers/testdir.js'
@@ -139,5 +141,86 @@ describe('resolveProfile', () => {
     const fallback = await resolveProfile({ omhHome: home, projectDir: claudeOnly, projectRules: ['CLAUDE.md'], use: {} })
     expect(fallback.rules.map((r) => r.name)).toEqual(['a', 'CLAUDE.md'])
     expect(fallback.notices).toEqual(["composed the project's CLAUDE.md; name it AGENTS.md and every harness reads it first"])
+  })
+
+  it('refuses a rule, command or mcp.json whose bytes are not UTF-8, at the first bad byte', async () => {
+    const home = testdir({ 'rules/ok.md': '# ok\n' })
+    mkdirSync(path.join(home, 'commands'))
+    writeFileSync(path.join(home, 'rules/latin1.md'), Buffer.from('# Caf\xe9\n\nline two \xff\n', 'latin1'))
+    writeFileSync(path.join(home, 'commands/x.md'), Buffer.from([0x2d, 0x2d, 0x2d, 0x0a, 0xc3, 0x28]))
+    writeFileSync(path.join(home, 'mcp.json'), Buffer.from([0x7b, 0x0a, 0x80, 0x7d]))
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.code).toBe('PROFILE_INVALID')
+    expect(error.problems).toEqual([
+      { file: path.join(home, 'commands/x.md'), line: 2, column: 1, message: 'is not UTF-8 text (byte 0xc3); save it as UTF-8' },
+      { file: path.join(home, 'mcp.json'), line: 2, column: 1, message: 'is not UTF-8 text (byte 0x80); save it as UTF-8' },
+      { file: path.join(home, 'rules/latin1.md'), line: 1, column: 6, message: 'is not UTF-8 text (byte 0xe9); save it as UTF-8' },
+    ])
+  })
+
+  it('refuses a FIFO or a dangling link where a catalogue file belongs, by name, without waiting on it', async () => {
+    const home = testdir({ 'rules/ok.md': '# ok\n', 'commands/ok.md': 'hi\n' })
+    execFileSync('mkfifo', [path.join(home, 'rules/pipe.md')])
+    const fifo = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect([fifo.code, fifo.exit]).toEqual(['FILE_NOT_REGULAR', 2])
+    expect(fifo.message).toContain(`${path.join(home, 'rules/pipe.md')} is a FIFO, not a regular file`)
+    const dangling = testdir({ 'commands/ok.md': 'hi\n' })
+    symlinkSync(path.join(dangling, 'elsewhere.md'), path.join(dangling, 'commands/gone.md'))
+    const link = await failure(() => resolveProfile({ omhHome: dangling, use: {} }))
+    expect([link.code, link.message]).toEqual([
+      'NOT_A_FILE',
+      `${path.join(dangling, 'commands/gone.md')} is a link to ${path.join(dangling, 'elsewhere.md')}, which does not exist.`,
+    ])
+  })
+
+  it('skips a rule, command, subagent, skill or hook whose file name is not UTF-8, with a notice naming it', async () => {
+    const home = testdir({ 'rules/a.md': '# A\n', 'commands/ok.md': 'hi\n', 'subagents/.keep': '', 'hooks/.keep': '', 'skills/.keep': '' })
+    const bad = (dir: string, suffix: string) => Buffer.concat([Buffer.from(path.join(home, dir, 'b')), Buffer.from([0xe9]), Buffer.from(suffix)])
+    for (const dir of ['rules', 'commands', 'subagents']) writeFileSync(bad(dir, '.md'), 'x\n')
+    writeFileSync(bad('hooks', '.json'), '{}')
+    mkdirSync(bad('skills', ''))
+    const profile = await resolveProfile({ omhHome: home, use: {} })
+    expect([profile.rules, profile.commands, profile.subagents, profile.skills, profile.hooks].map((items) => items.map((i) => i.name))).toEqual([
+      ['a'],
+      ['ok'],
+      [],
+      [],
+      [],
+    ])
+    const skipped = (dir: string, name: string) => `skipped ${path.join(home, dir)}/${name}: its name is not UTF-8, so no harness could be given it; rename it`
+    expect(profile.notices).toEqual([
+      skipped('rules', 'b\\xe9.md'),
+      skipped('skills', 'b\\xe9'),
+      skipped('commands', 'b\\xe9.md'),
+      skipped('subagents', 'b\\xe9.md'),
+      skipped('hooks', 'b\\xe9.json'),
+    ])
+  })
+
+  it('refuses a rule, command or subagent whose name holds a line break, a control character or `-->`, by file', async () => {
+    const home = testdir({
+      'rules/two\nlines.md': '# x\n',
+      'rules/a-->b.md': '# x\n',
+      'commands/clear\u001b[2J.md': 'x\n',
+      'subagents/csi\u009bm.md': '---\nname: "csi\\x9Bm"\ndescription: d\n---\nbody\n',
+      'rules/fine name.md': '# ok\n',
+    })
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.code).toBe('PROFILE_INVALID')
+    expect(error.problems.map((p) => [path.relative(home, p.file!), p.message])).toEqual([
+      ['commands/clear\u001b[2J.md', 'cannot name an entry: a name holds no line break or control character'],
+      ['rules/a-->b.md', 'cannot name an entry: a name holds no `-->`, which ends the comment that marks a section'],
+      ['rules/two\nlines.md', 'cannot name an entry: a name holds no line break or control character'],
+      ['subagents/csi\u009bm.md', 'cannot name an entry: a name holds no line break or control character'],
+    ])
+  })
+
+  it('locates a frontmatter key named like what every object has, never reading it from a prototype', async () => {
+    const home = testdir({ 'subagents/s.md': '---\nname: s\ndescription: d\nconstructor: x\ntoString: y\n---\nbody\n' })
+    const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
+    expect(error.problems.map((p) => [p.line, p.path, p.message])).toEqual([
+      [4, 'constructor', 'unknown key; a subagent has name, description, tools and model'],
+      [5, 'toString', 'unknown key; a subagent has name, description, tools and model'],
+    ])
   })
 })

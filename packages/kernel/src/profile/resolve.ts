@@ -75,6 +75,7 @@ export interface ResolvedProfile extends ProfileItems {
 export async function resolveProfile(sources: ProfileSources, catalogue = CATALOGUE_SOURCES): Promise<ResolvedProfile> {
   const listings = await Promise.all(catalogue.map(async (source) => ({ source, listing: await source.list(sources) })))
   const problems: Problem[] = listings.flatMap((l) => l.listing.problems)
+  const notices: string[] = listings.flatMap((l) => l.listing.notices ?? [])
   const unknown: Problem[] = []
   const plans = listings.map(({ source, listing }) => {
     const use = sources.use[source.capability]
@@ -100,7 +101,6 @@ export async function resolveProfile(sources: ProfileSources, catalogue = CATALO
   if (unknown.length) throw OmhError.of(USE_UNKNOWN, { args: [unknown[0]!.file!, unknown.length], problems: unknown })
 
   const items: Record<string, unknown[]> = emptyProfile() as unknown as Record<string, unknown[]>
-  const notices: string[] = []
   await Promise.all(
     plans.map(async (plan) => {
       const loaded = await Promise.all(plan.entries.map((e) => e.load()))
@@ -113,6 +113,7 @@ export async function resolveProfile(sources: ProfileSources, catalogue = CATALO
       if (extra) {
         out.push(...extra.items)
         notices.push(...extra.notices)
+        problems.push(...(extra.problems ?? []))
       }
       items[plan.source.capability] = out
     }),

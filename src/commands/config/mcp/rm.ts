@@ -19,7 +19,7 @@ export default class ConfigMcpRm extends OmhCommand<PlanResult> {
     const known = Object.keys(doc.servers)
     const plan: McpChange[] = []
     for (const name of new Set(argv as string[])) {
-      if (!(name in doc.servers)) throw OmhError.of(MCP_SERVER_NOT_FOUND, { args: [name, file], hintArgs: [known, closest(name, known)] })
+      if (!Object.hasOwn(doc.servers, name)) throw OmhError.of(MCP_SERVER_NOT_FOUND, { args: [name, file], hintArgs: [known, closest(name, known)] })
       plan.push({ name, change: 'removed' })
     }
     return carryOut(this.io(), doc, plan, flags)
