@@ -1,7 +1,6 @@
 export { checkAdapterFile, toAdapter, type Adapter, type ResolvedBinding } from './adapter/load.js'
 export { adapterSchema } from './adapter/schema.js'
 export { replaceFile, snapshot } from './files.js'
-export { closest } from './issues.js'
 export { findRepoRoot, Kernel, omhHomeOf, type HarnessRender, type RenderReport, type ResolvedRuntime } from './kernel.js'
 export { byText } from './order.js'
 export { compilePattern, fillPattern } from './probe/pattern.js'

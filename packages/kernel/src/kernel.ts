@@ -27,7 +27,7 @@ import {
   isOmhError,
   type Problem,
 } from '@omh/plugin-api'
-import { closest, dotted, problemsFromIssues } from './issues.js'
+import { closest, dotted, problemsFromIssues } from '@omh/plugin-kit'
 import { redactRefused } from './profile/redact.js'
 import { CAPABILITY_CLASSES, CLASS_NOUN, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import {

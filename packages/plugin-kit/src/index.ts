@@ -3,3 +3,4 @@ export { keyOf, locator, tomlLocator, type KeyPath, type Position } from './toml
 export { stringifyToml, tomlKey, tomlString, type TomlValue } from './toml-write.js'
 export * from './hook-text.js'
 export { jsonSyntax, readServers, type EntryReader, type ServerFormat, type SyntaxRead } from './mcp-read.js'
+export { closest, dotted, problemsFromIssues, type IssueContext } from './issues.js'

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
-import { problemsFromIssues } from '../issues.js'
+import { problemsFromIssues } from '@omh/plugin-kit'
 import { CAPABILITY_CLASSES, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
 import type { Binding } from '@omh/plugin-api'
 import type { Expectation, Probe } from '../probe/probe.js'

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import type { Problem } from '@omh/plugin-api'
 import { isObject } from '@omh/plugin-kit'
-import { closest } from '../issues.js'
+import { closest } from '@omh/plugin-kit'
 import { TOOL_WORDS, type Command, type RuleSection, type Skill, type Subagent, type ToolWord } from '@omh/plugin-api'
 import { namesIn, profileBounds, projectBounds, type CatalogueEntry, type CatalogueSource, type Loaded } from './catalogue.js'
 import type { ReadBounds } from '../safe-read.js'

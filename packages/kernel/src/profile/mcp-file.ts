@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Problem } from '@omh/plugin-api'
-import { closest, dotted } from '../issues.js'
+import { closest, dotted } from '@omh/plugin-kit'
 import { isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
 import type { McpServer } from '@omh/plugin-api'
 import { profileBounds, type CatalogueEntry, type CatalogueSource } from './catalogue.js'

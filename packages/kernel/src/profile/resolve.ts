@@ -1,5 +1,5 @@
 import { OmhError, PROFILE_INVALID, USE_UNKNOWN, type Problem } from '@omh/plugin-api'
-import { closest } from '../issues.js'
+import { closest } from '@omh/plugin-kit'
 import path from 'node:path'
 import type { Adapter } from '../adapter/load.js'
 import { CAPABILITY_CLASSES, GUEST_WORK, emptyProfile, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'

@@ -1,6 +1,7 @@
 import { Args } from '../../../lib/oclif.js'
 import { MCP_SERVER_NOT_FOUND, OmhError } from '@omh/plugin-api'
-import { closest, mcpFileOf, openMcpDocument, type McpChange } from '@omh/kernel'
+import { closest } from '@omh/plugin-kit'
+import { mcpFileOf, openMcpDocument, type McpChange } from '@omh/kernel'
 import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 

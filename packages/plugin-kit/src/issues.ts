@@ -1,6 +1,6 @@
 import type { $ZodIssue, $ZodType } from 'zod/v4/core'
 import type { Problem } from '@omh/plugin-api'
-import type { KeyPath, Position } from '@omh/plugin-kit'
+import type { KeyPath, Position } from './toml-locate.js'
 
 /** The closest candidate within a small edit distance, for "did you mean". */
 export function closest(word: string, candidates: Iterable<string>): string | undefined {
