@@ -3,8 +3,7 @@ import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
 import { Kernel } from './kernel.js'
-import { emptyProfile } from '@omh/plugin-api'
-import type { RuntimeContext } from '@omh/plugin-api'
+import { emptyProfile, type RuntimeContext } from '@omh/plugin-api'
 
 const renderer = (name: string, format: string, body = `return { files: [{ kind: 'file', guest: input.binding.path, content: '${name}' }], dropped: [] }`) =>
   `export default { kind: 'renderer', apiVersion: 1, meta: { name: '${name}', version: '0.0.1' }, formats: ['${format}'], classes: ['rules'], render(input) { ${body} } }\n`

@@ -25,13 +25,14 @@ import {
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   isOmhError,
-  type Problem,
-} from '@omh/plugin-api'
-import { closest, dotted, problemsFromIssues } from '@omh/plugin-kit'
-import { redactRefused } from './profile/redact.js'
-import { CAPABILITY_CLASSES, CLASS_NOUN, GUEST_HOME, GUEST_WORK, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
-import {
+  CAPABILITY_CLASSES,
+  CLASS_NOUN,
+  GUEST_HOME,
+  GUEST_WORK,
   SUPPORTED_API_VERSIONS,
+  type Problem,
+  type CapabilityClass,
+  type ProfileItems,
   type AdapterFacts,
   type CombinePart,
   type CombineResult,
@@ -56,6 +57,8 @@ import {
   type StagedEntry,
   type StagedFile,
 } from '@omh/plugin-api'
+import { closest, dotted, problemsFromIssues } from '@omh/plugin-kit'
+import { redactRefused } from './profile/redact.js'
 import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'

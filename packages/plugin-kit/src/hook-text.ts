@@ -4,8 +4,7 @@
  * functions over the canonical model; nothing here knows a harness or a
  * format, so renderers import it from `@omh/plugin-kit`.
  */
-import { HOOK_FIELDS, type Hook, type HookField, type Moment, type ToolWord } from '@omh/plugin-api'
-import type { Binding } from '@omh/plugin-api'
+import { HOOK_FIELDS, type Hook, type HookField, type Moment, type ToolWord, type Binding } from '@omh/plugin-api'
 
 /** The variables advisory and refusal text may name, and the payload field each one reads (if any). */
 export const HOOK_VARIABLES = {

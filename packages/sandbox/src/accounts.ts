@@ -9,8 +9,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Adapter } from '@omh/kernel'
-import { ACCOUNT_AMBIGUOUS, ACCOUNT_INVALID, ACCOUNT_NOT_FOUND, OmhError } from '@omh/plugin-api'
-import { GUEST_HOME } from '@omh/plugin-api'
+import { ACCOUNT_AMBIGUOUS, ACCOUNT_INVALID, ACCOUNT_NOT_FOUND, OmhError, GUEST_HOME } from '@omh/plugin-api'
 
 /** Where the accounts of one harness live. */
 export const accountsDir = (omhHome: string, harness: string): string => path.join(omhHome, 'creds', harness)

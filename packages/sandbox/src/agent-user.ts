@@ -1,5 +1,4 @@
-import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'
-import type { HostUser } from '@omh/plugin-api'
+import { GUEST_GID, GUEST_UID, type HostUser } from '@omh/plugin-api'
 
 /**
  * Who the agent is inside a container. The files it writes on the host (the

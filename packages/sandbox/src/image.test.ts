@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { IMAGE_BUILD_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
+import { IMAGE_BUILD_FAILED, OmhError, isOmhError, type ImageRecipe, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { baseRecipe, ensureImage, harnessRecipe, homeMountParents, imageOptions, planImages, type ImageAdapter } from './image.js'
-import type { ImageRecipe, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { merge } from '@omh/kernel'
 
 const adapter: ImageAdapter = {

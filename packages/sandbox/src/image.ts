@@ -8,12 +8,20 @@
  */
 import { createHash } from 'node:crypto'
 import path from 'node:path'
-import type { Adapter } from '@omh/kernel'
-import { IMAGE_BUILD_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
-import { GUEST_GID, GUEST_HOME, GUEST_UID, GUEST_USER, GUEST_WORK } from '@omh/plugin-api'
-import type { ImageRecipe, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
-import type { EffectiveSettings } from '@omh/kernel'
-import { byText } from '@omh/kernel'
+import { byText, type Adapter, type EffectiveSettings } from '@omh/kernel'
+import {
+  IMAGE_BUILD_FAILED,
+  OmhError,
+  isOmhError,
+  GUEST_GID,
+  GUEST_HOME,
+  GUEST_UID,
+  GUEST_USER,
+  GUEST_WORK,
+  type ImageRecipe,
+  type RuntimeContext,
+  type RuntimePlugin,
+} from '@omh/plugin-api'
 
 /** Labels every omh image carries, so images can be listed and removed by kind. */
 export const IMAGE_LABELS = { kind: 'omh.kind', adapter: 'omh.adapter', from: 'omh.from' } as const

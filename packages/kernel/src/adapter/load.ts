@@ -1,9 +1,16 @@
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
-import { FILE_UNREADABLE, OmhError, isOmhError, type Problem } from '@omh/plugin-api'
+import {
+  FILE_UNREADABLE,
+  OmhError,
+  isOmhError,
+  CAPABILITY_CLASSES,
+  type Problem,
+  type CapabilityClass,
+  type ToolWord,
+  type Binding,
+} from '@omh/plugin-api'
 import { problemsFromIssues } from '@omh/plugin-kit'
-import { CAPABILITY_CLASSES, type CapabilityClass, type ToolWord } from '@omh/plugin-api'
-import type { Binding } from '@omh/plugin-api'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { expandGuest } from './guest-path.js'

@@ -1,6 +1,5 @@
 import * as z from 'zod/mini'
-import { CAPABILITY_CLASSES } from '@omh/plugin-api'
-import type { Plugin } from '@omh/plugin-api'
+import { CAPABILITY_CLASSES, type Plugin } from '@omh/plugin-api'
 
 const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' })
 

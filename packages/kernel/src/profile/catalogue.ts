@@ -1,7 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import path from 'node:path'
-import type { OmhError, Problem } from '@omh/plugin-api'
-import type { CapabilityClass, ItemOf } from '@omh/plugin-api'
+import type { OmhError, Problem, CapabilityClass, ItemOf } from '@omh/plugin-api'
 import { listDirSafe, type ReadBounds } from '../safe-read.js'
 import { showBytes } from '../user-files.js'
 

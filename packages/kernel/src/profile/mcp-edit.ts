@@ -1,9 +1,8 @@
 import { isDeepStrictEqual } from 'node:util'
-import { FILE_CHANGED, OmhError, PROFILE_INVALID, type Problem } from '@omh/plugin-api'
+import { FILE_CHANGED, OmhError, PROFILE_INVALID, serverValues, type Problem, type McpServer } from '@omh/plugin-api'
 import { sameBytes, snapshot, updateFile, type FileSnapshot } from '../files.js'
 import type { ReadBounds } from '../safe-read.js'
 import { isObject, jsonIndent, readJson } from '@omh/plugin-kit'
-import { serverValues, type McpServer } from '@omh/plugin-api'
 import { MANAGED_KEYS, serverFrom, serverToJson } from './mcp-file.js'
 
 /** `mcp.json` opened for a change: the bytes read, and the document as a plain object. */

@@ -1,8 +1,17 @@
-import { OmhError, PROFILE_INVALID, USE_UNKNOWN, type Problem } from '@omh/plugin-api'
+import {
+  OmhError,
+  PROFILE_INVALID,
+  USE_UNKNOWN,
+  CAPABILITY_CLASSES,
+  GUEST_WORK,
+  emptyProfile,
+  type Problem,
+  type CapabilityClass,
+  type ProfileItems,
+} from '@omh/plugin-api'
 import { closest } from '@omh/plugin-kit'
 import path from 'node:path'
 import type { Adapter } from '../adapter/load.js'
-import { CAPABILITY_CLASSES, GUEST_WORK, emptyProfile, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import type { Decided, EffectiveSettings } from '../settings/load.js'
 import type { CatalogueLocation, CatalogueSource } from './catalogue.js'
 import { commandsSource, rulesSource, skillsSource, subagentsSource } from './entries.js'

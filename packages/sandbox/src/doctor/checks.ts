@@ -3,8 +3,7 @@
  * verdicts on what was measured. The container run itself belongs to the
  * caller; nothing here does I/O or knows a harness.
  */
-import type { Adapter } from '@omh/kernel'
-import type { RenderReport } from '@omh/kernel'
+import type { Adapter, RenderReport } from '@omh/kernel'
 import { CAPABILITY_CLASSES, type CapabilityClass, type ProfileItems } from '@omh/plugin-api'
 import { DEFAULT_TIMEOUT, judgeProbes, probesNeeded, type CapabilityUnderTest, type ExpectedItem } from './judge.js'
 import type { RunnerPlan, RunnerReport } from './runner.js'

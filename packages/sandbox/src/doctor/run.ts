@@ -10,11 +10,17 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
 import { agentUser } from '../agent-user.js'
-import { DOCTOR_RUNNER_FAILED, DOCTOR_WORKSPACE_FAILED, OmhError } from '@omh/plugin-api'
+import {
+  DOCTOR_RUNNER_FAILED,
+  DOCTOR_WORKSPACE_FAILED,
+  OmhError,
+  type CapabilityClass,
+  type ContainerSpec,
+  type DroppedItem,
+  type RuntimeContext,
+} from '@omh/plugin-api'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '@omh/kernel'
-import type { CapabilityClass } from '@omh/plugin-api'
-import type { ContainerSpec, DroppedItem, RuntimeContext } from '@omh/plugin-api'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { handToAgent } from '../session/ownership.js'

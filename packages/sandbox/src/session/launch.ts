@@ -1,5 +1,15 @@
-import { GUEST_WORK, OmhError, SESSION_BUSY, SESSION_UP_FAILED, isOmhError } from '@omh/plugin-api'
-import type { ContainerInfo, ContainerSpec, LaunchPlan, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
+import {
+  GUEST_WORK,
+  OmhError,
+  SESSION_BUSY,
+  SESSION_UP_FAILED,
+  isOmhError,
+  type ContainerInfo,
+  type ContainerSpec,
+  type LaunchPlan,
+  type RuntimeContext,
+  type RuntimePlugin,
+} from '@omh/plugin-api'
 import { stage, type Adapter, type HarnessRender, type Kernel, type RenderReport } from '@omh/kernel'
 import { chooseAccount } from '../accounts.js'
 import { agentUser, userSpec } from '../agent-user.js'

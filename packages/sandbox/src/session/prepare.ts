@@ -4,8 +4,7 @@
  */
 import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { GUEST_WORK } from '@omh/plugin-api'
-import type { StagedEntry } from '@omh/plugin-api'
+import { GUEST_WORK, type StagedEntry } from '@omh/plugin-api'
 import { stage, type StageResult } from '@omh/kernel'
 import { handToAgent } from './ownership.js'
 import type { CredentialMount, StagedMount } from './plan.js'
