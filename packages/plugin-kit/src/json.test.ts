@@ -27,4 +27,23 @@ describe('readJson', () => {
     expect(said('\u001b[31m')).toBe('Unexpected character U+001B')
     expect(said('{"a": x}')).toBe("Unexpected token 'x'")
   })
+
+  it('locates keys and array items by line and column', () => {
+    const read = readJson('{\n  "a": {\n    "b": [1, {"c": 2}]\n  }\n}\n', '/x.json')
+    if (!read.ok) throw new Error('expected a document')
+    expect(read.doc.locate(['a'])).toEqual({ line: 2, column: 3 })
+    expect(read.doc.locate(['a', 'b', 1, 'c'])).toEqual({ line: 3, column: 15 })
+    expect(read.doc.locate(['a', 'nope'])).toEqual({ line: 2, column: 3 })
+  })
+
+  it('locates a document nested thousands deep in linear time, at its nearest shallow key', () => {
+    const depth = 6000
+    const read = readJson(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, '/deep.json')
+    if (!read.ok) throw new Error('expected a document')
+    const started = performance.now()
+    const at = read.doc.locate(Array.from({ length: depth }, () => 'a'))
+    // Quadratic, this took seconds; the bound leaves room for a busy machine.
+    expect(performance.now() - started).toBeLessThan(250)
+    expect(at?.line).toBe(1)
+  })
 })

@@ -1,5 +1,5 @@
 import type { Problem } from '@omh/plugin-api'
-import { keyOf, locator, type KeyPath, type Position } from './toml-locate.js'
+import { keyOf, LOCATED_DEPTH, locator, type KeyPath, type Position } from './toml-locate.js'
 
 /** A parsed JSON document that can say where each of its keys was written. */
 export interface JsonDocument {
@@ -131,8 +131,8 @@ class Scanner {
       if (this.source[this.#i] !== '"') this.#fail()
       const at = this.#here()
       const key = this.#string()
-      const child = [...path, key]
-      if (!this.#index.has(keyOf(child))) this.#index.set(keyOf(child), at)
+      const child = path.length < LOCATED_DEPTH ? [...path, key] : path
+      if (child !== path && !this.#index.has(keyOf(child))) this.#index.set(keyOf(child), at)
       this.#blank()
       if (this.source[this.#i] !== ':') this.#fail()
       this.#i++
@@ -153,8 +153,8 @@ class Scanner {
     if (this.source[this.#i] === ']') return void this.#i++
     for (let n = 0; ; n++) {
       this.#blank()
-      const child = [...path, n]
-      this.#index.set(keyOf(child), this.#here())
+      const child = path.length < LOCATED_DEPTH ? [...path, n] : path
+      if (child !== path) this.#index.set(keyOf(child), this.#here())
       this.#value(child)
       this.#blank()
       const next = this.source[this.#i++]

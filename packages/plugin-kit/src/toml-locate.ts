@@ -8,6 +8,14 @@ export interface Position {
 export const keyOf = (path: KeyPath): string => path.map(String).join('\u0000')
 
 /**
+ * How deep an index records where keys are. A key path is copied and joined
+ * for each key recorded and each ancestor asked, so a document nested
+ * thousands deep took seconds; a key deeper than this is located at its
+ * nearest recorded ancestor.
+ */
+export const LOCATED_DEPTH = 64
+
+/**
  * Answers where a key path (or its nearest written ancestor) is, from an index
  * of key positions built on first use: most documents never need it.
  */
@@ -15,7 +23,7 @@ export function locator(build: () => Map<string, Position>): (path: KeyPath) => 
   let index: Map<string, Position> | undefined
   return (path) => {
     index ??= build()
-    for (let n = path.length; n > 0; n--) {
+    for (let n = Math.min(path.length, LOCATED_DEPTH); n > 0; n--) {
       const hit = index.get(keyOf(path.slice(0, n)))
       if (hit) return hit
     }
