@@ -12,12 +12,14 @@ const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 /**
  * Why a file's stem cannot name a rule, command or subagent; undefined when
  * it can. The name is written into marker comments, file names and a
- * harness's menus, where a line break or an escape would be read as more
- * than a name.
+ * harness's menus, where a line break, an escape or a direction mark would
+ * be read as more than a name.
  */
 function nameProblem(name: string): string | undefined {
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) return 'cannot name an entry: a name holds no line break or control character'
+  if (/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/.test(name)) {
+    return 'cannot name an entry: a name holds no line break, control character or direction mark'
+  }
   if (name.includes('-->')) return 'cannot name an entry: a name holds no `-->`, which ends the comment that marks a section'
   return undefined
 }

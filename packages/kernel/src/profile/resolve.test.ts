@@ -197,21 +197,23 @@ describe('resolveProfile', () => {
     ])
   })
 
-  it('refuses a rule, command or subagent whose name holds a line break, a control character or `-->`, by file', async () => {
+  it('refuses a rule, command or subagent whose name holds a line break, a control or bidi character or `-->`, by file', async () => {
     const home = testdir({
       'rules/two\nlines.md': '# x\n',
       'rules/a-->b.md': '# x\n',
       'commands/clear\u001b[2J.md': 'x\n',
       'subagents/csi\u009bm.md': '---\nname: "csi\\x9Bm"\ndescription: d\n---\nbody\n',
       'rules/fine name.md': '# ok\n',
+      'rules/flip\u202etxt.md': '# x\n',
     })
     const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
     expect(error.code).toBe('PROFILE_INVALID')
     expect(error.problems.map((p) => [path.relative(home, p.file!), p.message])).toEqual([
-      ['commands/clear\u001b[2J.md', 'cannot name an entry: a name holds no line break or control character'],
+      ['commands/clear\u001b[2J.md', 'cannot name an entry: a name holds no line break, control character or direction mark'],
       ['rules/a-->b.md', 'cannot name an entry: a name holds no `-->`, which ends the comment that marks a section'],
-      ['rules/two\nlines.md', 'cannot name an entry: a name holds no line break or control character'],
-      ['subagents/csi\u009bm.md', 'cannot name an entry: a name holds no line break or control character'],
+      ['rules/flip\u202etxt.md', 'cannot name an entry: a name holds no line break, control character or direction mark'],
+      ['rules/two\nlines.md', 'cannot name an entry: a name holds no line break, control character or direction mark'],
+      ['subagents/csi\u009bm.md', 'cannot name an entry: a name holds no line break, control character or direction mark'],
     ])
   })
 
