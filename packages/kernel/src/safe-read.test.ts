@@ -36,6 +36,25 @@ describe('readTextSafe', () => {
     expect(refusal(path.join(dir, 'p.md')).exit).toBe(2)
   })
 
+  it('names a link that leads back to itself as the user mistake it is, exit 2, inside a tree or not', () => {
+    const dir = testdir()
+    const loop = path.join(dir, 'loop.md')
+    symlinkSync(loop, loop)
+    for (const bounds of [{}, { within: dir }]) {
+      const error = refusal(loop, bounds)
+      expect([error.code, error.exit, error.message]).toEqual(['NOT_A_FILE', 2, `${loop} is a link that leads back to itself.`])
+    }
+    const folder = path.join(dir, 'skills')
+    symlinkSync(folder, folder)
+    let listed: unknown
+    try {
+      listDirSafe(folder)
+    } catch (error) {
+      listed = error
+    }
+    expect(listed).toMatchObject({ code: 'NOT_A_FILE', message: `${folder} is a link that leads back to itself.` })
+  })
+
   it('refuses a file longer than the bound, whether its size says so or only its reading does', () => {
     const dir = testdir({ 'big.md': 'x'.repeat(11) })
     expect(readTextSafe(path.join(dir, 'big.md'), { maxBytes: 11 })).toBe('x'.repeat(11))

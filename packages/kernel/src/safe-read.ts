@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs'
 import path from 'node:path'
-import { FILE_NOT_REGULAR, FILE_OUTSIDE_TREE, FILE_TOO_LARGE, FILE_UNREADABLE, OmhError } from '@omh/plugin-api'
+import { FILE_NOT_REGULAR, FILE_OUTSIDE_TREE, FILE_TOO_LARGE, FILE_UNREADABLE, NOT_A_FILE, OmhError } from '@omh/plugin-api'
 
 /** The most bytes omh reads from one file unless `[limits] file_bytes` says otherwise. */
 export const DEFAULT_FILE_BYTES = 8 * 1024 * 1024
@@ -75,6 +75,7 @@ export function listDirSafe(dir: string, bounds: Pick<ReadBounds, 'within'> = {}
     return readdirSync(target, { withFileTypes: true, encoding: 'buffer' })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw looping(dir)
     throw unreadable(dir, error)
   }
 }
@@ -87,6 +88,7 @@ function resolveInside(file: string, tree: string): string | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    if (code === 'ELOOP') throw looping(file)
     throw unreadable(file, error)
   }
   if (!isInside(real, realTree(tree))) throw outside(file, real, tree)
@@ -127,6 +129,7 @@ function statOrUndefined(file: string, target: string): Stats | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    if (code === 'ELOOP') throw looping(file)
     throw unreadable(file, error)
   }
 }
@@ -171,5 +174,8 @@ function readUpTo(file: string, fd: number, size: number, max: number): Buffer {
 }
 
 const outside = (file: string, real: string, tree: string) => OmhError.of(FILE_OUTSIDE_TREE, { args: [file, tree, real], hintArgs: [tree] })
+
+// A link chain that never ends is the user's to fix, like one that ends nowhere.
+const looping = (file: string) => OmhError.of(NOT_A_FILE, { args: [file, 'is a link that leads back to itself'], details: { file } })
 
 const unreadable = (file: string, error: unknown) => OmhError.of(FILE_UNREADABLE, { args: [file, (error as Error).message], cause: error })
