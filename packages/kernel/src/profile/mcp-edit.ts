@@ -31,6 +31,10 @@ function documentOf(before: FileSnapshot): McpDocument {
   if (!read.ok) throw refuse(read.problem)
   const data = read.doc.data
   if (!isObject(data)) throw refuse({ file, line: 1, message: 'expected an object holding `mcpServers`' })
+  const depth = depthOf(data)
+  if (depth > WRITABLE_DEPTH) {
+    throw refuse({ file, message: `nests ${depth} levels deep; omh writes back a document up to ${WRITABLE_DEPTH} levels deep, so it plans nothing here` })
+  }
   const servers = data['mcpServers'] ?? {}
   if (!isObject(servers)) {
     const at = read.doc.locate(['mcpServers'])
@@ -38,6 +42,22 @@ function documentOf(before: FileSnapshot): McpDocument {
   }
   data['mcpServers'] = servers
   return { snapshot: before, data, servers, indent: jsonIndent(text) }
+}
+
+/** How deep a document omh rewrites may nest: JSON.stringify runs out of stack some thousands deep. */
+const WRITABLE_DEPTH = 1000
+
+/** How many levels of arrays and objects a parsed value nests, counted without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0
+  const stack: [unknown, number][] = [[value, 1]]
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [node, depth] = next
+    if (node === null || typeof node !== 'object') continue
+    deepest = Math.max(deepest, depth)
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return deepest
 }
 
 export type McpChangeKind = 'added' | 'changed' | 'same' | 'removed' | 'conflicting'
