@@ -60,6 +60,11 @@ function indexKeys(source: string): Map<string, Position> {
     line++
     lineStart = i + 1
   }
+  // The parser accepted the document; where this lenient scan reads nothing it
+  // steps over a character, so syntax it does not know ends a scan, never loops it.
+  const onward = (before: number) => {
+    if (i === before) i++
+  }
   const skipInline = () => {
     while (i < source.length && (source[i] === ' ' || source[i] === '\t')) i++
   }
@@ -141,6 +146,7 @@ function indexKeys(source: string): Map<string, Position> {
           i++
           return
         }
+        const before = i
         record([...path, n], here())
         readValue([...path, n])
         skipBlank()
@@ -148,22 +154,26 @@ function indexKeys(source: string): Map<string, Position> {
           i++
           n++
         }
+        onward(before)
       }
     } else if (c === '{') {
       i++
       for (;;) {
-        skipInline()
+        // TOML 1.1 lets an inline table span lines and hold comments.
+        skipBlank()
         if (source[i] === '}' || i >= source.length) {
           i++
           return
         }
+        const before = i
         const at = here()
         const keys = readKey()
         record([...path, ...keys], at)
         if (source[i] === '=') i++
         readValue([...path, ...keys])
-        skipInline()
+        skipBlank()
         if (source[i] === ',') i++
+        onward(before)
       }
     } else {
       while (i < source.length && !/[,\]}\n#]/.test(source[i]!)) i++
@@ -173,6 +183,7 @@ function indexKeys(source: string): Map<string, Position> {
   while (i < source.length) {
     skipBlank()
     if (i >= source.length) break
+    const before = i
     const at = here()
     if (source[i] === '[') {
       const isArray = source[i + 1] === '['
@@ -199,6 +210,7 @@ function indexKeys(source: string): Map<string, Position> {
     }
     skipInline()
     skipComment()
+    onward(before)
   }
   return index
 }

@@ -35,6 +35,13 @@ describe('parseToml', () => {
     expect(doc.locate(['capabilities', 'rules', 'render'])).toEqual({ line: 3, column: 1 })
   })
 
+  it('locates keys in an inline table written over several lines, with comments, as TOML 1.1 allows', () => {
+    const doc = parseToml('a = { k = {},\n  # why\n  j = [1,\n 2]\n}\nb = [ {\n} ]\nc = 1\n', 'x.toml')
+    expect(doc.data).toEqual({ a: { k: {}, j: [1, 2] }, b: [{}], c: 1 })
+    expect(doc.locate(['a', 'j'])).toEqual({ line: 3, column: 3 })
+    expect(doc.locate(['c'])).toEqual({ line: 8, column: 1 })
+  })
+
   it('indexes array-of-tables entries by position', () => {
     const doc = parseToml('[[entry]]\nname = "a"\n[[entry]]\nname = "b"\n[entry.sub]\nk = 1\n', 'x.toml')
     expect(doc.locate(['entry', 1, 'name'])).toEqual({ line: 4, column: 1 })
