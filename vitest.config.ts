@@ -31,6 +31,12 @@ export default defineConfig({
         test: { name: 'cli', include: ['test/commands/**/*.test.ts'], testTimeout: 60_000 },
       },
       {
+        // Generated hostile files, run through the kernel and the commands in one
+        // process (test/fuzz/driver.ts); the renderer plugins load from their builds.
+        extends: true,
+        test: { name: 'fuzz', include: ['test/fuzz/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 60_000 },
+      },
+      {
         // Real Docker and Podman and real harness binaries: image builds take
         // minutes the first time, and files run one after another.
         extends: true,
