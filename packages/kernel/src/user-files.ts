@@ -17,13 +17,8 @@ export function notThere(file: string): OmhError {
   return OmhError.of(NOT_A_FILE, { args: [file, why], details: { file } })
 }
 
-/** Whether a file the user keeps is there; anything other than a regular file at the path is refused by name. */
-export function isUserFile(file: string, bounds: ReadBounds = {}): boolean {
-  return readFileSafe(file, bounds) !== undefined
-}
-
 /** The bytes of a file the user keeps; undefined when nothing is at the path. */
-export function readUserFile(file: string, bounds: ReadBounds = {}): Buffer | undefined {
+function readUserFile(file: string, bounds: ReadBounds = {}): Buffer | undefined {
   const bytes = readFileSafe(file, bounds)
   // A link whose target is gone is a mistake to name, not an empty entry.
   if (bytes === undefined && isLink(file)) throw notThere(file)

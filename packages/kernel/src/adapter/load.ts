@@ -186,4 +186,3 @@ export async function checkEditorFile(file: string, maxBytes?: number): Promise<
   }
 }
 
-export const findEditors = findAdapters

@@ -12,7 +12,7 @@ import {
 } from '@omh/plugin-api'
 import { stage, type Adapter, type HarnessRender, type Kernel, type RenderReport } from '@omh/kernel'
 import { chooseAccount } from '../accounts.js'
-import { agentUser, userSpec } from '../agent-user.js'
+import { agentUser, userSpec, type AgentUser } from '../agent-user.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'
 import { GUEST_SSH_PORT } from '../ssh.js'
 import { createSession, removeSession } from './create.js'
@@ -101,7 +101,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
   const account = await accountFor(kernel, adapter, request)
   const base = picked.exists ? undefined : await resolveBase(sessions.repo, kernel.options.env)
   const images = host.images ?? recipes(kernel)
-  const prepared = await prepare({ kernel, sessions, adapter, account, request, images }, picked.sid, { dryRun: true })
+  const prepared = await prepare({ kernel, sessions, adapter, account, request, images, agent: agentUser() }, picked.sid, { dryRun: true })
   return {
     harness: adapter.name,
     session: picked.sid,
@@ -145,6 +145,8 @@ interface Launch {
   readonly account: string
   readonly request: LaunchRequest
   readonly images: ImageSource
+  /** Who the agent is in the session's container. */
+  readonly agent: AgentUser
 }
 
 /** The engine a launch uses, and the session's container as it stood when asked. */
@@ -189,7 +191,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
   // as the one launched into last.
   const [adapter, first] = await inOrder(kernel.adapter(request.harness), picking)
   const account = await accountFor(kernel, adapter, request)
-  const at: Launch = { kernel, sessions, adapter, account, request, images: host.images ?? recipes(kernel) }
+  const at: Launch = { kernel, sessions, adapter, account, request, images: host.images ?? recipes(kernel), agent: agentUser() }
 
   const claimed = await claim(at, first, host)
   let started = false
@@ -321,7 +323,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     ports: [{ guest: GUEST_SSH_PORT }],
     ...(kernel.settings.sessionNetwork ? { network: kernel.settings.sessionNetwork.value } : {}),
-    agent: agentUser(),
+    agent: at.agent,
   })
   if (!options.dryRun) await prepareCredentials(credentials)
   const plan = await kernel.hooks.beforeLaunch.promise({
@@ -343,7 +345,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
 async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: EngineView, host: LaunchHost): Promise<void> {
   const { runtime } = engine
   const digest = prepared.spec.labels[LABEL.plan]!
-  const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, host.context))
+  const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
   await act(decision, { runtime, spec: prepared.spec, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
@@ -357,7 +359,7 @@ async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host:
     {
       tty: at.request.tty,
       interactive: true,
-      user: userSpec(agentUser()),
+      user: userSpec(at.agent),
       workdir: GUEST_WORK,
       env: { OMH_HARNESS: at.adapter.name },
     },
@@ -443,9 +445,9 @@ function stamp(spec: ContainerSpec, contents: Readonly<Record<string, string>>):
   return { ...spec, labels: { ...spec.labels, [LABEL.plan]: planDigest(spec, contents) } }
 }
 
-async function liveProcesses(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<string[] | undefined> {
+async function liveProcesses(runtime: RuntimePlugin, container: string, user: string, context: RuntimeContext): Promise<string[] | undefined> {
   try {
-    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user: userSpec(agentUser()) }, context)
+    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user }, context)
     return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
   } catch {
     return undefined
