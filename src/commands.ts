@@ -15,6 +15,7 @@ import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
+import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
@@ -41,6 +42,7 @@ export const COMMANDS = {
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,
   'sessions:ls': SessionsLs,
+  'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
   trust: Trust,
 }
