@@ -145,3 +145,31 @@ describe("omh sessions commit keeps the agent's commits", () => {
     expect(git(root, 'ls-tree', '-r', '--name-only', 'omh/s01')).not.toContain('RULES.md')
   })
 })
+
+describe('omh sessions ls', () => {
+  it('names the files two sessions have both changed, committed or not, and the other session', async () => {
+    const root = gitRepo({ 'README.md': 'hi\n', 'src/a.txt': 'a\n', 'src/b.txt': 'b\n' })
+    const home = testdir()
+    const repo = repository(root)
+    const base = await resolveBase(repo, process.env)
+    const one = await createSession(home, repo, 's01', base, process.env)
+    const two = await createSession(home, repo, 's02', base, process.env)
+    const three = await createSession(home, repo, 's03', base, process.env)
+    const env = { OMH_HOME: home, ...user }
+    writeFileSync(path.join(one.worktree, 'src/a.txt'), 'one\n')
+    expect(omh(['sessions', 'commit', 's01', '-m', 'one'], { cwd: root, env }).status).toBe(0)
+    writeFileSync(path.join(one.worktree, 'src/b.txt'), 'one\n')
+    writeFileSync(path.join(two.worktree, 'src/a.txt'), 'two\n')
+    writeFileSync(path.join(two.worktree, 'src/b.txt'), 'two\n')
+    writeFileSync(path.join(three.worktree, 'new.txt'), 'three\n')
+    const r = omh(['sessions', 'ls', '--json'], { cwd: root, env })
+    expect(r.status).toBe(0)
+    const rows = r.json().result.sessions
+    expect(rows[0].shared).toEqual([{ path: 'src/a.txt', with: ['s02'] }, { path: 'src/b.txt', with: ['s02'] }])
+    expect(rows[1].shared).toEqual([{ path: 'src/a.txt', with: ['s01'] }, { path: 'src/b.txt', with: ['s01'] }])
+    expect(rows[2].shared).toEqual([])
+    const human = omh(['sessions', 'ls'], { cwd: root, env })
+    expect(human.stdout).toContain('s01 and s02 both changed 2 files: src/a.txt, src/b.txt')
+    expect(human.stdout).not.toContain('s03 and')
+  })
+})

@@ -99,6 +99,23 @@ export async function workState(omhHome: string, repo: Repository, sid: string, 
   }
 }
 
+/**
+ * The files a session has changed since the base, committed on its branch
+ * or not, omh's own left out; undefined when git cannot tell.
+ */
+export async function changedFiles(omhHome: string, repo: Repository, sid: string, baseCommit: string, env: Env): Promise<string[] | undefined> {
+  const paths = sessionPaths(omhHome, repo, sid)
+  const omh = await omhPaths(paths)
+  const [committed, status] = await Promise.all([
+    tryGit(['diff', '--name-only', '--no-renames', '-z', `${baseCommit}...refs/heads/${branchOf(sid)}`, '--', ...excluding(omh)], options_(repo, paths, env, repo.root)),
+    tryGit(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', '--', ...excluding(omh)], options_(repo, paths, env)),
+  ])
+  if (!committed.ok || !status.ok) return undefined
+  const files = new Set(committed.stdout.split('\0').filter(Boolean))
+  for (const entry of status.stdout.split('\0')) if (entry.length > 3) files.add(entry.slice(3))
+  return [...files].sort()
+}
+
 async function requireOnBranch(repo: Repository, paths: SessionPaths, sid: string, env: Env): Promise<void> {
   const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], options_(repo, paths, env))
   const branch = branchOf(sid)
