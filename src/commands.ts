@@ -8,6 +8,7 @@ import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
+import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
@@ -35,6 +36,7 @@ export const COMMANDS = {
   'config:mcp:ls': ConfigMcpLs,
   'config:mcp:rm': ConfigMcpRm,
   doctor: Doctor,
+  init: Init,
   launch: Launch,
   plugins: Plugins,
   render: Render,
