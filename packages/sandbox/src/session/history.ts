@@ -76,7 +76,7 @@ export async function readSandboxHistory(
   // limit: the commits since the histories parted are carried again, and
   // those whose change is already on the branch come out empty and are left out.
   const known = carried && SHA.test(carried) && (await tryGit(['cat-file', '-e', `${carried}^{commit}`], withObjects)).ok
-  const log = await run(['log', '--first-parent', '--reverse', '-z', '--date=raw', '--format=%H%n%P%n%ad%n%B', head, ...(known ? [`^${carried}`] : [])])
+  const log = await run(['log', '--no-show-signature', '--first-parent', '--reverse', '-z', '--date=raw', '--format=%H%n%P%n%ad%n%B', head, ...(known ? [`^${carried}`] : [])])
   const listed = parseLog(log, sid)
   if (listed.length > MAX_KEPT_COMMITS + 1) throw refuse(sid, `it holds ${listed.length} commits, more than the ${MAX_KEPT_COMMITS} omh keeps one by one`)
 

@@ -26,7 +26,9 @@ export interface Pushed {
 export async function pushSession(repo: Repository, sid: string, wanted: string | undefined, baseName: string | undefined, env: Env): Promise<Pushed> {
   const branch = branchOf(sid)
   // A remote may be a path on this machine: the user's own config names it, so the file protocol is theirs to use.
-  const at: GitOptions = { cwd: repo.root, env }
+  // How the user reaches their remotes is theirs too: the ssh and askpass variables host git otherwise drops come back for the push.
+  const reach = Object.fromEntries(['GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_ASKPASS', 'GIT_SSH_VARIANT'].flatMap((k) => (env[k] ? [[k, env[k]]] : [])))
+  const at: GitOptions = { cwd: repo.root, env, extraEnv: reach }
   const run = (args: string[]) => git(['-c', 'protocol.file.allow=always', ...args], at).catch(gitFailure(`pushing ${branch}`, repo.root))
   const remotes = (await run(['remote'])).split('\n').filter(Boolean)
   const tracked = (await tryGit(['config', '--get', `branch.${branch}.remote`], at)).stdout.trim()
