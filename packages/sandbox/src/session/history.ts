@@ -59,6 +59,7 @@ export async function readSandboxHistory(
   carried: string | undefined,
   omh: (p: string) => boolean,
   at: GitOptions,
+  limits: { readonly commits: number; readonly blobBytes: number } = { commits: MAX_KEPT_COMMITS, blobBytes: MAX_BLOB_BYTES },
 ): Promise<SandboxHistory> {
   const head = await readHead(shadow, sid)
   if (!head) return { head: undefined, extraEnv: {}, commits: [] }
@@ -78,7 +79,7 @@ export async function readSandboxHistory(
   const known = carried && SHA.test(carried) && (await tryGit(['cat-file', '-e', `${carried}^{commit}`], withObjects)).ok
   const log = await run(['log', '--no-show-signature', '--first-parent', '--reverse', '-z', '--date=raw', '--format=%H%n%P%n%ad%n%B', head, ...(known ? [`^${carried}`] : [])])
   const listed = parseLog(log, sid)
-  if (listed.length > MAX_KEPT_COMMITS + 1) throw refuse(sid, `it holds ${listed.length} commits, more than the ${MAX_KEPT_COMMITS} omh keeps one by one`)
+  if (listed.length > limits.commits + 1) throw refuse(sid, `it holds ${listed.length} commits, more than the ${limits.commits} omh keeps one by one`)
 
   const commits: AgentCommit[] = []
   for (const [n, parsed] of listed.entries()) {
@@ -92,7 +93,7 @@ export async function readSandboxHistory(
     }
     commits.push({ sha, parent: parsed.parent, message: parsed.message, date: parsed.date, changes })
   }
-  if (commits.length > MAX_KEPT_COMMITS) throw refuse(sid, `it holds ${commits.length} commits, more than the ${MAX_KEPT_COMMITS} omh keeps one by one`)
+  if (commits.length > limits.commits) throw refuse(sid, `it holds ${commits.length} commits, more than the ${limits.commits} omh keeps one by one`)
 
   const blobs = [...new Set(commits.flatMap((c) => c.changes.filter((x) => x.mode !== '0' && x.mode !== '160000').map((x) => x.object)))]
   if (blobs.length) {
@@ -100,9 +101,9 @@ export async function readSandboxHistory(
     for (const line of sizes.split('\n').filter(Boolean)) {
       const [object, type, size] = line.split(' ')
       if (type !== 'blob') throw refuse(sid, `the object ${object?.slice(0, 8)} an agent's commit names is ${type === 'missing' ? 'missing' : `a ${type}, not a file`}`)
-      if (Number(size) > MAX_BLOB_BYTES) {
+      if (Number(size) > limits.blobBytes) {
         const where = commits.flatMap((c) => c.changes.filter((x) => x.object === object).map((x) => `${x.path} in ${c.sha.slice(0, 8)}`))[0]
-        throw refuse(sid, `${where} is ${Number(size)} bytes, more than the ${MAX_BLOB_BYTES} an agent's commit may bring in`)
+        throw refuse(sid, `${where} is ${Number(size)} bytes, more than the ${limits.blobBytes} an agent's commit may bring in`)
       }
     }
   }
