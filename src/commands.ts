@@ -8,6 +8,7 @@ import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
+import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
@@ -15,6 +16,7 @@ import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
+import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
@@ -34,6 +36,7 @@ export const COMMANDS = {
   'config:mcp:ls': ConfigMcpLs,
   'config:mcp:rm': ConfigMcpRm,
   doctor: Doctor,
+  init: Init,
   launch: Launch,
   plugins: Plugins,
   render: Render,
@@ -41,6 +44,7 @@ export const COMMANDS = {
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,
   'sessions:ls': SessionsLs,
+  'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
   trust: Trust,
 }
