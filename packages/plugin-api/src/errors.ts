@@ -485,7 +485,9 @@ export const SESSION_BUSY = define({
   code: 'SESSION_BUSY',
   exit: 1,
   message: (sid: string, why: string, processes: readonly string[]) =>
-    `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`,
+    processes.length
+      ? `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`
+      : `Session ${sid} must restart its container (${why}), but the container did not say whether something still runs in it.`,
   hint: (sid: string, harness: string) =>
     `Finish that first; or stop the session with \`omh sessions down ${sid}\` (its work is kept); or start a new one with \`omh --new ${harness}\`.`,
 })
