@@ -28,7 +28,7 @@ export interface GoldenInput {
   readonly context?: RenderContext
 }
 
-/** The case folders under `dir`, by name. */
+/** The case folders under the folder given, by name. */
 export function goldenCases(dir: string | URL): { name: string; dir: string }[] {
   const root = typeof dir === 'string' ? dir : fileURLToPath(dir)
   return readdirSync(root, { withFileTypes: true })
