@@ -37,6 +37,7 @@ describe('the test kit catches a renderer that breaks the contract', () => {
     ['reads a file through a named import', () => readFileSync('/etc/hostname', 'utf8'), /fs\.readFileSync/],
     ['spawns a process', () => execFileSync('true'), /child_process\.execFileSync/],
     ['reads the clock', () => String(Date.now()), /Date\.now/],
+    ['builds a date of now', () => new Date().toISOString(), /new Date\(\)/],
     ['rolls dice', () => String(Math.random()), /Math\.random/],
   ])('reports one that %s, even when it catches the failure', async (_what, reach, pattern) => {
     const bad = base(() => {

@@ -88,6 +88,18 @@ export async function withoutIo<T>(
       }
     }
   }
+  // `new Date()` reads the clock too; a date built from a value does not.
+  const RealDate = Date
+  const record = (what: string) => reaches.push({ what, stack: new Error(what).stack ?? '' })
+  globalThis.Date = class extends RealDate {
+    constructor(...args: ConstructorParameters<DateConstructor> | []) {
+      if (!args.length) record('new Date()')
+      super(...(args as ConstructorParameters<DateConstructor>))
+    }
+  } as DateConstructor
+  restore.push(() => {
+    globalThis.Date = RealDate
+  })
   syncBuiltinESMExports()
   const done = () => {
     for (const undo of restore.reverse()) undo()
