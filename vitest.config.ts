@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@omh\/plugin-api$/, replacement: path.join(root, 'packages/plugin-api/src/index.ts') },
       { find: /^@omh\/plugin-kit$/, replacement: path.join(root, 'packages/plugin-kit/src/index.ts') },
       { find: /^@omh\/plugin-kit\/toml$/, replacement: path.join(root, 'packages/plugin-kit/src/toml.ts') },
+      { find: /^@omh\/plugin-kit\/testing$/, replacement: path.join(root, 'packages/plugin-kit/src/testing/index.ts') },
       { find: /^@omh\/kernel$/, replacement: path.join(root, 'packages/kernel/src/index.ts') },
       { find: /^@omh\/sandbox$/, replacement: path.join(root, 'packages/sandbox/src/index.ts') },
       { find: /^@omh\/container-cli$/, replacement: path.join(root, 'packages/container-cli/src/index.ts') },

@@ -21,6 +21,9 @@ try {
       [
         { label: 'omh --version', argv: [process.execPath, bin, '--version'], target: 1.5 },
         { label: 'omh adapters ls', argv: [process.execPath, bin, 'adapters', 'ls'], target: 1.5 },
+        // A Tab in the shell: commands and flags from the manifest alone, then the harness names omh finds.
+        { label: 'Tab: omh sessions <Tab>', argv: [process.execPath, bin, '__complete', 'sessions', ''], target: 1.5 },
+        { label: 'Tab: omh doctor <Tab>', argv: [process.execPath, bin, '__complete', 'doctor', ''] },
       ],
       { runs, env, cwd: home },
     ),

@@ -7,6 +7,24 @@ if (process.argv[2] === '--version') {
   const { readFileSync } = await import('node:fs')
   const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
   process.stdout.write(`${name}/${version} ${process.platform}-${process.arch} node-${process.version}\n`)
+} else if (process.argv[2] === '__complete') {
+  // Shell completion runs at every Tab: commands and flags come from the
+  // manifest through a module that imports nothing; only harness names,
+  // session ids and editor names load omh's code.
+  const { readFileSync } = await import('node:fs')
+  const { fileURLToPath } = await import('node:url')
+  const { complete, lines } = await import('../dist/lib/complete.js')
+  const words = process.argv.slice(3)
+  const read = (file) => JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8'))
+  const found = complete({ ...read('../oclif.manifest.json'), topics: read('../package.json').oclif.topics }, words)
+  let values = []
+  if (found.dynamic) {
+    module.enableCompileCache?.()
+    const { completionValues } = await import('../dist/omh.js')
+    values = await completionValues(fileURLToPath(new URL('..', import.meta.url)), found.dynamic)
+  }
+  const out = lines(found, values, words.at(-1) ?? '')
+  process.stdout.write(out.length ? `${out.join('\n')}\n` : '')
 } else {
   // Loading omh's code dominates a short command's wall time; Node's compile
   // cache keeps its bytecode between runs.

@@ -3,6 +3,7 @@ import AdaptersShow from './commands/adapters/show.js'
 import AdaptersValidate from './commands/adapters/validate.js'
 import Attach from './commands/attach.js'
 import Auth from './commands/auth.js'
+import Completion from './commands/completion.js'
 import ConfigMcpAdd from './commands/config/mcp/add.js'
 import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
@@ -31,6 +32,7 @@ export const COMMANDS = {
   'adapters:validate': AdaptersValidate,
   attach: Attach,
   auth: Auth,
+  completion: Completion,
   'config:mcp:add': ConfigMcpAdd,
   'config:mcp:import': ConfigMcpImport,
   'config:mcp:ls': ConfigMcpLs,

@@ -2,11 +2,15 @@ import fc from 'fast-check'
 import { load } from 'js-yaml'
 import { describe, expect, it } from 'vitest'
 import type { AdapterFacts, Subagent } from '@omh/plugin-api'
-import { claudeAgent, opencodeAgent, yamlString } from '../src/index.js'
+import { testRenderer } from '@omh/plugin-kit/testing'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
+import plugin, { claudeAgent, opencodeAgent, yamlString } from '../src/index.js'
 
 const claude: AdapterFacts = { name: 'claude', tools: { edit: 'Edit|Write', read: 'Read', shell: 'Bash', search: 'Grep|Glob' }, paths: {} }
 const agent = (over: Partial<Subagent> = {}): Subagent => ({ name: 'a', description: 'd', source: '/a.md', body: 'Prompt.\n', ...over })
 const frontmatter = (content: string) => load(content.split('---\n')[1]!) as Record<string, unknown>
+
+testRenderer(plugin, { ...(await bundledFormats()), golden: new URL('./golden', import.meta.url) })
 
 describe('agent-md', () => {
   it('writes every string so that YAML reads it back unchanged', () => {

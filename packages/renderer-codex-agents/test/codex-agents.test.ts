@@ -2,8 +2,11 @@ import fc from 'fast-check'
 import { parse } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
 import { TOOL_WORDS, type Subagent } from '@omh/plugin-api'
-import { text } from '../../../test/helpers/profile-arbitraries.js'
-import { codexAgent } from '../src/index.js'
+import { testRenderer, text } from '@omh/plugin-kit/testing'
+import plugin, { codexAgent } from '../src/index.js'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
+
+testRenderer(plugin, { ...(await bundledFormats()), golden: new URL('./golden', import.meta.url) })
 
 describe('codex-agents', () => {
   it('writes only the keys Codex knows, holding exactly the subagent, for any text', () => {

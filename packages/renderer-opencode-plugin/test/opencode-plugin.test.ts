@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type Hook, type RenderOutput, type StagedFile } from '@omh/plugin-api'
+import { testRenderer } from '@omh/plugin-kit/testing'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
 import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '../../../test/helpers/hooks.js'
 import renderer from '../src/index.js'
 
@@ -28,6 +30,8 @@ async function plugin(hooks: Hook[]) {
 const FILE = `/work/src/it's a "$HOME" \`x\` ✓.ts`
 const log = path.join(dir, 'log')
 const session = { sessionID: 'ses_01', callID: 'call_01' }
+
+testRenderer(renderer, { ...(await bundledFormats()), golden: new URL('./golden', import.meta.url) })
 
 describe('opencode-plugin: every generated hook does what its definition says', async () => {
   process.env['OMH_SESSION'] = 'omh-s01'

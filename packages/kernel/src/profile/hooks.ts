@@ -12,6 +12,8 @@ import { namesIn } from './catalogue.js'
  * predicate that narrow it, and exactly one action. Unknown keys are refused.
  */
 export const hookFileSchema = z.strictObject({
+  /** Names the file's JSON Schema, for editors; omh reads nothing from it. */
+  $schema: z.optional(z.string()),
   /** The moment the hook fires at. */
   on: z.enum(MOMENTS),
   /** Narrows a tool moment to these tools; absent means every tool. */

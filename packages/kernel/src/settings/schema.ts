@@ -26,6 +26,8 @@ const use = z.strictObject(
  * is the merge's business (docs/configuration.md).
  */
 export const settingsSchema = z.strictObject({
+  /** Names the file's JSON Schema, for editors of a JSON layer; omh reads nothing from it. */
+  $schema: z.optional(z.string()),
   /** Plugin modules, resolved from the directory of the file that names them. */
   plugins: z.optional(z.array(z.string().check(z.minLength(1)))),
   /** `auto` or an engine a runtime plugin answers to. */
