@@ -55,6 +55,7 @@ const render: RenderReport = {
   adapterFile: 'h.toml',
   capabilities: [],
   env: {},
+  translated: [],
   files: [
     { kind: 'file', guest: '/work/RULES.md', content: 'rules\n', syntax: 'markdown' },
     { kind: 'file', guest: '/home/agent/.h/plugin.js', content: 'export {}\n', syntax: 'javascript' },
@@ -103,7 +104,7 @@ describe('doctor checks', () => {
     expect(doctorPlan(await input())).toEqual({
       digest: ['/work/RULES.md', '/home/agent/.h/plugin.js', '/home/agent/.h/skills/review', '/home/agent/.h/skills/deploy', '/home/agent/.h/commands/fix.md'],
       syntax: [{ path: '/home/agent/.h/plugin.js', argv: ['node', '--check'] }],
-      bins: ['h'],
+      bins: ['h', 'node'],
       renames: ['/home/agent/.h/token.json'],
       probes: { list: { run: 'h list', timeout: 60 } },
     })

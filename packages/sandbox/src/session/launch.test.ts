@@ -63,7 +63,7 @@ describe('launch', () => {
     const name = `omh-${t.repo.id}-s01`
     expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
     expect(t.fake.execs[0]!.options).toMatchObject({ tty: false, user: '1000:1000', workdir: '/work', env: { OMH_HARNESS: 'h' } })
-    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], notices: [] }])
+    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], translated: [], notices: [] }])
     const spec = t.fake.containers.get(name)!.spec
     const worktree = path.join(t.home, 'worktrees', t.repo.id, 's01')
     expect(spec.mounts.find((m) => m.guest === '/work')).toEqual({ host: worktree, guest: '/work', readOnly: false })
