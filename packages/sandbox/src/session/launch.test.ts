@@ -110,6 +110,18 @@ describe('launch', () => {
     expect(git(t.root, 'branch', '--list', 'omh/*', '--format=%(refname:short)').split('\n')).toEqual(['omh/s01', 'omh/s02'])
   })
 
+  it('refuses before anything starts when the harness would drop a required item, leaving no session behind', async () => {
+    const t = await setup()
+    write(t.home, { 'skills/look/SKILL.md': '---\nname: look\ndescription: Looks.\nrequired: true\n---\nLook.\n' })
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error).toMatchObject({ code: 'REQUIRED_DROPPED', exit: 2, problems: [{ path: 'skills.look', message: 'unsupported' }] })
+    expect(error.message).toContain('h cannot express an item')
+    expect(t.fake.calls).toEqual([])
+    expect(t.announced).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    expect(readdirSync(path.join(t.home, 'worktrees', t.repo.id))).toEqual([])
+  })
+
   it('leaves an existing session untouched when the harness does not exist', async () => {
     const t = await setup()
     await launch(t.kernel, request(), t.host)
