@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
 
@@ -48,6 +48,21 @@ describe('omh <harness> --dry-run', () => {
     expect(r.stderr).toBe('omh: claude on omh/s01\n')
     expect(r.stdout).toMatch(/session\s+s01 on omh\/s01 \(new, from main at [0-9a-f]{8}\)/)
     expect(r.stdout).toMatch(/rw\s+\/work\s+\S+\/worktrees\//)
+  })
+})
+
+describe('omh <harness> announces', () => {
+  it('what the harness takes translated and what it drops, on the one line, and each item with --verbose', () => {
+    const { root, home, env } = setup()
+    write(home, {
+      'commands/review.md': 'Review.\n',
+      'hooks/find.json': '{ "on": "after-tool", "tools": ["search"], "run": "true" }\n',
+    })
+    const r = omh(['--dry-run', 'codex'], { cwd: root, env })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).toBe('omh: codex on omh/s01 — translated 1 command (to a skill); dropped 1 hook (no `search` tool)\n')
+    const v = omh(['--dry-run', '--verbose', 'codex'], { cwd: root, env })
+    expect(v.stderr).toContain('  commands: review (translated to a skill)\n  hooks: find (no `search` tool)\n')
   })
 })
 

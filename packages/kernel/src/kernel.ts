@@ -22,6 +22,7 @@ import {
   PLUGIN_NOT_FOUND,
   RENDER_COLLISION,
   RENDER_REFUSED,
+  REQUIRED_DROPPED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   isOmhError,
@@ -37,6 +38,7 @@ import {
   type CombinePart,
   type CombineResult,
   type DroppedItem,
+  type TranslatedItem,
   type ExtensionHooks,
   type ExtensionPlugin,
   type LaunchPlan,
@@ -117,6 +119,7 @@ export interface CapabilityRender {
   readonly renderer: PluginMeta
   readonly files: readonly StagedEntry[]
   readonly dropped: readonly DroppedItem[]
+  readonly translated: readonly TranslatedItem[]
 }
 
 /** Everything one harness would be given, before anything touches the disk. */
@@ -535,14 +538,19 @@ export class Kernel {
           hintArgs: [renderer.plugin.meta.name],
         })
       }
-      capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped })
+      capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped, translated: output.translated ?? [] })
       dropped.push(...output.dropped)
       refused.push(...(output.refused ?? []))
       Object.assign(env, output.env)
     }
     if (refused.length) throw refusal(adapter.name, refused, profile)
+    const required = dropped.flatMap((d) => {
+      const item = (profile[d.capability] as readonly { name: string; source?: string; required?: boolean }[]).find((i) => i.name === d.name)
+      return item?.required ? [{ ...(item.source ? { file: item.source } : {}), path: `${d.capability}.${d.name}`, message: d.reason }] : []
+    })
+    if (required.length) throw OmhError.of(REQUIRED_DROPPED, { args: [adapter.name, required.length], hintArgs: [adapter.name], problems: required })
     const files = this.#combine(capabilities)
-    return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, env }
+    return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, translated: capabilities.flatMap((c) => c.translated), env }
   }
 
   #combine(capabilities: readonly CapabilityRender[]): StagedEntry[] {

@@ -452,6 +452,15 @@ export const REPOSITORY_UNTRUSTED = define({
     `Read what is listed above; if you trust it, run \`omh trust\` in ${root} (\`omh trust --show\` lists what it would trust). Settings without \`plugins\`, hook files and rules need no trust.`,
 })
 
+export const REQUIRED_DROPPED = define({
+  code: 'REQUIRED_DROPPED',
+  exit: 2,
+  message: (harness: string, count: number) =>
+    `${harness} cannot express ${count === 1 ? 'an item' : `${count} items`} your profile marks \`required: true\`, so nothing was started:`,
+  hint: (harness: string) =>
+    `Use a harness that can express it, or, if ${harness} may go without, remove \`required\` from the item (or keep it out of ${harness} with [use]).`,
+})
+
 export const RUNTIME_NOT_FOUND = define({
   code: 'RUNTIME_NOT_FOUND',
   exit: 1,
@@ -663,6 +672,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   RENDER_REFUSED,
   REPOSITORY_EMPTY,
   REPOSITORY_UNTRUSTED,
+  REQUIRED_DROPPED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   SANDBOX_HISTORY_REFUSED,

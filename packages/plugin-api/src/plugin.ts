@@ -137,6 +137,18 @@ export interface DroppedItem {
 }
 
 /**
+ * A profile item the harness has no native form for, staged as the nearest
+ * thing it does have: a command as a skill, a read-only subagent as an agent
+ * in a read-only sandbox. `to` says what it became, in words.
+ * @since 1
+ */
+export interface TranslatedItem {
+  readonly capability: CapabilityClass
+  readonly name: string
+  readonly to: string
+}
+
+/**
  * A value the renderer will not stage because the harness would change it
  * before use: text it substitutes (`${VAR}`, `{env:VAR}`), for instance. The
  * kernel gathers every refusal of every binding into one error and stages
@@ -157,6 +169,8 @@ export interface RefusedValue {
 export interface RenderOutput {
   readonly files: readonly StagedEntry[]
   readonly dropped: readonly DroppedItem[]
+  /** Items staged as something other than their own kind, and what each became. Absent: none. */
+  readonly translated?: readonly TranslatedItem[]
   /** Values the harness would not receive as written. Any refusal stops the render. */
   readonly refused?: readonly RefusedValue[]
   /**
@@ -461,6 +475,8 @@ export interface RenderedHarness {
   readonly files: readonly StagedEntry[]
   /** Every item the harness will not see, with the reason. */
   readonly dropped: readonly DroppedItem[]
+  /** Every item the harness sees as something else, and what. */
+  readonly translated: readonly TranslatedItem[]
   /** Environment the rendered files need (a secret a document names by variable). */
   readonly env: Readonly<Record<string, string>>
 }

@@ -7,6 +7,12 @@ const { name, version } = createRequire(import.meta.url)('../package.json') as {
 /** The two plugin hooks that see a tool call; any other event word is a bus event type, dispatched from `event`. */
 export const BEFORE = 'tool.execute.before'
 export const AFTER = 'tool.execute.after'
+/**
+ * The plugin hook that edits the system prompt of every request a session
+ * sends (`{sessionID, model}`, `{system}`), in OpenCode 1.18.33: advice at
+ * session start is added there, so the model reads it from the first request on.
+ */
+export const SYSTEM = 'experimental.chat.system.transform'
 
 // JSON leaves U+2028 and U+2029 bare; escaped, a generated line is one line to every tool that
 // reads it, the indenting below included (a multiline `^` matches after either).
@@ -67,7 +73,7 @@ function unplaceable(hook: Hook, event: string): string | undefined {
   const tool = event === BEFORE || event === AFTER
   if (!tool && hook.tools) return `no way to narrow \`${hook.on}\` to a tool`
   if (!tool && hook.fields.length) return `no \`${hook.fields[0]}\` field at \`${hook.on}\``
-  if (hook.action.kind === 'inject' && event !== AFTER) return `no way to inject text at \`${hook.on}\``
+  if (hook.action.kind === 'inject' && event !== AFTER && hook.on !== 'session-start') return `no way to inject text at \`${hook.on}\``
   if (hook.action.kind === 'refuse' && event !== BEFORE) return `no way to refuse a call at \`${hook.on}\``
   return undefined
 }
@@ -91,6 +97,8 @@ function hookBody(hook: Hook, binding: Binding, tools: Readonly<Partial<Record<T
   if (action.kind === 'run') {
     lines.push(`const r = await sh(${js(action.command)}, env)`)
     lines.push(`if (r.code !== 0) warn(${js(hook.name)}, "run", r)`)
+  } else if (action.kind === 'inject' && hook.on === 'session-start') {
+    lines.push(`texts.push(${textExpression(action.text)})`)
   } else {
     lines.push(fill(binding[action.kind]!.template, textExpression(action.text), event))
   }
@@ -104,6 +112,7 @@ function hookBody(hook: Hook, binding: Binding, tools: Readonly<Partial<Record<T
 export function pluginModule(hooks: readonly Hook[], binding: Binding, tools: Readonly<Partial<Record<ToolWord, string>>>): { source: string; dropped: DroppedItem[] } {
   const dropped: DroppedItem[] = []
   const byEvent = new Map<string, string[]>()
+  const advice: string[] = []
   for (const hook of MOMENTS.flatMap((m) => hooks.filter((h) => h.on === m))) {
     const event = binding.events?.[hook.on]
     const reason = unexpressible(hook, binding, tools) ?? unplaceable(hook, event!)
@@ -111,7 +120,14 @@ export function pluginModule(hooks: readonly Hook[], binding: Binding, tools: Re
       dropped.push({ capability: 'hooks', name: hook.name, reason })
       continue
     }
-    byEvent.set(event!, [...(byEvent.get(event!) ?? []), hookBody(hook, binding, tools, event!)])
+    if (hook.action.kind === 'inject' && hook.on === 'session-start') advice.push(hookBody(hook, binding, tools, event!))
+    else byEvent.set(event!, [...(byEvent.get(event!) ?? []), hookBody(hook, binding, tools, event!)])
+  }
+  // Advice at session start is worked out once per session, when the session is created (or, should
+  // a request come first, then), and added to the system prompt of each of its requests.
+  const startEvent = binding.events?.['session-start']
+  if (advice.length && startEvent) {
+    byEvent.set(startEvent, [`      await adviceFor(event?.properties?.sessionID ?? event?.properties?.info?.id)`, ...(byEvent.get(startEvent) ?? [])])
   }
   dropped.sort((a, b) => hooks.findIndex((h) => h.name === a.name) - hooks.findIndex((h) => h.name === b.name))
   const handlers: string[] = []
@@ -124,7 +140,12 @@ export function pluginModule(hooks: readonly Hook[], binding: Binding, tools: Re
     const branches = bus.map(([event, bodies]) => `      if (event?.type === ${js(event)}) {\n${bodies.map(indent).join('\n')}\n      }`)
     handlers.push(`    event: async ({ event } = {}) => {\n${branches.join('\n')}\n    },`)
   }
-  const source = `${PRELUDE}\nexport default async function omh() {\n  return {\n${handlers.join('\n')}\n  }\n}\n`
+  let setup = ''
+  if (advice.length) {
+    handlers.push(`    ${js(SYSTEM)}: async (input, output) => {\n      if (!input?.sessionID || !Array.isArray(output?.system)) return\n      output.system.push(...(await adviceFor(input.sessionID)).filter(Boolean))\n    },`)
+    setup = `  const advice = new Map()\n  const adviceFor = (session) => {\n    if (!advice.has(session)) {\n      advice.set(session, (async () => {\n        const texts = []\n${advice.map((b) => indent(indent(b))).join('\n')}\n        return texts\n      })())\n    }\n    return advice.get(session)\n  }\n`
+  }
+  const source = `${PRELUDE}\nexport default async function omh() {\n${setup}  return {\n${handlers.join('\n')}\n  }\n}\n`
   return { source, dropped }
 }
 

@@ -114,6 +114,8 @@ const expectation = z.strictObject({
   /** The key of a `[probes.<key>]` table. */
   probe: name,
   ...evidenceShape,
+  /** Shows the item connected, beyond loaded: a miss is a warning with the reason, never a failure. */
+  connected: z.optional(z.boolean()),
 })
 
 const bindingShape = {

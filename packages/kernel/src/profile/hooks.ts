@@ -26,6 +26,8 @@ export const hookFileSchema = z.strictObject({
   inject: z.optional(z.string()),
   /** Blocks the call with this reason; `before-tool` only. */
   refuse: z.optional(z.string()),
+  /** A harness that cannot express this hook must not start without it. */
+  required: z.optional(z.boolean()),
 })
 
 export type HookFile = z.infer<typeof hookFileSchema>
@@ -189,6 +191,7 @@ export function parseHookFile(name: string, file: string, source: string): HookP
     action,
     fields: fieldsMentioned(data.when, data.run, data.inject, data.refuse),
     source: file,
+    ...(data.required ? { required: true } : {}),
   }
   return { ok: true, hook }
 }

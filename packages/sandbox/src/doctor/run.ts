@@ -18,6 +18,7 @@ import {
   type ContainerSpec,
   type DroppedItem,
   type RuntimeContext,
+  type TranslatedItem,
 } from '@omh/plugin-api'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import type { Kernel, RenderReport } from '@omh/kernel'
@@ -42,6 +43,11 @@ export interface DoctorRequest {
   readonly engine?: string
   /** Syntax checkers by staged document syntax (see `DoctorInput.checkers`). */
   readonly checkers?: Readonly<Record<string, readonly string[]>>
+  /**
+   * Run on the session's network (the `[session] network` setting, or the
+   * engine's default) instead of none, so remote MCP servers can connect.
+   */
+  readonly network?: boolean
 }
 
 export interface DoctorHost {
@@ -63,11 +69,15 @@ export interface DoctorReport {
   readonly ok: boolean
   /** Failed checks; the rest of `checks` passed. */
   readonly failed: number
+  /** Checks that passed with a warning: MCP servers loaded but not connected. */
+  readonly warnings: number
   readonly checks: readonly DoctorCheck[]
   /** What each capability class came to. */
   readonly classes: Readonly<Record<CapabilityClass, ClassVerdict>>
   /** Items the harness will not see, by design of its adapter or its renderers. */
   readonly dropped: readonly DroppedItem[]
+  /** Items the harness sees as something else (a command as a skill), and what. */
+  readonly translated: readonly TranslatedItem[]
   /** What each probe printed, as measured. */
   readonly probes: Readonly<Record<string, ProbeOutput>>
 }
@@ -117,7 +127,8 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     })
     await prepareMountpoints(run, plan.mountpoints)
 
-    const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}) }
+    const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}), ...(request.network ? { network: true } : {}) }
+    const network = kernel.settings.sessionNetwork?.value
     const doctorDir = path.join(scratch, 'doctor')
     await mkdir(doctorDir, { recursive: true })
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
@@ -130,15 +141,17 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       mounts: [...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }].sort(mountOrder),
       labels: { 'omh.doctor': adapter.name },
       argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
-      // No network: nothing a probe starts can reach a model, whatever the harness does.
-      network: 'none',
+      // No network: nothing a probe starts can reach a model, whatever the harness does. With
+      // --network, the session's own, where the probes (which list and never prompt) reach MCP servers.
+      ...(request.network ? (network ? { network } : {}) : { network: 'none' }),
     }
-    host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
+    host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${request.network ? `, on ${network ? `network ${network}` : "the engine's default network"}` : ''}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
     const result = await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
     const report = parseReport(result, adapter.name)
 
     const checks = doctorChecks(input, expectedDigests(render), report)
     const failed = checks.filter((c) => !c.ok).length
+    const warnings = checks.filter((c) => c.warning).length
     return {
       harness: adapter.name,
       adapter: adapter.file,
@@ -148,9 +161,11 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       accountBy: choice.by,
       ok: failed === 0,
       failed,
+      warnings,
       checks,
       classes: classVerdicts(input, checks),
       dropped: render.dropped,
+      translated: render.translated,
       probes: report.probes,
     }
   } finally {

@@ -28,7 +28,7 @@ export interface RunnerPlan {
   readonly digest?: readonly string[]
   /** Files to hand to `argv` (the file's path appended) for a syntax check, e.g. `node --check`. */
   readonly syntax?: readonly { readonly path: string; readonly argv: readonly string[] }[]
-  /** Executables to find on PATH. */
+  /** Executables to find on PATH (a name with a slash: at that path, from /work). */
   readonly bins?: readonly string[]
   /** Paths where a saved login must land: each is replaced by a renamed copy of itself, or created and removed again. */
   readonly renames?: readonly string[]
@@ -103,10 +103,8 @@ export async function measure(plan: RunnerPlan): Promise<RunnerReport> {
 
   const bins: Record<string, { path?: string }> = {}
   for (const bin of plan.bins ?? []) {
-    const found = (process.env['PATH'] ?? '')
-      .split(':')
-      .filter(Boolean)
-      .map((dir) => path.join(dir, bin))
+    // A name with a slash is a path (from /work, where probes run), never looked up on PATH.
+    const found = (bin.includes('/') ? [path.resolve('/work', bin)] : (process.env['PATH'] ?? '').split(':').filter(Boolean).map((dir) => path.join(dir, bin)))
       .find((candidate) => {
         try {
           accessSync(candidate, constants.X_OK)

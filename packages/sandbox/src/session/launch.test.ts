@@ -63,7 +63,7 @@ describe('launch', () => {
     const name = `omh-${t.repo.id}-s01`
     expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
     expect(t.fake.execs[0]!.options).toMatchObject({ tty: false, user: '1000:1000', workdir: '/work', env: { OMH_HARNESS: 'h' } })
-    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], notices: [] }])
+    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], translated: [], notices: [] }])
     const spec = t.fake.containers.get(name)!.spec
     const worktree = path.join(t.home, 'worktrees', t.repo.id, 's01')
     expect(spec.mounts.find((m) => m.guest === '/work')).toEqual({ host: worktree, guest: '/work', readOnly: false })
@@ -108,6 +108,18 @@ describe('launch', () => {
     await second
     expect(t.announced.map((a) => a.session).sort()).toEqual(['s01', 's02'])
     expect(git(t.root, 'branch', '--list', 'omh/*', '--format=%(refname:short)').split('\n')).toEqual(['omh/s01', 'omh/s02'])
+  })
+
+  it('refuses before anything starts when the harness would drop a required item, leaving no session behind', async () => {
+    const t = await setup()
+    write(t.home, { 'skills/look/SKILL.md': '---\nname: look\ndescription: Looks.\nrequired: true\n---\nLook.\n' })
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error).toMatchObject({ code: 'REQUIRED_DROPPED', exit: 2, problems: [{ path: 'skills.look', message: 'unsupported' }] })
+    expect(error.message).toContain('h cannot express an item')
+    expect(t.fake.calls).toEqual([])
+    expect(t.announced).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    expect(readdirSync(path.join(t.home, 'worktrees', t.repo.id))).toEqual([])
   })
 
   it('leaves an existing session untouched when the harness does not exist', async () => {

@@ -64,6 +64,8 @@ export interface LaunchAnnouncement {
   /** The session was created by this launch. */
   readonly created: boolean
   readonly dropped: RenderReport['dropped']
+  /** Items the harness sees as something else, and what. */
+  readonly translated: RenderReport['translated']
   /** What the profile's resolution has to say (selection, composition). */
   readonly notices: readonly string[]
 }
@@ -214,6 +216,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       branch: branchOf(claimed.sid),
       created: claimed.created,
       dropped: prepared.render.dropped,
+      translated: prepared.render.translated,
       notices: prepared.render.profile.notices,
     })
     started = true
