@@ -10,6 +10,8 @@ import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
+import PluginsAdd from './commands/plugins/add.js'
+import PluginsRm from './commands/plugins/rm.js'
 import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
@@ -36,6 +38,8 @@ export const COMMANDS = {
   doctor: Doctor,
   launch: Launch,
   plugins: Plugins,
+  'plugins:add': PluginsAdd,
+  'plugins:rm': PluginsRm,
   render: Render,
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,
