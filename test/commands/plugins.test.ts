@@ -49,6 +49,8 @@ function packages(root: string): void {
     'throws/package.json': manifest('omh-throws'),
     'throws/index.js': "throw new Error('kaboom at import')\n",
     'nothing/README.md': 'not a package\n',
+    'applies/package.json': manifest('omh-applies'),
+    'applies/index.js': "export default { kind: 'extension', apiVersion: 1, meta: { name: 'omh-applies', version: '1.0.0' }, apply() { throw new Error('kaboom in apply') } }\n",
   })
 }
 
@@ -130,6 +132,7 @@ describe('omh plugins add and rm', () => {
       ['./empty', 2, 'PLUGIN_INVALID', /omh-not-a-plugin .* is not an omh plugin/],
       ['./future', 2, 'PLUGIN_API_UNSUPPORTED', /omh-future speaks plugin API 99; this omh supports 1/],
       ['./throws', 2, 'PLUGIN_LOAD_FAILED', /omh-throws .* could not be loaded: kaboom at import/],
+      ['./applies', 1, 'PLUGIN_ERROR', /omh-applies failed in ExtensionPlugin\.apply: kaboom in apply/],
       ['./nothing', 1, 'PLUGIN_INSTALL_FAILED', /npm could not install \.\/nothing into /],
       ['omh-no-such-package-anywhere@0.0.0-nope', 1, 'PLUGIN_INSTALL_FAILED', /npm could not install omh-no-such-package-anywhere/],
     ] as const

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { OmhError, PLUGIN_NOT_FOUND } from '@omh/plugin-api'
 import { importPlugin, omhHomeOf, replaceFile, resolvePluginModule, snapshot } from '@omh/kernel'
+import { createKernel } from '../../lib/kernel.js'
 import { Args } from '../../lib/oclif.js'
 import { OmhCommand } from '../../lib/omh-command.js'
 import {
@@ -80,6 +81,13 @@ export default class PluginsAdd extends OmhCommand<PluginAdded> {
         return [...current, name]
       })
       if (named) await replaceFile(settingsBefore, next)
+      try {
+        // Loaded as every later command will load it: found by name from the settings, extensions applied.
+        await createKernel(this.config.root)
+      } catch (error) {
+        if (named) await putBack(settingsBefore)
+        throw error
+      }
       const root = path.join(folder, 'node_modules', name)
       const result: PluginAdded = {
         name,
@@ -107,6 +115,12 @@ export default class PluginsAdd extends OmhCommand<PluginAdded> {
       throw error
     }
   }
+}
+
+/** The settings file as it was before this command named the plugin. */
+async function putBack(before: Awaited<ReturnType<typeof snapshot>>): Promise<void> {
+  if (before.bytes) await replaceFile(await snapshot(before.file), before.bytes)
+  else await rm(before.file, { force: true })
 }
 
 /** The plugin a spec names when npm saved nothing new: `name` or `name@range` already installed. */
