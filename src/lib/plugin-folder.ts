@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process'
 import { copyFile, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { OmhError, PLUGIN_INSTALL_FAILED } from '@omh/plugin-api'
+import { OmhError, PLUGIN_INSTALL_FAILED, SETTINGS_INVALID, type Problem } from '@omh/plugin-api'
+import { isObject, readJson } from '@omh/plugin-kit'
 
 /**
  * The user's plugin folder: an npm project of its own (`package.json`,
@@ -45,9 +46,20 @@ export async function snapshotFolder(folder: string): Promise<FolderSnapshot> {
   return { folder, existed, ...(manifest ? { manifest } : {}), ...(lock ? { lock } : {}) }
 }
 
+/** The folder's package.json; one that is not a JSON object with a `dependencies` object is SETTINGS_INVALID, located. */
 export async function readManifest(folder: string): Promise<Manifest> {
-  const bytes = await read(path.join(folder, 'package.json'))
-  return bytes ? (JSON.parse(bytes.toString('utf8')) as Manifest) : {}
+  const file = path.join(folder, 'package.json')
+  const bytes = await read(file)
+  if (!bytes) return {}
+  const parsed = readJson(bytes.toString('utf8'), file)
+  const invalid = (problem: Problem) => OmhError.of(SETTINGS_INVALID, { args: [file, 1], problems: [problem] })
+  if (!parsed.ok) throw invalid(parsed.problem)
+  const data = parsed.doc.data
+  if (!isObject(data)) throw invalid({ file, line: 1, column: 1, message: 'expected a JSON object' })
+  if (data['dependencies'] !== undefined && !isObject(data['dependencies'])) {
+    throw invalid({ file, ...parsed.doc.locate(['dependencies']), path: 'dependencies', message: 'expected an object of package names and specs' })
+  }
+  return data as Manifest
 }
 
 /** The plugins the folder holds, by package name, with the spec npm saved. */

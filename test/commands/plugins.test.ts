@@ -67,7 +67,8 @@ function state(home: string) {
   }
 }
 
-describe('omh plugins add and rm', () => {
+// Every add runs npm, and a refused add runs it again to prune: seconds each on a loaded machine.
+describe('omh plugins add and rm', { timeout: 300_000 }, () => {
   it('installs a folder into the plugin folder, names it in the settings, finds the adapter it ships, and removes it again', () => {
     const work = testdir()
     packages(work)
@@ -160,5 +161,22 @@ describe('omh plugins add and rm', () => {
     expect(ran.status).toBe(2)
     expect(ran.stderr).toContain(`No plugin called omh-renderer-shuot is installed in ${path.join(home, 'plugins')}.`)
     expect(ran.stderr).toContain('Code: PLUGIN_NOT_INSTALLED')
+  })
+})
+
+describe('a plugin folder whose package.json is broken', () => {
+  it('is named, with its line, by omh plugins and omh plugins add, and nothing is installed', () => {
+    const home = testdir({ 'plugins/package.json': '{\n  "dependencies": {\n    "x": 1,\n  }\n' })
+    const before = readFileSync(path.join(home, 'plugins/package.json'), 'utf8')
+    for (const args of [['plugins'], ['plugins', 'add', 'whatever'], ['plugins', 'rm', 'x']]) {
+      const ran = omh(args, { env: { OMH_HOME: home } })
+      expect({ args, status: ran.status }).toEqual({ args, status: 2 })
+      expect(ran.stderr).toContain(`${path.join(home, 'plugins/package.json')} has 1 problem:`)
+      expect(ran.stderr).toMatch(/line 4/)
+      expect(ran.stderr).toContain('Code: SETTINGS_INVALID')
+      expect(ran.stderr).not.toMatch(/\n\s+at /)
+    }
+    expect(readFileSync(path.join(home, 'plugins/package.json'), 'utf8')).toBe(before)
+    expect(readdirSync(path.join(home, 'plugins'))).toEqual(['package.json'])
   })
 })

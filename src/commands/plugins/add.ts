@@ -55,9 +55,10 @@ export default class PluginsAdd extends OmhCommand<PluginAdded> {
     const settingsBefore = await snapshot(settingsFile)
     const packsBefore = new Set(await readdir(path.join(folder, 'packs')).catch(() => [] as string[]))
     const packs: string[] = []
+    // A folder omh cannot read is reported before anything in it changes.
+    const was = await installedPlugins(folder)
     try {
       await prepareFolder(folder, this.config.root)
-      const was = await installedPlugins(folder)
       const local = await localPack(folder, args.spec, process.cwd())
       if (local) {
         const pack = path.join('packs', local.spec.replace(/^file:packs\//, ''))
