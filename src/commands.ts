@@ -12,6 +12,8 @@ import Doctor from './commands/doctor.js'
 import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
+import PluginsAdd from './commands/plugins/add.js'
+import PluginsRm from './commands/plugins/rm.js'
 import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
@@ -41,6 +43,8 @@ export const COMMANDS = {
   init: Init,
   launch: Launch,
   plugins: Plugins,
+  'plugins:add': PluginsAdd,
+  'plugins:rm': PluginsRm,
   render: Render,
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,

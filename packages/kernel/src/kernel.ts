@@ -249,7 +249,6 @@ export class Kernel {
   }
 
   async #loadPlugins(): Promise<void> {
-    const byModule = new Map<string, LoadedPlugin>()
     const pending: { specifier: string; module: string; file: string; layer: LayerName }[] = []
     for (const entry of this.settings.plugins) {
       const fromDir = path.dirname(entry.file)
@@ -262,27 +261,11 @@ export class Kernel {
       if (pending.some((p) => p.module === module)) continue
       pending.push({ specifier: entry.value, module, file: entry.file, layer: entry.layer })
     }
-    const modules = await Promise.all(
-      pending.map(async (p) => {
-        try {
-          return { ok: true as const, value: (await import(pathToFileURL(p.module).href)) as { default?: unknown } }
-        } catch (error) {
-          return { ok: false as const, error }
-        }
-      }),
-    )
+    const modules = await Promise.allSettled(pending.map((p) => importPlugin(p.specifier, p.module, p.file)))
     pending.forEach((p, n) => {
       const loaded = modules[n]!
-      if (!loaded.ok) {
-        throw OmhError.of(PLUGIN_LOAD_FAILED, {
-          args: [p.specifier, p.file, (loaded.error as Error).message?.split('\n')[0] ?? String(loaded.error)],
-          hintArgs: [p.specifier],
-          cause: loaded.error,
-        })
-      }
-      const plugin = checkPlugin(loaded.value.default, p.specifier, p.file)
-      const record: LoadedPlugin = { plugin, specifier: p.specifier, module: p.module, namedBy: { file: p.file, layer: p.layer } }
-      byModule.set(p.module, record)
+      if (loaded.status === 'rejected') throw loaded.reason
+      const record: LoadedPlugin = { plugin: loaded.value, specifier: p.specifier, module: p.module, namedBy: { file: p.file, layer: p.layer } }
       this.#plugins.push(record)
       this.#register(record, LAYERS.indexOf(p.layer))
     })
@@ -376,14 +359,23 @@ export class Kernel {
 
   /** Every adapter file omh would find, bundled and personal. */
   adapterSources(): Promise<AdapterSource[]> {
-    return findAdapters({ bundled: this.options.bundledAdapters, personal: path.join(this.omhHome, 'adapters') })
+    return findAdapters({ bundled: this.options.bundledAdapters, shipped: this.#shipped('adapters'), personal: path.join(this.omhHome, 'adapters') })
   }
 
   /** Every editor file omh would find, bundled and personal. */
   editorSources(): Promise<AdapterSource[]> {
     return findAdapters({
       bundled: this.options.bundledEditors ?? path.join(this.options.bundledAdapters, '..', 'editors'),
+      shipped: this.#shipped('editors'),
       personal: path.join(this.omhHome, 'editors'),
+    })
+  }
+
+  /** The `adapters/` or `editors/` folder of each plugin package loaded, so one package can bring a whole harness. */
+  #shipped(folder: string): { dir: string; plugin: string }[] {
+    return this.#plugins.flatMap(({ plugin, specifier, module }) => {
+      const root = specifier.startsWith('.') || path.isAbsolute(specifier) ? undefined : packageRootOf(module)
+      return root ? [{ dir: path.join(root, folder), plugin: plugin.meta.name }] : []
     })
   }
 
@@ -680,6 +672,33 @@ function refusal(harness: string, values: readonly RefusedValue[], profile: Prof
     }
   })
   return OmhError.of(RENDER_REFUSED, { args: [harness, refused.length], problems, details: { refused } })
+}
+
+/**
+ * Imports a plugin module and checks it as loading does: PLUGIN_LOAD_FAILED
+ * when the import throws, PLUGIN_INVALID or PLUGIN_API_UNSUPPORTED when what
+ * it exports is no plugin this omh speaks. `file` is the file that names it.
+ */
+export async function importPlugin(specifier: string, module: string, file: string): Promise<Plugin> {
+  let loaded: { default?: unknown }
+  try {
+    loaded = (await import(pathToFileURL(module).href)) as { default?: unknown }
+  } catch (error) {
+    throw OmhError.of(PLUGIN_LOAD_FAILED, {
+      args: [specifier, file, (error as Error)?.message?.split('\n')[0] ?? String(error)],
+      hintArgs: [specifier],
+      cause: error,
+    })
+  }
+  return checkPlugin(loaded.default, specifier, file)
+}
+
+/** The folder of the package a module file belongs to: the nearest one above it holding a package.json. */
+function packageRootOf(module: string): string | undefined {
+  for (let dir = path.dirname(module); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir
+    if (path.dirname(dir) === dir) return undefined
+  }
 }
 
 function checkPlugin(candidate: unknown, specifier: string, file: string): Plugin {

@@ -376,6 +376,14 @@ export const PLUGIN_ERROR = define({
   hint: (plugin: string) => `This is a fault in ${plugin}; --verbose shows the cause. Report it to its authors.`,
 })
 
+export const PLUGIN_INSTALL_FAILED = define({
+  code: 'PLUGIN_INSTALL_FAILED',
+  exit: 1,
+  message: (spec: string, folder: string, what: string) => `npm could not install ${spec} into ${folder}: ${what}`,
+  hint: () =>
+    'Check the package name, path or tarball, and that the npm registry is reachable; --verbose shows npm\'s output. Nothing was changed.',
+})
+
 export const PLUGIN_INVALID = define({
   code: 'PLUGIN_INVALID',
   exit: 2,
@@ -401,6 +409,14 @@ export const PLUGIN_NOT_FOUND = define({
     specifier.startsWith('.') || specifier.startsWith('/')
       ? `No file is at that path, resolved from ${dir}. Fix the path or remove the entry.`
       : `Run \`npm install ${specifier}\` in ${dir}, or remove it from \`plugins\`.`,
+})
+
+export const PLUGIN_NOT_INSTALLED = define({
+  code: 'PLUGIN_NOT_INSTALLED',
+  exit: 2,
+  message: (name: string, folder: string) => `No plugin called ${name} is installed in ${folder}.`,
+  hint: (installed: readonly string[], closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}${installed.length ? `Installed there: ${installed.join(', ')}.` : 'Nothing is installed there.'} \`omh plugins\` lists every plugin and where it came from.`,
 })
 
 export const PROFILE_INVALID = define({
@@ -547,6 +563,13 @@ export const SETTINGS_INVALID = define({
   hint: () => 'Fix the settings above; docs/configuration.md lists every key.',
 })
 
+export const SETTINGS_UNEDITABLE = define({
+  code: 'SETTINGS_UNEDITABLE',
+  exit: 2,
+  message: (file: string, why: string) => `${file}: omh cannot change \`plugins\` here without touching anything else: ${why}.`,
+  hint: (want: string) => `Edit the file by hand so that it reads ${want}, then run the command again.`,
+})
+
 export const SSH_KEY_FAILED = define({
   code: 'SSH_KEY_FAILED',
   exit: 1,
@@ -663,9 +686,11 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
   PLUGIN_ERROR,
+  PLUGIN_INSTALL_FAILED,
   PLUGIN_INVALID,
   PLUGIN_LOAD_FAILED,
   PLUGIN_NOT_FOUND,
+  PLUGIN_NOT_INSTALLED,
   PROFILE_INVALID,
   REMOTE_UNKNOWN,
   RENDER_COLLISION,
@@ -683,6 +708,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SESSION_UNSAVED_WORK,
   SESSION_UP_FAILED,
   SETTINGS_INVALID,
+  SETTINGS_UNEDITABLE,
   SSH_KEY_FAILED,
   TOML_SYNTAX,
   USAGE,

@@ -42,12 +42,14 @@ export interface Adapter {
   readonly bindings: readonly ResolvedBinding[]
 }
 
-/** Where an adapter file was found. A personal file shadows a bundled one of the same name. */
+/** Where an adapter file was found. A plugin's file shadows a bundled one of the same name, a personal file both. */
 export interface AdapterSource {
   readonly name: string
   readonly file: string
-  readonly origin: 'bundled' | 'personal'
-  /** The bundled file this one overrides. */
+  readonly origin: 'bundled' | 'plugin' | 'personal'
+  /** The plugin package that ships it, when `origin` is `plugin`. */
+  readonly plugin?: string
+  /** The file this one overrides. */
   readonly shadows?: string
 }
 
@@ -142,17 +144,23 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
   }
 }
 
-/** Adapter files by name: bundled ones, then personal ones shadowing them. */
-export async function findAdapters(dirs: { bundled: string; personal: string }): Promise<AdapterSource[]> {
+/** Adapter files by name: bundled ones, then those plugins ship, then personal ones, each shadowing the one before. */
+export async function findAdapters(dirs: {
+  bundled: string
+  shipped?: readonly { dir: string; plugin: string }[]
+  personal: string
+}): Promise<AdapterSource[]> {
   const byName = new Map<string, AdapterSource>()
-  for (const [origin, dir] of [
-    ['bundled', dirs.bundled],
-    ['personal', dirs.personal],
-  ] as const) {
+  const places = [
+    { origin: 'bundled' as const, dir: dirs.bundled },
+    ...(dirs.shipped ?? []).map((s) => ({ origin: 'plugin' as const, ...s })),
+    { origin: 'personal' as const, dir: dirs.personal },
+  ]
+  for (const { origin, dir, ...from } of places) {
     for (const file of await tomlFiles(dir)) {
       const name = path.basename(file, '.toml')
       const shadowed = byName.get(name)
-      byName.set(name, { name, file, origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
+      byName.set(name, { name, file, origin, ...from, ...(shadowed ? { shadows: shadowed.file } : {}) })
     }
   }
   return [...byName.values()].sort((a, b) => byText(a.name, b.name))
