@@ -2,10 +2,9 @@
 // file they read is unchanged. Loading oclif, the kernel and the plugins costs
 // several bare `node` start-ups; a command that only reads files can be
 // answered from the last answer when none of those files changed. This module
-// is on the path of every such command, so it imports nothing but `node:fs`
-// and `node:tty`, which Node has loaded already.
+// is on the path of every such command, so it imports nothing but `node:fs`,
+// which Node has loaded already.
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
-import { isatty } from 'node:tty'
 
 /** Bumped whenever the entry format or the recording rules change. */
 const FORMAT = 'omh-answer-2'
@@ -35,6 +34,20 @@ export function cacheDir(env = process.env) {
   return base && `${base}/omh/answers`
 }
 
+/**
+ * Whether a descriptor is a terminal. `node:tty` loads some thirty modules, so
+ * it is asked only about a character device that is not /dev/null.
+ */
+function isatty(fd) {
+  try {
+    const s = fstatSync(fd)
+    if (!s.isCharacterDevice() || s.rdev === statSync('/dev/null').rdev) return false
+  } catch {
+    return false
+  }
+  return process.getBuiltinModule?.('node:tty').isatty(fd) ?? true
+}
+
 /** Everything besides files that can change an answer: arguments, directory, user, environment, terminal, Node. */
 export function answerKey(argv, env = process.env) {
   const names = Object.keys(env)
@@ -53,11 +66,16 @@ export function answerKey(argv, env = process.env) {
   })
 }
 
-/** File name for a key: FNV-1a, 64 bits. The entry holds the whole key, compared on use. */
+/** File name for a key: two 32-bit FNV-1a hashes. The entry holds the whole key, compared on use. */
 export function entryName(key) {
-  let h = 0xcbf29ce484222325n
-  for (let i = 0; i < key.length; i++) h = BigInt.asUintN(64, (h ^ BigInt(key.charCodeAt(i))) * 0x100000001b3n)
-  return `${h.toString(16).padStart(16, '0')}.json`
+  let a = 0x811c9dc5
+  let b = 0x050c5d1f
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15)
+  }
+  return `${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}.json`
 }
 
 /**
