@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { GIT_FAILED, NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
+import { carriedPaths } from './carry-in.js'
 import { GitError, tryGit, type GitOptions } from './git.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
@@ -35,6 +36,7 @@ export async function omhPaths(paths: SessionPaths): Promise<string[]> {
   } catch {
     // No mountpoints recorded.
   }
+  for (const rel of await carriedPaths(paths.run)) out.add(rel)
   return [...out].sort()
 }
 
@@ -83,8 +85,8 @@ const options = (repo: Repository, paths: SessionPaths, env: Env, cwd = paths.wo
   trust: [paths.worktree],
 })
 
-export async function workState(omhHome: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function workState(omhState: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
+  const paths = sessionPaths(omhState, repo, sid)
   const at = options(repo, paths, env)
   const head = await tryGit(['symbolic-ref', '--quiet', '--short', 'HEAD'], at)
   const ahead = baseCommit
@@ -125,14 +127,14 @@ export interface SessionDiff {
 }
 
 export async function sessionDiff(
-  omhHome: string,
+  omhState: string,
   repo: Repository,
   sid: string,
   baseCommit: string,
   env: Env,
   format: 'patch' | 'stat',
 ): Promise<SessionDiff> {
-  const paths = sessionPaths(omhHome, repo, sid)
+  const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
   // A throwaway index, so untracked files show and the worktree's own index is untouched.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'omh-diff-'))
@@ -170,8 +172,8 @@ function parseNumstat(z: string): SessionDiff['files'] {
  * identity. omh's files are never staged; "nothing to commit" is an error,
  * not a success. Resolves the new commit.
  */
-export async function commitSession(omhHome: string, repo: Repository, sid: string, message: string, env: Env): Promise<string> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function commitSession(omhState: string, repo: Repository, sid: string, message: string, env: Env): Promise<string> {
+  const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
   const at = options(repo, paths, env)
   const doing = `committing the work of ${sid}`
@@ -187,8 +189,8 @@ export async function commitSession(omhHome: string, repo: Repository, sid: stri
  * no other ref reaches, and uncommitted files. `unknown` where git cannot
  * tell, which callers treat as "there may be".
  */
-export async function unsavedWork(omhHome: string, repo: Repository, sid: string, env: Env): Promise<{ commits: Count; uncommitted: Count }> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function unsavedWork(omhState: string, repo: Repository, sid: string, env: Env): Promise<{ commits: Count; uncommitted: Count }> {
+  const paths = sessionPaths(omhState, repo, sid)
   const branch = `refs/heads/${branchOf(sid)}`
   const atRepo = options(repo, paths, env, repo.root)
   let commits: Count = 'unknown'
@@ -202,6 +204,6 @@ export async function unsavedWork(omhHome: string, repo: Repository, sid: string
       if (count.ok) commits = Number(count.stdout.trim())
     }
   }
-  const state = await workState(omhHome, repo, sid, undefined, env)
+  const state = await workState(omhState, repo, sid, undefined, env)
   return { commits, uncommitted: state.uncommitted }
 }
