@@ -189,7 +189,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(id()).not.toBe('')
   })
 
-  const sessionOf = (r: Ran) => /omh: \w+ on omh\/(s\d+)/.exec(r.stderr)?.[1] ?? ''
+  const sessionOf = (r: Ran) => /omh: [\w-]+ on omh\/(s\d+)/.exec(r.stderr)?.[1] ?? ''
   const containerOf = (sid: string) => spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree(sid)}`], { encoding: 'utf8' }).stdout.trim()
 
   it('carries untracked files into a new session as copies, hidden from diff and commit', async () => {

@@ -290,13 +290,15 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       } catch {
         throw failed('inspect images', result)
       }
-      return raw.map((i) => ({
+      const images = raw.map((i) => ({
         id: i.Id,
         tags: (i.RepoTags ?? []).filter((t) => !t.endsWith('<none>')),
         created: i.Created ?? '',
         size: i.Size ?? 0,
         labels: i.Config?.Labels ?? i.Labels ?? {},
       }))
+      // Podman joins several label filters of `images` with "or": every label is checked here again.
+      return images.filter((i) => Object.entries(labels).every(([key, value]) => key in i.labels && (value === '' || i.labels[key] === value)))
     },
 
     async removeImage(image, context) {
