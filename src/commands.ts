@@ -10,6 +10,7 @@ import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
 import ImagesLs from './commands/images/ls.js'
 import ImagesPrune from './commands/images/prune.js'
+import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
@@ -17,6 +18,7 @@ import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
+import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
@@ -38,6 +40,7 @@ export const COMMANDS = {
   doctor: Doctor,
   'images:ls': ImagesLs,
   'images:prune': ImagesPrune,
+  init: Init,
   launch: Launch,
   plugins: Plugins,
   render: Render,
@@ -45,6 +48,7 @@ export const COMMANDS = {
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,
   'sessions:ls': SessionsLs,
+  'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
   trust: Trust,
 }

@@ -51,7 +51,7 @@ describe(`omh attach on ${engine}`, () => {
     const removed = await omh(['sessions', 'rm', 's01', '--force'])
     expect(removed.status, removed.stderr).toBe(0)
     // The session's ssh config entry goes with it.
-    expect(readdirSync(path.join(home, 'ssh/hosts'))).toEqual([])
+    expect(readdirSync(path.join(stateOf(home), 'ssh/hosts'))).toEqual([])
     spawnSync(engine, ['network', 'rm', network])
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=probe'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
     removeBuiltImages(engine, tags)
@@ -63,7 +63,7 @@ describe(`omh attach on ${engine}`, () => {
     expect(ran.status, ran.stderr).toBe(0)
     const attached = JSON.parse(ran.stdout).result
     expect(attached).toMatchObject({ session: 's01', host: '127.0.0.1', include: 'added', url: `ssh://${attached.alias}/work` })
-    expect(readFileSync(sshConfig(), 'utf8')).toBe(`Include ${path.join(home, 'ssh/hosts/*.conf')}\n\nHost *\n  ServerAliveInterval 30\n`)
+    expect(readFileSync(sshConfig(), 'utf8')).toBe(`Include ${path.join(stateOf(home), 'ssh/hosts/*.conf')}\n\nHost *\n  ServerAliveInterval 30\n`)
     const worktrees = path.join(stateOf(home), 'worktrees')
     const worktree = path.join(worktrees, readdirSync(worktrees)[0]!, 's01')
     const read = ssh(attached.alias, 'cat /work/README.md')

@@ -261,6 +261,42 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(bad.status).toBe(2)
   })
 
+  it("keeps the agent's own commits, pushes the branch from the host, and names files two sessions both changed", async () => {
+    // The agent commits with the git inside the container, on the sandbox repository.
+    const agent = await run(['--session', 's01', 'probe', '--', 'echo one > step.txt && git add step.txt && git commit -q -m "Agent step one" && echo two >> step.txt && git commit -q -am "Agent step two" && echo loose > loose.txt && echo committed=yes'])
+    expect(facts(agent.stdout)).toMatchObject({ committed: 'yes' })
+    const r = await run(['--json', 'sessions', 'commit', 's01', '-m', 'The rest'])
+    expect(r.status).toBe(0)
+    expect(JSON.parse(r.stdout).result.kept.map((k: { subject: string }) => k.subject)).toEqual(['Agent step one', 'Agent step two'])
+    expect(git(root, 'log', '-3', '--reverse', '--format=%s|%an|%cn', 'omh/s01').split('\n')).toEqual([
+      'Agent step one|omh sandbox|User',
+      'Agent step two|omh sandbox|User',
+      'The rest|User|User',
+    ])
+    expect(git(root, 'show', 'omh/s01:step.txt')).toBe('one\ntwo')
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('loose.txt')
+
+    const bare = scratch()
+    dirs.push(bare)
+    git(bare, 'init', '-q', '--bare')
+    git(root, 'remote', 'add', 'origin', bare)
+    try {
+      const pushed = await run(['sessions', 'push', 's01'])
+      expect(pushed.status).toBe(0)
+      expect(pushed.stdout).toContain('pushed omh/s01')
+      expect(git(bare, 'rev-parse', 'refs/heads/omh/s01')).toBe(git(root, 'rev-parse', 'omh/s01'))
+    } finally {
+      git(root, 'remote', 'remove', 'origin')
+    }
+
+    expect((await run(['--session', 's02', 'probe', '--', 'echo other > step.txt'])).status).toBe(0)
+    const ls = await run(['--json', 'sessions', 'ls'])
+    const rows = JSON.parse(ls.stdout).result.sessions as { id: string; shared: { path: string; with: string[] }[] }[]
+    expect(rows.find((row) => row.id === 's01')?.shared).toEqual([{ path: 'step.txt', with: ['s02'] }])
+    expect(rows.find((row) => row.id === 's02')?.shared).toEqual([{ path: 'step.txt', with: ['s01'] }])
+    expect((await run(['sessions', 'ls'])).stdout).toContain('s01 and s02 both changed step.txt')
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
     const r = await run(['sessions', 'down'])

@@ -417,6 +417,15 @@ export const PROFILE_INVALID = define({
   hint: () => 'Fix the files above (docs/profile.md describes each one). Nothing was staged.',
 })
 
+export const REMOTE_UNKNOWN = define({
+  code: 'REMOTE_UNKNOWN',
+  exit: 2,
+  message: (root: string, wanted: string | undefined, remotes: readonly string[]) =>
+    wanted ? `${root} has no remote named "${wanted}" (remotes: ${list(remotes)}).` : `${root} has ${remotes.length ? `several remotes (${list(remotes)}) and none is called origin` : 'no remote'}, so omh cannot tell where to push.`,
+  hint: (remotes: readonly string[]) =>
+    remotes.length ? `Name one with --remote, e.g. \`--remote ${remotes[0]}\`.` : 'Add one with `git remote add origin <url>`, then run again.',
+})
+
 export const RENDER_COLLISION = define({
   code: 'RENDER_COLLISION',
   exit: 2,
@@ -471,11 +480,21 @@ export const RUNTIME_UNKNOWN = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
 })
 
+export const SANDBOX_HISTORY_REFUSED = define({
+  code: 'SANDBOX_HISTORY_REFUSED',
+  exit: 1,
+  message: (sid: string, why: string) => `omh will not carry the commits of ${sid}'s sandbox repository: ${why}. Nothing was committed.`,
+  hint: (sid: string) =>
+    `Take the files as they stand, as one commit, with \`omh sessions commit ${sid} --squash -m <message>\`; or tidy the sandbox's history from inside the session and commit again.`,
+})
+
 export const SESSION_BUSY = define({
   code: 'SESSION_BUSY',
   exit: 1,
   message: (sid: string, why: string, processes: readonly string[]) =>
-    `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`,
+    processes.length
+      ? `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`
+      : `Session ${sid} must restart its container (${why}), but the container did not say whether something still runs in it.`,
   hint: (sid: string, harness: string) =>
     `Finish that first; or stop the session with \`omh sessions down ${sid}\` (its work is kept); or start a new one with \`omh --new ${harness}\`.`,
 })
@@ -655,12 +674,14 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   PLUGIN_LOAD_FAILED,
   PLUGIN_NOT_FOUND,
   PROFILE_INVALID,
+  REMOTE_UNKNOWN,
   RENDER_COLLISION,
   RENDER_REFUSED,
   REPOSITORY_EMPTY,
   REPOSITORY_UNTRUSTED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
+  SANDBOX_HISTORY_REFUSED,
   SESSION_BUSY,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,
