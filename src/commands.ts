@@ -9,6 +9,8 @@ import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
+import ImagesLs from './commands/images/ls.js'
+import ImagesPrune from './commands/images/prune.js'
 import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
@@ -40,6 +42,8 @@ export const COMMANDS = {
   'config:mcp:ls': ConfigMcpLs,
   'config:mcp:rm': ConfigMcpRm,
   doctor: Doctor,
+  'images:ls': ImagesLs,
+  'images:prune': ImagesPrune,
   init: Init,
   launch: Launch,
   plugins: Plugins,

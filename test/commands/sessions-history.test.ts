@@ -29,7 +29,7 @@ async function withSession() {
     mkdirSync(path.dirname(path.join(paths.worktree, name)), { recursive: true })
     writeFileSync(path.join(paths.worktree, name), text)
   }
-  const env = { OMH_HOME: home, ...user }
+  const env = { OMH_HOME: home, OMH_STATE: home, ...user }
   const commit = (...args: string[]) => omh(['sessions', 'commit', ...args], { cwd: root, env })
   const log = () => git(root, 'log', '--format=%s|%an|%cn', 'main..omh/s01').split('\n').filter(Boolean).reverse()
   return { root, paths, agent, file, commit, log }
@@ -155,7 +155,7 @@ describe('omh sessions ls', () => {
     const one = await createSession(home, repo, 's01', base, process.env)
     const two = await createSession(home, repo, 's02', base, process.env)
     const three = await createSession(home, repo, 's03', base, process.env)
-    const env = { OMH_HOME: home, ...user }
+    const env = { OMH_HOME: home, OMH_STATE: home, ...user }
     writeFileSync(path.join(one.worktree, 'src/a.txt'), 'one\n')
     expect(omh(['sessions', 'commit', 's01', '-m', 'one'], { cwd: root, env }).status).toBe(0)
     writeFileSync(path.join(one.worktree, 'src/b.txt'), 'one\n')

@@ -16,7 +16,7 @@ async function withCommittedSession() {
   const repo = repository(root)
   const paths = await createSession(home, repo, 's01', await resolveBase(repo, process.env), process.env)
   writeFileSync(path.join(paths.worktree, 'work.txt'), 'work\n')
-  const env = { OMH_HOME: home, ...user }
+  const env = { OMH_HOME: home, OMH_STATE: home, ...user }
   expect(omh(['sessions', 'commit', '-m', 'Work'], { cwd: root, env }).status).toBe(0)
   const bare = path.join(testdir(), 'remote.git')
   git(root, 'init', '-q', '--bare', bare)

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_BASE, removeBuiltImages, requireEngine, testNetwork, type Engine } from '../helpers/engines.js'
-import { ROOT, omhAsync } from '../helpers/run.js'
+import { ROOT, omhAsync, stateOf } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const engine: Engine = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',')[0] as Engine
@@ -51,7 +51,7 @@ describe(`omh attach on ${engine}`, () => {
     const removed = await omh(['sessions', 'rm', 's01', '--force'])
     expect(removed.status, removed.stderr).toBe(0)
     // The session's ssh config entry goes with it.
-    expect(readdirSync(path.join(home, 'ssh/hosts'))).toEqual([])
+    expect(readdirSync(path.join(stateOf(home), 'ssh/hosts'))).toEqual([])
     spawnSync(engine, ['network', 'rm', network])
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=probe'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
     removeBuiltImages(engine, tags)
@@ -63,8 +63,8 @@ describe(`omh attach on ${engine}`, () => {
     expect(ran.status, ran.stderr).toBe(0)
     const attached = JSON.parse(ran.stdout).result
     expect(attached).toMatchObject({ session: 's01', host: '127.0.0.1', include: 'added', url: `ssh://${attached.alias}/work` })
-    expect(readFileSync(sshConfig(), 'utf8')).toBe(`Include ${path.join(home, 'ssh/hosts/*.conf')}\n\nHost *\n  ServerAliveInterval 30\n`)
-    const worktrees = path.join(home, 'worktrees')
+    expect(readFileSync(sshConfig(), 'utf8')).toBe(`Include ${path.join(stateOf(home), 'ssh/hosts/*.conf')}\n\nHost *\n  ServerAliveInterval 30\n`)
+    const worktrees = path.join(stateOf(home), 'worktrees')
     const worktree = path.join(worktrees, readdirSync(worktrees)[0]!, 's01')
     const read = ssh(attached.alias, 'cat /work/README.md')
     expect(read.stderr).toBe('')
@@ -73,7 +73,7 @@ describe(`omh attach on ${engine}`, () => {
   })
 
   it('publishes sshd on 127.0.0.1 only, at the port the engine picked, which the entry names', async () => {
-    const port = spawnSync(engine, ['port', readdirSync(path.join(home, 'worktrees')).map((id) => `omh-${id}-s01`)[0]!], { encoding: 'utf8' }).stdout.trim()
+    const port = spawnSync(engine, ['port', readdirSync(path.join(stateOf(home), 'worktrees')).map((id) => `omh-${id}-s01`)[0]!], { encoding: 'utf8' }).stdout.trim()
     expect(port).toMatch(/^2222\/tcp -> 127\.0\.0\.1:\d+$/)
     const attached = JSON.parse((await omh(['attach', '--json'])).stdout).result
     expect(`2222/tcp -> 127.0.0.1:${attached.port}`).toBe(port)

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as z from 'zod/mini'
@@ -65,6 +64,7 @@ import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
 import { byText } from './order.js'
+import { omhHomeOf, omhStateOf } from './locations.js'
 
 export interface KernelOptions {
   readonly cwd: string
@@ -197,6 +197,7 @@ export class Kernel {
 
   readonly options: KernelOptions
   readonly omhHome: string
+  readonly omhState: string
   readonly repoRoot: string | undefined
   #settings: EffectiveSettings | undefined
   readonly #plugins: LoadedPlugin[] = []
@@ -208,6 +209,7 @@ export class Kernel {
   private constructor(options: KernelOptions) {
     this.options = options
     this.omhHome = omhHomeOf(options.env)
+    this.omhState = omhStateOf(options.env)
     this.repoRoot = findRepoRoot(options.cwd)
   }
 
@@ -217,6 +219,7 @@ export class Kernel {
     kernel.#settings = await loadSettings({
       defaults: options.defaultsFile,
       omhHome: kernel.omhHome,
+      omhState: kernel.omhState,
       cwd: options.cwd,
       ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
     })
@@ -746,11 +749,6 @@ function wrap(plugin: string, hook: string, error: unknown): OmhError {
   if (isOmhError(error) && error.code === 'PLUGIN_ERROR') return error
   const what = error instanceof Error ? error.message : String(error)
   return OmhError.of(PLUGIN_ERROR, { args: [plugin, hook, what], hintArgs: [plugin], cause: error, details: { plugin, hook } })
-}
-
-export function omhHomeOf(env: Readonly<Record<string, string | undefined>>): string {
-  const set = env['OMH_HOME']
-  return set ? path.resolve(set) : path.join(env['HOME'] ?? os.homedir(), '.omh')
 }
 
 /** The nearest directory at or above `cwd` holding `.git` (a directory, or a worktree's file). */

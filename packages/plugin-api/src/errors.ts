@@ -106,6 +106,13 @@ export const BASE_UNKNOWN = define({
   hint: () => 'Check out the branch sessions should start from (`git switch <branch>`), then run omh again.',
 })
 
+export const CARRY_IN_REFUSED = define({
+  code: 'CARRY_IN_REFUSED',
+  exit: 2,
+  message: (file: string, entry: string, why: string) => `${file}: [session] carry_in entry "${entry}" is refused: ${why}`,
+  hint: () => 'carry_in copies regular files inside the repository, [limits] carry_in_bytes at most in all: change the entry or the limit (docs/sessions.md#carry-in).',
+})
+
 export const COMBINE_CONFLICT = define({
   code: 'COMBINE_CONFLICT',
   exit: 2,
@@ -580,6 +587,14 @@ export const SSH_KEY_FAILED = define({
       : 'Nothing was kept. Check that you may write to the key\'s directory, then attach again; --verbose shows the cause.',
 })
 
+export const STATE_MOVE_FAILED = define({
+  code: 'STATE_MOVE_FAILED',
+  exit: 1,
+  message: (from: string, to: string, why: string) =>
+    `omh could not finish moving its state from ${from} to ${to}: ${why}. Every part is whole in one place or the other; nothing is half-moved.`,
+  hint: (to: string) => `Fix the cause (space, permissions on ${to}), then run any omh command: it carries on where this one stopped.`,
+})
+
 export const TOML_SYNTAX = define({
   code: 'TOML_SYNTAX',
   exit: 2,
@@ -653,6 +668,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ATTACH_FAILED,
   AUTH_UNSUPPORTED,
   BASE_UNKNOWN,
+  CARRY_IN_REFUSED,
   COMBINE_CONFLICT,
   CONSENT_REQUIRED,
   CONTAINER_FAILED,
@@ -710,6 +726,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SETTINGS_INVALID,
   SETTINGS_UNEDITABLE,
   SSH_KEY_FAILED,
+  STATE_MOVE_FAILED,
   TOML_SYNTAX,
   USAGE,
   USE_UNKNOWN,

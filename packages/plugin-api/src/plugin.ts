@@ -398,6 +398,19 @@ export interface ContainerInfo {
   readonly ports?: readonly PublishedPort[]
 }
 
+/** An image the engine holds. */
+export interface ImageInfo {
+  /** The full image id. */
+  readonly id: string
+  /** Every `repository:tag` it carries. */
+  readonly tags: readonly string[]
+  /** When it was built, ISO 8601. */
+  readonly created: string
+  /** Its size in bytes, as the engine counts it. */
+  readonly size: number
+  readonly labels: Readonly<Record<string, string>>
+}
+
 /** A container's TCP port published on the host. */
 export interface PublishedPort {
   /** The port inside the container. */
@@ -451,7 +464,7 @@ export interface RuntimePlugin {
   exec(container: string, argv: readonly string[], options: ExecOptions, context: RuntimeContext): Promise<RunResult>
   /** Runs a one-shot container that is removed when it exits; resolves the process's exit status. */
   run(spec: ContainerSpec, context: RuntimeContext): Promise<RunResult>
-  /** Containers (running or not) carrying every given label. */
+  /** Containers (running or not) carrying every given label; an empty value matches any value of its label. */
   list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ContainerInfo[]>
   /**
    * The container of this name or id, running or not; undefined when there
@@ -463,6 +476,10 @@ export interface RuntimePlugin {
   inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
+  /** Images carrying every given label, as `list` matches them. Optional: without it, `omh images` cannot show this engine's. */
+  images?(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ImageInfo[]>
+  /** Removes an image tag (the image with its last tag), or an untagged image by id; an image a container uses is refused (CONTAINER_FAILED). Optional, with `images`. */
+  removeImage?(image: string, context: RuntimeContext): Promise<void>
 }
 
 // ─── Extensions ──────────────────────────────────────────────────────────────

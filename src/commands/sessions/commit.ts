@@ -32,9 +32,9 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    const done = await commitSession(kernel.omhHome, repo, sid, flags.message, process.env, { squash: flags.squash })
+    const done = await commitSession(kernel.omhState, repo, sid, flags.message, process.env, { squash: flags.squash })
     const base = await resolveBase(repo, process.env).catch(() => undefined)
-    const state = await workState(kernel.omhHome, repo, sid, base?.commit, process.env)
+    const state = await workState(kernel.omhState, repo, sid, base?.commit, process.env)
     const ahead = state.ahead === 'unknown' ? null : state.ahead
     if (!this.jsonEnabled()) {
       const s = this.style

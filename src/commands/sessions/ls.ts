@@ -33,7 +33,7 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
     const { flags } = await this.parse(SessionsLs)
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const ids = await listSessions(kernel.omhHome, repo)
+    const ids = await listSessions(kernel.omhState, repo)
     const base = await resolveBase(repo, process.env).catch((error: Error) => {
       this.warn(`${error.message} Commits ahead are shown as unknown.`)
       return undefined
@@ -47,19 +47,19 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
       : undefined
     const sessions: SessionRow[] = []
     const changed = new Map<string, string[] | undefined>()
-    if (base) for (const id of ids) changed.set(id, await changedFiles(kernel.omhHome, repo, id, base.commit, process.env))
+    if (base) for (const id of ids) changed.set(id, await changedFiles(kernel.omhState, repo, id, base.commit, process.env))
     for (const id of ids) {
       const c = containers?.find((x) => x.labels[LABEL.session] === id)
-      const state = await workState(kernel.omhHome, repo, id, base?.commit, process.env)
+      const state = await workState(kernel.omhState, repo, id, base?.commit, process.env)
       sessions.push({
         id,
         branch: branchOf(id),
         container: containers === undefined ? 'unknown' : c ? (c.running ? 'running' : 'stopped') : 'none',
         harness: c?.labels[LABEL.harness] ?? null,
-        inUse: Boolean(await readClaim(kernel.omhHome, repo, id)),
+        inUse: Boolean(await readClaim(kernel.omhState, repo, id)),
         ahead: state.ahead,
         uncommitted: state.uncommitted,
-        worktree: sessionPaths(kernel.omhHome, repo, id).worktree,
+        worktree: sessionPaths(kernel.omhState, repo, id).worktree,
         shared: shared(id, changed),
       })
     }

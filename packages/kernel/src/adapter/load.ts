@@ -61,7 +61,6 @@ export interface AdapterCheck {
   readonly problems: readonly Problem[]
 }
 
-
 /** A TOML file's document, or its one problem: bytes that are not UTF-8, or a syntax error. */
 function readTomlFile(file: string, maxBytes: number | undefined): { doc: TomlDocument } | { problem: Problem } {
   const read = readTextFile(file, { maxBytes })

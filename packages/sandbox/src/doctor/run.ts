@@ -21,7 +21,7 @@ import {
   type TranslatedItem,
 } from '@omh/plugin-api'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
-import type { Kernel, RenderReport } from '@omh/kernel'
+import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { handToAgent } from '../session/ownership.js'
@@ -90,13 +90,13 @@ export function runnerFile(): string {
 /** Runs doctor for one harness and reports every check; throws only when the container itself could not run. */
 export async function doctor(kernel: Kernel, request: DoctorRequest, host: DoctorHost): Promise<DoctorReport> {
   const adapter = await kernel.adapter(request.harness)
-  const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
+  const choice = await chooseAccount(kernel.omhState, adapter, { flag: request.account, setting: kernel.settings.account?.value })
   const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
   const agent = agentUser()
   const images = planImages(adapter, { ...(host.images ?? imageOptions(kernel.settings)), agent })
   const image = (await ensureImage(runtime, images, host.context, adapter.file)).tag
 
-  const scratch = path.join(kernel.omhHome, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
+  const scratch = statePath(kernel.omhState, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
   const run = path.join(scratch, 'run')
   try {
     const work = path.join(scratch, 'work')
@@ -109,7 +109,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     const files = withGitfile(render.files)
     const staged = await stageForAgent(files, path.join(scratch, 'stage'))
 
-    const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
+    const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhState, adapter.name, choice.account) : path.join(scratch, 'creds'))
     await prepareCredentials(credentials)
     // The plan a launch would run, in the scratch place: the same mounts, environment and hardening.
     const plan = planSession({

@@ -25,12 +25,13 @@ async function setup(sessions: readonly string[]) {
   const fake = fakeRuntime()
   g.__omhFakeRuntime = fake
   const home = path.join(dir, 'home')
-  const kernel = await Kernel.create({ cwd: root, env: { ...process.env, OMH_HOME: home, HOME: path.join(dir, 'user') }, defaultsFile: path.join(dir, 'omh/defaults.toml'), bundledAdapters: path.join(dir, 'omh/adapters') })
+  const state = path.join(dir, 'state')
+  const kernel = await Kernel.create({ cwd: root, env: { ...process.env, OMH_HOME: home, OMH_STATE: state, HOME: path.join(dir, 'user') }, defaultsFile: path.join(dir, 'omh/defaults.toml'), bundledAdapters: path.join(dir, 'omh/adapters') })
   const repo = repository(root)
   const base = await resolveBase(repo, process.env)
-  for (const sid of sessions) await createSession(home, repo, sid, base, process.env)
+  for (const sid of sessions) await createSession(state, repo, sid, base, process.env)
   const host: AttachHost = { context: { env: process.env, progress: () => undefined, verbose: false } }
-  return { dir, home, fake, kernel, host, repo }
+  return { dir, home, state, fake, kernel, host, repo }
 }
 
 /** Something on 127.0.0.1 that greets as an SSH server does. */
@@ -88,7 +89,7 @@ describe('attach', () => {
   it('takes the newer of two sessions launched into at the same moment, and the later launched into before both', async () => {
     const t = await setup(['s01', 's02', 's03'])
     const stamp = (sid: string, at: Date) => {
-      const file = path.join(sessionPaths(t.home, t.repo, sid).run, 'last-used')
+      const file = path.join(sessionPaths(t.state, t.repo, sid).run, 'last-used')
       writeFileSync(file, '')
       utimesSync(file, at, at)
     }

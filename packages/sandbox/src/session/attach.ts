@@ -67,7 +67,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
     throw OmhError.of(ATTACH_FAILED, { args: [sid, why] })
   }
 
-  const paths = sshPaths(kernel.omhHome, repo.id)
+  const paths = sshPaths(kernel.omhState, repo.id)
   const publicKey = await ensureKeyPair(paths.key, `omh ${repo.id}`, env)
   const started = await runtime.exec(
     container.id,

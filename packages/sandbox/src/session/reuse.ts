@@ -1,4 +1,4 @@
-import type { ContainerInfo } from '@omh/plugin-api'
+import type { ContainerInfo, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { LABEL } from './layout.js'
 import { KEEPER } from './plan.js'
 
@@ -71,3 +71,13 @@ export const parseLiveness = (stdout: string): string[] =>
     .map((l) => l.trim())
     .filter(Boolean)
     .map((l) => l.replace(/^\d+\s+/, ''))
+
+/** The processes running in a container besides its keeper, as `user` sees them; undefined when the container cannot say. */
+export async function liveProcesses(runtime: RuntimePlugin, container: string, user: string, context: RuntimeContext): Promise<string[] | undefined> {
+  try {
+    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user }, context)
+    return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { GIT_FAILED, NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
+import { carriedPaths } from './carry-in.js'
 import { GitError, tryGit, type GitOptions } from './git.js'
 import { agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
@@ -36,6 +37,7 @@ export async function omhPaths(paths: SessionPaths): Promise<string[]> {
   } catch {
     // No mountpoints recorded.
   }
+  for (const rel of await carriedPaths(paths.run)) out.add(rel)
   return [...out].sort()
 }
 
@@ -84,8 +86,8 @@ const options_ = (repo: Repository, paths: SessionPaths, env: Env, cwd = paths.w
   trust: [paths.worktree],
 })
 
-export async function workState(omhHome: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function workState(omhState: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
+  const paths = sessionPaths(omhState, repo, sid)
   const at = options_(repo, paths, env)
   const head = await tryGit(['symbolic-ref', '--quiet', '--short', 'HEAD'], at)
   const ahead = baseCommit
@@ -103,8 +105,8 @@ export async function workState(omhHome: string, repo: Repository, sid: string, 
  * The files a session has changed since the base, committed on its branch
  * or not, omh's own left out; undefined when git cannot tell.
  */
-export async function changedFiles(omhHome: string, repo: Repository, sid: string, baseCommit: string, env: Env): Promise<string[] | undefined> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function changedFiles(omhState: string, repo: Repository, sid: string, baseCommit: string, env: Env): Promise<string[] | undefined> {
+  const paths = sessionPaths(omhState, repo, sid)
   const omh = await omhPaths(paths)
   const [committed, status] = await Promise.all([
     tryGit(['diff', '--name-only', '--no-renames', '-z', `${baseCommit}...refs/heads/${branchOf(sid)}`, '--', ...excluding(omh)], options_(repo, paths, env, repo.root)),
@@ -143,14 +145,14 @@ export interface SessionDiff {
 }
 
 export async function sessionDiff(
-  omhHome: string,
+  omhState: string,
   repo: Repository,
   sid: string,
   baseCommit: string,
   env: Env,
   format: 'patch' | 'stat',
 ): Promise<SessionDiff> {
-  const paths = sessionPaths(omhHome, repo, sid)
+  const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
   // A throwaway index, so untracked files show and the worktree's own index is untouched.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'omh-diff-'))
@@ -217,14 +219,14 @@ export interface SessionCommit {
  * is an error, not a success.
  */
 export async function commitSession(
-  omhHome: string,
+  omhState: string,
   repo: Repository,
   sid: string,
   message: string,
   env: Env,
   options: { squash?: boolean } = {},
 ): Promise<SessionCommit> {
-  const paths = sessionPaths(omhHome, repo, sid)
+  const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
   const doing = `committing the work of ${sid}`
   const ref = `refs/heads/${branchOf(sid)}`
@@ -306,8 +308,8 @@ async function copyObjects(repo: Repository, paths: SessionPaths, env: Env, at: 
  * no other ref reaches, and uncommitted files. `unknown` where git cannot
  * tell, which callers treat as "there may be".
  */
-export async function unsavedWork(omhHome: string, repo: Repository, sid: string, env: Env): Promise<{ commits: Count; uncommitted: Count }> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function unsavedWork(omhState: string, repo: Repository, sid: string, env: Env): Promise<{ commits: Count; uncommitted: Count }> {
+  const paths = sessionPaths(omhState, repo, sid)
   const branch = `refs/heads/${branchOf(sid)}`
   const atRepo = options_(repo, paths, env, repo.root)
   let commits: Count = 'unknown'
@@ -321,6 +323,6 @@ export async function unsavedWork(omhHome: string, repo: Repository, sid: string
       if (count.ok) commits = Number(count.stdout.trim())
     }
   }
-  const state = await workState(omhHome, repo, sid, undefined, env)
+  const state = await workState(omhState, repo, sid, undefined, env)
   return { commits, uncommitted: state.uncommitted }
 }
