@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ScriptedModel, anthropicStream, offeredTools, requestText, responsesStream, type Answer } from './scripted-model.js'
+import { ScriptedModel, anthropicStream, offeredTools, requestText, resolveCall, responsesStream, type Answer } from './scripted-model.js'
 
 /** Server-sent events as [event, data] pairs; every event line must match its data's `type`. */
 function events(stream: string): Array<[string, any]> {
@@ -78,8 +78,19 @@ describe('the tools a request offers', () => {
   it('reads Anthropic tools, Responses function and custom tools, and tools inside a namespace', () => {
     expect(offeredTools({ tools: [{ name: 'Bash', input_schema: {} }] })).toEqual([{ name: 'Bash', custom: false }])
     expect(
-      offeredTools({ tools: [{ type: 'function', name: 'exec_command' }, { type: 'custom', name: 'apply_patch' }, { type: 'namespace', name: 'mcp__x', tools: [{ type: 'function', name: 'echo' }] }] }).map((t) => t.name),
-    ).toEqual(['exec_command', 'apply_patch', 'echo', 'mcp__x'])
+      offeredTools({ tools: [{ type: 'function', name: 'exec_command' }, { type: 'custom', name: 'apply_patch' }, { type: 'namespace', name: 'mcp__x', tools: [{ type: 'function', name: 'echo' }] }] }),
+    ).toEqual([
+      { name: 'exec_command', custom: false },
+      { name: 'apply_patch', custom: true },
+      { name: 'echo', custom: false, namespace: 'mcp__x' },
+    ])
+  })
+
+  it('calls a namespaced tool by its own name with its namespace, matched by either', () => {
+    const offered = offeredTools({ tools: [{ type: 'namespace', name: 'mcp__turn', tools: [{ type: 'function', name: 'record' }] }] })
+    expect(resolveCall({ call: '/^mcp__turn__record$/', input: {} }, offered)).toEqual({ name: 'record', namespace: 'mcp__turn', input: {}, custom: false })
+    const got = events(responsesStream({ kind: 'call', id: 'c9', call: { name: 'record', namespace: 'mcp__turn', input: { note: 'n' }, custom: false } }, 'm', 'r9'))
+    expect(got.find(([e]) => e === 'response.output_item.done')![1].item).toMatchObject({ type: 'function_call', name: 'record', namespace: 'mcp__turn' })
   })
 
   it('collects every string of a body as the text the model was told', () => {

@@ -66,6 +66,7 @@ export interface ResolvedCall {
   readonly input: Readonly<Record<string, unknown>> | string
   /** Free-form tool (Responses `custom`): the input goes as text. */
   readonly custom: boolean
+  readonly namespace?: string
   readonly text?: string
 }
 
@@ -86,6 +87,8 @@ export function requestText(body: unknown): string {
 interface OfferedTool {
   readonly name: string
   readonly custom: boolean
+  /** The Responses namespace the tool sits in; a call names it beside the tool's own name. */
+  readonly namespace?: string
 }
 
 /** The tools a request offers: Anthropic `tools[].name`, Responses function/custom tools and namespaced MCP tools. */
@@ -97,7 +100,11 @@ export function offeredTools(body: unknown): OfferedTool[] {
     if (!t || typeof t !== 'object') continue
     if (Array.isArray(t['tools'])) {
       // A Responses namespace groups tools (Codex's MCP servers); its members are called by their own names.
-      for (const inner of t['tools'] as Array<Record<string, unknown>>) if (typeof inner?.['name'] === 'string') out.push({ name: inner['name'], custom: inner['type'] === 'custom' })
+      const namespace = typeof t['name'] === 'string' ? t['name'] : undefined
+      for (const inner of t['tools'] as Array<Record<string, unknown>>) {
+        if (typeof inner?.['name'] === 'string') out.push({ name: inner['name'], custom: inner['type'] === 'custom', ...(namespace ? { namespace } : {}) })
+      }
+      continue
     }
     if (typeof t['name'] === 'string') out.push({ name: t['name'], custom: t['type'] === 'custom' })
   }
@@ -113,8 +120,8 @@ const matches = (wanted: string, name: string) => {
 export function resolveCall(reply: Extract<ScriptReply, { call: unknown }>, offered: readonly OfferedTool[]): ResolvedCall | { readonly missing: string } {
   const wanted = typeof reply.call === 'string' ? [reply.call] : reply.call
   for (const w of wanted) {
-    const tool = offered.find((t) => matches(w, t.name))
-    if (tool) return { name: tool.name, input: reply.input, custom: tool.custom, ...(reply.text ? { text: reply.text } : {}) }
+    const tool = offered.find((t) => matches(w, t.name) || (t.namespace !== undefined && matches(w, `${t.namespace}__${t.name}`)))
+    if (tool) return { name: tool.name, input: reply.input, custom: tool.custom, ...(tool.namespace ? { namespace: tool.namespace } : {}), ...(reply.text ? { text: reply.text } : {}) }
   }
   return { missing: `scripted model: none of ${wanted.join(', ')} is among the offered tools (${offered.map((t) => t.name).join(', ')})` }
 }
@@ -194,7 +201,7 @@ export function responsesStream(answer: Answer, model: string, id: string): stri
     const call = answer.call
     const done = call.custom
       ? { type: 'custom_tool_call', id: itemId, call_id: answer.id, name: call.name, input: argumentsOf(call), status: 'completed' }
-      : { type: 'function_call', id: itemId, call_id: answer.id, name: call.name, arguments: argumentsOf(call), status: 'completed' }
+      : { type: 'function_call', id: itemId, call_id: answer.id, name: call.name, ...(call.namespace ? { namespace: call.namespace } : {}), arguments: argumentsOf(call), status: 'completed' }
     emit('response.output_item.added', { output_index: index, item: { ...done, status: 'in_progress', ...(call.custom ? { input: '' } : { arguments: '' }) } })
     if (call.custom) {
       emit('response.custom_tool_call_input.delta', { item_id: itemId, output_index: index, delta: argumentsOf(call) })
