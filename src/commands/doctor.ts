@@ -1,4 +1,4 @@
-import { Args } from '../lib/oclif.js'
+import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
 import { type DoctorCheck, type DoctorReport } from '@omh/sandbox'
 import { droppedSummary } from '../lib/dropped.js'
@@ -42,6 +42,10 @@ export default class Doctor extends OmhCommand<DoctorResult> {
   static override flags = {
     account: sharedFlags.account,
     runtime: sharedFlags.runtime,
+    turn: Flags.boolean({
+      description:
+        "Also drive the harness through a turn against omh's scripted model (offline, no login, no tokens): report per hook whether the harness ran it and whether its text reached the model, and per rules, skill, subagent and MCP server whether the first request carried it.",
+    }),
   }
 
   async run(): Promise<DoctorResult> {
@@ -54,7 +58,7 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     for (const harness of harnesses) {
       const outcome = await doctor(
         kernel,
-        { harness, checkers: CHECKERS, ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
+        { harness, checkers: CHECKERS, ...(flags.turn ? { turn: true } : {}), ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
         {
           context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) },
           notice: (line) => this.notice(`${err.bold('omh:')} ${line}`),
@@ -109,6 +113,7 @@ const KIND_LABEL: Readonly<Record<DoctorCheck['kind'], string>> = {
   token: 'login',
   probe: 'probe',
   harness: 'harness',
+  turn: 'turn',
 }
 
 /** The checklist of one harness: a line per check, then what each class came to. */
