@@ -123,7 +123,7 @@ describe('the scripted model over HTTP', () => {
     expect(first).toContain('"name":"mcp__srv__echo"')
     const aside = await (await post('/v1/messages', { model: 'm', messages: [{ role: 'user', content: 'title?' }] })).json()
     expect(aside).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' })
-    const second = await (await post('/v1/responses', { model: 'm', stream: true, tools: [{ type: 'function', name: 'Bash' }], input: [] })).text()
+    const second = await (await post('/v1/responses', { model: 'm', stream: true, tools: [{ type: 'function', name: 'Bash' }, { type: 'namespace', name: 'mcp__srv', tools: [{ type: 'function', name: 'echo' }] }], input: [] })).text()
     expect(second).toContain('"type":"function_call"')
     const third = await (await post('/v1/messages', { model: 'm', stream: true, tools, messages: [] })).text()
     expect(third).toContain('"text":"end"')
@@ -144,6 +144,7 @@ describe('the scripted model over HTTP', () => {
       ['/v1/embeddings', null, null],
     ])
     expect(log[0].tools).toEqual(['Bash', 'mcp__srv__echo'])
+    expect(log[2].tools).toEqual(['Bash', 'mcp__srv__echo'])
   })
 
   it('says so in text when no offered tool matches the script', async () => {

@@ -51,7 +51,7 @@ export interface RecordedRequest {
   readonly method: string
   readonly path: string
   readonly protocol: Protocol | null
-  /** Names of the tools the request offered. */
+  /** Names of the tools the request offered (`<namespace>__<name>` inside a Responses namespace). */
   readonly tools: readonly string[]
   /** Index of the script reply given, `null` for an aside or another endpoint. */
   readonly reply: number | null
@@ -263,7 +263,8 @@ export class ScriptedModel {
     }
     const route = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '')
     const method = req.method ?? 'GET'
-    const tools = offeredTools(body).map((t) => t.name)
+    // A namespaced tool is logged as `<namespace>__<name>`, so the server it belongs to shows.
+    const tools = offeredTools(body).map((t) => (t.namespace ? `${t.namespace}__${t.name}` : t.name))
     const model = String((body as { model?: unknown })?.model ?? 'scripted')
     const json = (status: number, value: unknown, answered: string, protocol: Protocol | null = null) => {
       this.record({ method, path: route, protocol, tools, reply: null, answered, body })

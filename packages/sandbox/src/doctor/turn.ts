@@ -74,6 +74,8 @@ export function textMark(text: string): string | undefined {
   return words && words.length >= 4 ? words : undefined
 }
 
+const word = (s: string) => s.replace(/[^A-Za-z0-9]/g, '_')
+
 /** The first line of a rules section long enough to be its own. */
 const ruleMark = (text: string) => text.split('\n').map((l) => l.trim()).find((l) => l.length >= 8 && !l.startsWith('<!--'))
 
@@ -97,7 +99,8 @@ export function judgeTurn(hooks: readonly Hook[], profile: ProfileItems, dropped
     }),
     ...kept('skills', profile.skills).map((x) => item('skills', x.name, (n) => texts[n]!.includes(x.name))),
     ...kept('subagents', profile.subagents).map((x) => item('subagents', x.name, (n) => texts[n]!.includes(x.name))),
-    ...kept('mcp', profile.mcp).map((m) => item('mcp', m.name, (n) => requests[n]!.tools.some((t) => t.includes(m.name)))),
+    // Harnesses spell a server's name in tool names their own way (Codex turns `-` into `_`).
+    ...kept('mcp', profile.mcp).map((m) => item('mcp', m.name, (n) => requests[n]!.tools.some((t) => word(t).includes(word(m.name))))),
   ]
   return { exit: out.output.exit, requests: requests.length, hooks: turnHooks, items, unreached }
 }
