@@ -47,6 +47,10 @@ export default class Doctor extends OmhCommand<DoctorResult> {
       description: 'Without it doctor runs with no network: every MCP server must be loaded, and one that cannot connect (a remote one, always) is a warning with the reason.',
       default: false,
     }),
+    turn: Flags.boolean({
+      description:
+        "Also drive the harness through a turn against omh's scripted model (offline, no login, no tokens): report per hook whether the harness ran it and whether its text reached the model, and per rules, skill, subagent and MCP server whether the first request carried it.",
+    }),
   }
 
   async run(): Promise<DoctorResult> {
@@ -59,7 +63,7 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     for (const harness of harnesses) {
       const outcome = await doctor(
         kernel,
-        { harness, checkers: CHECKERS, ...(flags.network ? { network: true } : {}), ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
+        { harness, checkers: CHECKERS, ...(flags.network ? { network: true } : {}), ...(flags.turn ? { turn: true } : {}), ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
         {
           context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) },
           notice: (line) => this.notice(`${err.bold('omh:')} ${line}`),
@@ -114,6 +118,7 @@ const KIND_LABEL: Readonly<Record<DoctorCheck['kind'], string>> = {
   token: 'login',
   probe: 'probe',
   harness: 'harness',
+  turn: 'turn',
 }
 
 /** The checklist of one harness: a line per check, then what each class came to. */

@@ -157,6 +157,13 @@ export const DOCTOR_FAILED = define({
       .join(' '),
 })
 
+export const DOCTOR_NO_TURN = define({
+  code: 'DOCTOR_NO_TURN',
+  exit: 2,
+  message: (harness: string, file: string) => `${harness} cannot be driven through a turn: its adapter (${file}) has no [turn] table.`,
+  hint: () => 'Run `omh doctor` without --turn, or add a [turn] table to the adapter (docs/adapters.md).',
+})
+
 export const DOCTOR_RUNNER_FAILED = define({
   code: 'DOCTOR_RUNNER_FAILED',
   exit: 1,
@@ -673,6 +680,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   CONSENT_REQUIRED,
   CONTAINER_FAILED,
   DOCTOR_FAILED,
+  DOCTOR_NO_TURN,
   DOCTOR_RUNNER_FAILED,
   DOCTOR_WORKSPACE_FAILED,
   EDITOR_FAILED,

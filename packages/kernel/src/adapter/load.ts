@@ -14,7 +14,7 @@ import { problemsFromIssues } from '@omh/plugin-kit'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { expandGuest } from './guest-path.js'
-import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
+import { adapterSchema, editorSchema, type AdapterFile, type AdapterTurn, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
 import { notThere, readTextFile } from '../user-files.js'
 
@@ -37,6 +37,8 @@ export interface Adapter {
   readonly login?: string
   /** Commands that make the harness say what it loaded, by key. */
   readonly probes: Readonly<Record<string, Probe>>
+  /** How `omh doctor --turn` drives a turn; absent: the harness cannot be driven. */
+  readonly turn?: AdapterTurn
   readonly tools: Readonly<Partial<Record<ToolWord, string>>>
   /** Bound capabilities, in canonical class order. */
   readonly bindings: readonly ResolvedBinding[]
@@ -138,6 +140,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     token: (data.token ?? []).map(expandGuest),
     ...(data.login ? { login: data.login } : {}),
     probes: data.probes ?? {},
+    ...(data.turn ? { turn: data.turn } : {}),
     tools: data.tools ?? {},
     bindings,
   }

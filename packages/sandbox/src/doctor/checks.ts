@@ -21,7 +21,7 @@ export type ClassVerdict =
   /** The profile has nothing of this class. */
   | 'empty'
 
-export type CheckKind = 'staged' | 'entry' | 'syntax' | 'bin' | 'token' | 'probe' | 'harness'
+export type CheckKind = 'staged' | 'entry' | 'syntax' | 'bin' | 'token' | 'probe' | 'harness' | 'turn'
 
 export interface DoctorCheck {
   readonly kind: CheckKind

@@ -11,6 +11,7 @@ import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
 import { agentUser } from '../agent-user.js'
 import {
+  DOCTOR_NO_TURN,
   DOCTOR_RUNNER_FAILED,
   DOCTOR_WORKSPACE_FAILED,
   OmhError,
@@ -30,7 +31,8 @@ import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from '..
 import { repository, resolveBase, type Repository } from '../session/repo.js'
 import { createShadow } from '../session/shadow.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
-import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
+import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'
+import { hooksUnderTest, judgeTurn, turnChecks, turnScript, wordsToCall, type TurnReport } from './turn.js'
 
 /** Where the doctor's own files (the runner and its plan) appear in the container. */
 export const GUEST_DOCTOR = `${GUEST_OMH}/doctor`
@@ -48,6 +50,8 @@ export interface DoctorRequest {
    * engine's default) instead of none, so remote MCP servers can connect.
    */
   readonly network?: boolean
+  /** `--turn`: drive the harness through a turn against the scripted model, after the probes. */
+  readonly turn?: boolean
 }
 
 export interface DoctorHost {
@@ -80,6 +84,13 @@ export interface DoctorReport {
   readonly translated: readonly TranslatedItem[]
   /** What each probe printed, as measured. */
   readonly probes: Readonly<Record<string, ProbeOutput>>
+  /** With `--turn`: what the turn showed, per hook and per item. */
+  readonly turn?: TurnReport
+}
+
+/** The scripted model's compiled file, copied into the container for `--turn`. */
+export function modelFile(): string {
+  return createRequire(import.meta.url).resolve('@omh/sandbox/scripted-model')
 }
 
 /** The runner's compiled file, as the installed kernel package has it. */
@@ -131,7 +142,20 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     const network = kernel.settings.sessionNetwork?.value
     const doctorDir = path.join(scratch, 'doctor')
     await mkdir(doctorDir, { recursive: true })
-    await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
+    const hooks = hooksUnderTest(profile, render.dropped)
+    const turn = request.turn && adapter.turn ? adapter.turn : undefined
+    if (request.turn && !turn) throw OmhError.of(DOCTOR_NO_TURN, { args: [adapter.name, adapter.file] })
+    if (turn) {
+      await writeFile(path.join(doctorDir, 'model.mjs'), await readFile(modelFile()))
+      await writeFile(path.join(doctorDir, 'script.json'), JSON.stringify(turnScript(adapter, hooks)))
+    }
+    const runnerPlan: RunnerPlan = {
+      ...doctorPlan(input),
+      ...(turn
+        ? { turn: { model: `${GUEST_DOCTOR}/model.mjs`, script: `${GUEST_DOCTOR}/script.json`, port: turn.port, run: turn.run, ...(turn.env ? { env: turn.env } : {}), timeout: turn.timeout ?? 180 } }
+        : {}),
+    }
+    await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(runnerPlan))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
     for (const dir of [work, shadow]) await handToAgent(dir)
 
@@ -149,7 +173,13 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     const result = await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
     const report = parseReport(result, adapter.name)
 
-    const checks = doctorChecks(input, expectedDigests(render), report)
+    let checks = doctorChecks(input, expectedDigests(render), report)
+    let turnReport: TurnReport | undefined
+    if (turn) {
+      const out = report.turn ?? { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: 'the runner did not run the turn' }
+      turnReport = judgeTurn(hooks, profile, render.dropped, out, wordsToCall(hooks, turn.calls).unreached)
+      checks = [...checks, ...turnChecks(turnReport, out, hooks)]
+    }
     const failed = checks.filter((c) => !c.ok).length
     const warnings = checks.filter((c) => c.warning).length
     return {
@@ -167,6 +197,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       dropped: render.dropped,
       translated: render.translated,
       probes: report.probes,
+      ...(turnReport ? { turn: turnReport } : {}),
     }
   } finally {
     await rm(scratch, { recursive: true, force: true })
