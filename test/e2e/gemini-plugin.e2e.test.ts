@@ -67,7 +67,7 @@ describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
     expect(ran.status).toBe(0)
     expect(report.engine).toBe(engine)
     expect(report.classes).toEqual({ rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'dropped', hooks: 'dropped' })
-    expect(report.dropped.map((d) => `${d.capability} ${d.name}`).sort()).toEqual(['hooks omh-hook-guard', 'hooks omh-hook-start', 'subagents omh-agent-probe'])
+    expect(report.dropped.map((d) => `${d.capability} ${d.name}`).sort()).toEqual(['hooks omh-hook-guard', 'hooks omh-hook-search', 'hooks omh-hook-start', 'subagents omh-agent-probe', 'subagents omh-agent-reader'])
     for (const capability of ['rules', 'skills', 'mcp', 'commands']) {
       expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok), capability).toBe(true)
     }
