@@ -2,7 +2,7 @@
 // (test/fixtures/adapters/probe.toml) runs in a real container, and each test
 // asks from inside what the sandbox lets it see and do.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -187,6 +187,91 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(afterRemoval.status).toBe(0)
     expect(afterRemoval.stdout).toContain('probe: 1000:1000 in /work of session s01 as probe')
     expect(id()).not.toBe('')
+  })
+
+  it('keeps a fork bomb and a memory hog inside the session, and the host, sessions ls and the next launch still answer', async () => {
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    write(home, { 'settings.toml': `${settings}[session]\nmemory = "192m"\npids = 96\n` })
+    try {
+      // Builtins only once the bomb runs: every fork fails at the ceiling, so the report must not need one.
+      const cg = (v1: string, v2: string) => `$(test -e /sys/fs/cgroup/${v1} && echo /sys/fs/cgroup/${v1} || echo /sys/fs/cgroup/${v2})`
+      const bomb = await run([
+        '--new', 'probe', '--',
+        `max=${cg('pids/pids.max', 'pids.max')}; cur=${cg('pids/pids.current', 'pids.current')}; read m < $max; echo "max=$m"; ` +
+          `(f(){ f | f & }; f) >/dev/null 2>&1; i=0; while [ $i -lt 40 ]; do read c < $cur; [ "$c" -ge "$m" ] && break; i=$((i+1)); done; read c < $cur; echo "current=$c"; echo "host=$(echo alive 2>/dev/null || true)"`,
+      ])
+      const f = facts(bomb.stdout)
+      expect(f['max']).toBe('96')
+      expect(Number(f['current'])).toBeLessThanOrEqual(96)
+      expect(Number(f['current'])).toBeGreaterThan(64)
+      const sid = /omh: probe on omh\/(s\d+)/.exec(bomb.stderr)![1]!
+      // The host, the session list and a launch in another session all still answer while the bomb runs.
+      expect(execFileSync('sh', ['-c', 'echo alive'], { encoding: 'utf8' })).toBe('alive\n')
+      const ls = await run(['--json', 'sessions', 'ls'])
+      expect(ls.status).toBe(0)
+      expect(JSON.parse(ls.stdout).result.sessions.map((s: { id: string }) => s.id)).toContain(sid)
+      const next = await run(['--session', 's01', 'probe', '--', 'echo next=answers'])
+      expect(facts(next.stdout)['next']).toBe('answers')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+
+      const hog = await run([
+        '--new', 'probe', '--',
+        `node -e 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))'; echo "status=$?"; m=${cg('memory/memory.max_usage_in_bytes', 'memory.peak')}; echo "peak=$(cat $m)"`,
+      ])
+      const h = facts(hog.stdout)
+      expect(h['status']).toBe('137')
+      expect(Number(h['peak'])).toBeLessThanOrEqual(192 * 1024 * 1024)
+      const hogSid = /omh: probe on omh\/(s\d+)/.exec(hog.stderr)![1]!
+      expect((await run(['--json', 'sessions', 'ls'])).status).toBe(0)
+      expect((await run(['sessions', 'rm', hogSid, '--force'])).status).toBe(0)
+    } finally {
+      write(home, { 'settings.toml': settings })
+    }
+  })
+
+  it('hands a <secret NAME> to the harness as a variable, never in a staged file or any output, and refuses a launch without it', async () => {
+    const VALUE = 's3cr3t-e2e-4f9a1c'
+    const adapter = readFileSync(path.join(home, 'adapters/probe.toml'), 'utf8')
+    write(home, {
+      'adapters/probe.toml': `${adapter}\n[capabilities.mcp]\npath   = "/work/.mcp.json"\nrender = "mcp-json"\n`,
+      'mcp.json': JSON.stringify({ mcpServers: { sentry: { command: 'sentry-mcp', args: [], env: { SENTRY_TOKEN: '<secret OMH_E2E_SENTRY>' } } } }),
+    })
+    const secrets = path.join(home, 'secrets.toml')
+    try {
+      const missing = await run(['--new', 'probe'])
+      expect(missing.status).toBe(2)
+      expect(missing.stderr).toContain('<secret OMH_E2E_SENTRY> (OMH_E2E_SENTRY of probe')
+      expect(missing.stderr).toContain('Code: SECRET_MISSING')
+
+      write(home, { 'secrets.toml': `OMH_E2E_SENTRY = "${VALUE}"\n` })
+      chmodSync(secrets, 0o644)
+      const exposed = await run(['--new', 'probe'])
+      expect(exposed.status).toBe(2)
+      expect(exposed.stderr).toContain('Code: SECRET_EXPOSED')
+      expect(`${exposed.stdout}${exposed.stderr}`).not.toContain(VALUE)
+
+      chmodSync(secrets, 0o600)
+      const launched = await run(['--new', 'probe', '--', 'echo "token=$OMH_E2E_SENTRY"; echo "doc=$(grep SENTRY_TOKEN /work/.mcp.json | tr -d " ")"'])
+      expect(launched.status).toBe(0)
+      expect(facts(launched.stdout)).toMatchObject({ token: VALUE, doc: '"SENTRY_TOKEN":"${OMH_E2E_SENTRY}"' })
+      expect(launched.stderr).not.toContain(VALUE)
+      const sid = /omh: probe on omh\/(s\d+)/.exec(launched.stderr)![1]!
+      // Nothing staged for any session holds it.
+      const staged = spawnSync('grep', ['-rl', VALUE, path.join(home, 'run')], { encoding: 'utf8' })
+      expect(staged.stdout).toBe('')
+      for (const args of [['render', 'probe', '--content'], ['render', 'probe', '--json'], ['--dry-run', '--json', 'probe'], ['--json', 'sessions', 'ls']]) {
+        const shown = await run(args)
+        expect(shown.status).toBe(0)
+        expect(`${shown.stdout}${shown.stderr}`).not.toContain(VALUE)
+      }
+      const rendered = await run(['render', 'probe', '--content'])
+      expect(rendered.stdout).toContain('${OMH_E2E_SENTRY}')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    } finally {
+      write(home, { 'adapters/probe.toml': adapter })
+      rmSync(path.join(home, 'mcp.json'), { force: true })
+      rmSync(secrets, { force: true })
+    }
   })
 
   it('stops a session and leaves no placeholder behind', async () => {

@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageRecipe, type PluginMeta, type PublishedPort, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
 import { runClient, type ClientResult } from './client.js'
@@ -47,6 +47,12 @@ export interface EngineDialect {
    * Absent: the engine never maps.
    */
   mapUser?(host: HostUser, guest: HostUser, env: Readonly<Record<string, string | undefined>>): readonly string[] | undefined
+  /**
+   * Flags for `limits` where this engine, as `env` reaches it, cannot put them
+   * on a container's control group, with the limits left unenforced (named as
+   * settings); undefined where it can. Absent: it always can.
+   */
+  limitFlags?(limits: ResourceLimits, env: Readonly<Record<string, string | undefined>>): { readonly flags: readonly string[]; readonly unenforced: readonly string[] } | undefined
 }
 
 /** Runs the client once with output captured; never rejects. */
@@ -119,6 +125,16 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       `${engine} gives containers the host's user IDs, so files of ${host.uid}:${host.gid} cannot appear as ${guest.uid}:${guest.gid}'s`,
       'Run the container as the host user, or use an engine that maps users, such as rootless Podman.',
     )
+  }
+
+  /** The spec's flags: its limits as the engine can hold them, said aloud where it cannot. */
+  const specArgs = (spec: ContainerSpec, context: RuntimeContext, attachedTTY: boolean): ClientCall => {
+    const user = userFlags(spec, context.env)
+    const instead = spec.limits && dialect.limitFlags?.(spec.limits, context.env)
+    if (!instead) return containerArgs(spec, context.env, attachedTTY, user)
+    if (instead.unenforced.length) context.progress(`${engine} cannot limit ${instead.unenforced.join(' or ')} here (rootless on cgroups v1): the session runs without that ceiling`)
+    const { limits: _limits, ...rest } = spec
+    return containerArgs(rest, context.env, attachedTTY, [...user, ...instead.flags])
   }
 
   /** Runs an attached client: the user's terminal when asked for, output captured otherwise. */
@@ -232,7 +248,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
 
     async up(spec, context) {
       refuseUnmountable(spec)
-      const call = containerArgs(spec, context.env, true, userFlags(spec, context.env))
+      const call = specArgs(spec, context, true)
       const result = await check(context, `start the container ${spec.name ?? `from ${spec.image}`}`, ['run', '-d', ...call.args], call.env)
       return result.stdout.trim().split('\n').at(-1) ?? ''
     },
@@ -250,7 +266,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     async run(spec, context) {
       refuseUnmountable(spec)
       const terminal = Boolean(spec.tty) && stdinIsTerminal()
-      const call = containerArgs(spec, context.env, terminal, userFlags(spec, context.env))
+      const call = specArgs(spec, context, terminal)
       const result = await attached({ args: ['run', '--rm', ...call.args], env: call.env }, context, terminal, Boolean(spec.interactive))
       if (result.exitCode === undefined || result.exitCode === ENGINE_FAILED_RUN) {
         throw failed(`run a container from ${spec.image}`, result)

@@ -190,6 +190,14 @@ export const EDITOR_NOT_FOUND = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Known editors: ${list(known)}. Add one by writing ${dir}/<name>.toml (\`name\`, \`bin\`, \`args\`).`,
 })
 
+export const EGRESS_UNSUPPORTED = define({
+  code: 'EGRESS_UNSUPPORTED',
+  exit: 2,
+  message: (engine: string, why: string) => `${engine} cannot give the session a network whose only way out is omh's egress proxy: ${why}.`,
+  hint: (file: string) =>
+    `omh never runs a session open without being told. Use an engine that can (Docker, or rootful Podman), or set \`[network] egress = "open"\` (the engine's network, unfiltered) or \`"none"\` (no network) in ${file}.`,
+})
+
 export const FILE_CHANGED = define({
   code: 'FILE_CHANGED',
   exit: 1,
@@ -464,6 +472,21 @@ export const RUNTIME_UNKNOWN = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
 })
 
+export const SECRET_EXPOSED = define({
+  code: 'SECRET_EXPOSED',
+  exit: 2,
+  message: (file: string, mode: string) => `${file} holds secrets and is readable by others than you (mode ${mode}), so omh will not read it.`,
+  hint: (file: string) => `Run \`chmod 600 ${file}\`, then launch again.`,
+})
+
+export const SECRET_MISSING = define({
+  code: 'SECRET_MISSING',
+  exit: 2,
+  message: (name: string, where: string) => `<secret ${name}> (${where}) has no value: it is not in the environment, in the secrets file, or in the keyring.`,
+  hint: (name: string, file: string) =>
+    `Set it one of these ways: export ${name}=… before omh; add \`${name} = "…"\` to ${file} (mode 600); or \`secret-tool store --label=omh omh ${name}\`.`,
+})
+
 export const SESSION_BUSY = define({
   code: 'SESSION_BUSY',
   exit: 1,
@@ -611,6 +634,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
+  EGRESS_UNSUPPORTED,
   FILE_CHANGED,
   FILE_LOCKED,
   FILE_NOT_REGULAR,
@@ -645,6 +669,8 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   REPOSITORY_UNTRUSTED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
+  SECRET_EXPOSED,
+  SECRET_MISSING,
   SESSION_BUSY,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,

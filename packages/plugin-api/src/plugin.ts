@@ -354,6 +354,22 @@ export interface ContainerSpec {
   readonly noNewPrivileges?: boolean
   /** Run a minimal init as PID 1 so orphaned processes are reaped. */
   readonly init?: boolean
+  /**
+   * What the container may use at most. An engine that cannot enforce a
+   * limit it is given rejects (CONTAINER_FAILED) rather than run without it.
+   * @since 1
+   */
+  readonly limits?: ResourceLimits
+}
+
+/** A container's ceilings; an absent one is the engine's default (none). */
+export interface ResourceLimits {
+  /** Bytes of memory, swap included: the kernel kills inside the container past it. */
+  readonly memory?: number
+  /** Processes and threads at once: `fork` fails past it. */
+  readonly pids?: number
+  /** CPUs' worth of time, fractions allowed. */
+  readonly cpus?: number
 }
 
 export interface RunResult {

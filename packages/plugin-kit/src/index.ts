@@ -4,3 +4,4 @@ export { stringifyToml, tomlKey, tomlString, type TomlValue } from './toml-write
 export * from './hook-text.js'
 export { jsonSyntax, readServers, type EntryReader, type ServerFormat, type SyntaxRead } from './mcp-read.js'
 export { closest, dotted, problemsFromIssues, type IssueContext } from './issues.js'
+export { HOST_PATTERN, MEMORY, SECRET_REFERENCE, hostPattern, memorySize, referSecrets, secretNames } from './sandbox-values.js'

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type Problem, type RenderOutput } from '@omh/plugin-api'
-import { isObject, readServers, stringifyToml, tomlLocator, type SyntaxRead, type TomlValue } from '@omh/plugin-kit'
+import { isObject, readServers, secretNames, stringifyToml, tomlLocator, type SyntaxRead, type TomlValue } from '@omh/plugin-kit'
 
 const require = createRequire(import.meta.url)
 const { name, version } = require('../package.json') as { name: string; version: string }
@@ -27,11 +27,16 @@ export function renderServers(servers: readonly McpServer[]) {
   const tables: Record<string, Record<string, TomlValue>> = {}
   for (const server of servers) {
     if (server.transport === 'stdio') {
+      // A variable holding a secret is passed through from Codex's own environment (`env_vars`), where omh puts it.
+      const secret = Object.keys(server.env).filter((k) => secretNames(server.env[k]!).length)
+      const literal = Object.fromEntries(Object.entries(server.env).filter(([k]) => !secret.includes(k)))
+      for (const k of secret) env[k] = server.env[k]!
       tables[server.name] = {
         command: server.command,
         ...(server.args.length ? { args: [...server.args] } : {}),
         ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
-        ...(Object.keys(server.env).length ? { env: { ...server.env } } : {}),
+        ...(Object.keys(literal).length ? { env: literal } : {}),
+        ...(secret.length ? { env_vars: secret } : {}),
       }
       continue
     }

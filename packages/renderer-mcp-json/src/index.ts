@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
-import { jsonSyntax, readServers } from '@omh/plugin-kit'
+import { jsonSyntax, readServers, referSecrets } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
@@ -9,18 +9,25 @@ const SUBSTITUTION = /\$\{([^}]*)\}/
 
 type Entry = Record<string, unknown>
 
-/** One server in the `mcpServers` shape: `type` always written, so the file says what each server is. */
-export function entryOf(server: McpServer): Entry {
+/**
+ * One server in the `mcpServers` shape: `type` always written, so the file
+ * says what each server is. A `<secret NAME>` becomes `${NAME}`, which the
+ * harness fills from the container's variable NAME (recorded in `env`).
+ */
+export function entryOf(server: McpServer, env: Record<string, string> = {}): Entry {
+  const values = (record: Readonly<Record<string, string>>) =>
+    Object.fromEntries(Object.entries(record).map(([k, v]) => [k, referSecrets(v, (n) => `\${${n}}`, env)]))
   if (server.transport === 'stdio') {
-    return { type: 'stdio', command: server.command, args: [...server.args], env: { ...server.env } }
+    return { type: 'stdio', command: server.command, args: [...server.args], env: values(server.env) }
   }
-  return { type: server.transport, url: server.url, headers: { ...server.headers } }
+  return { type: server.transport, url: server.url, headers: values(server.headers) }
 }
 
 export function renderServers(servers: readonly McpServer[], harness: string) {
   const dropped: DroppedItem[] = []
   const refused: RefusedValue[] = []
   const mcpServers: Record<string, Entry> = {}
+  const env: Record<string, string> = {}
   for (const server of servers) {
     if (server.transport === 'stdio' && server.cwd !== undefined) {
       dropped.push({ capability: 'mcp', name: server.name, reason: 'no `cwd` for MCP servers' })
@@ -31,9 +38,9 @@ export function renderServers(servers: readonly McpServer[], harness: string) {
         refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} substitutes \`\${…}\` in this file` })
       }
     }
-    mcpServers[server.name] = entryOf(server)
+    mcpServers[server.name] = entryOf(server, env)
   }
-  return { mcpServers, dropped, refused }
+  return { mcpServers, dropped, refused, env }
 }
 
 export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
@@ -124,9 +131,9 @@ export default defineRenderer({
   classes: ['mcp'],
   render(input): RenderOutput {
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
-    const { mcpServers, dropped, refused } = renderServers(input.items, input.adapter.name)
+    const { mcpServers, dropped, refused, env } = renderServers(input.items, input.adapter.name)
     if (!Object.keys(mcpServers).length) return { files: [], dropped, refused }
-    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused }
+    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused, env }
   },
   parse: (documents, context) => parseServers(documents, context.env),
   combine: { json: combineJson },

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
-import { jsonSyntax, readServers } from '@omh/plugin-kit'
+import { jsonSyntax, readServers, referSecrets } from '@omh/plugin-kit'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
@@ -17,6 +17,7 @@ export const SCHEMA = 'https://opencode.ai/config.json'
 export function renderServers(servers: readonly McpServer[], harness: string) {
   const dropped: DroppedItem[] = []
   const refused: RefusedValue[] = []
+  const env: Record<string, string> = {}
   const mcp: Record<string, Record<string, unknown>> = {}
   for (const server of servers) {
     if (server.transport === 'stdio' && server.cwd !== undefined) {
@@ -27,12 +28,15 @@ export function renderServers(servers: readonly McpServer[], harness: string) {
       const hit = SUBSTITUTION.exec(value)
       if (hit) refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} substitutes \`{${hit[1]}:…}\` in its config` })
     }
+    // OpenCode fills `{env:NAME}` from its own environment, where omh puts the secret.
+    const values = (record: Readonly<Record<string, string>>) =>
+      Object.fromEntries(Object.entries(record).map(([k, v]) => [k, referSecrets(v, (n) => `{env:${n}}`, env)]))
     mcp[server.name] =
       server.transport === 'stdio'
-        ? { type: 'local', command: [server.command, ...server.args], environment: { ...server.env }, enabled: true }
-        : { type: 'remote', url: server.url, headers: { ...server.headers }, enabled: true }
+        ? { type: 'local', command: [server.command, ...server.args], environment: values(server.env), enabled: true }
+        : { type: 'remote', url: server.url, headers: values(server.headers), enabled: true }
   }
-  return { mcp, dropped, refused }
+  return { mcp, dropped, refused, env }
 }
 
 const LOCAL_KEYS = ['type', 'command', 'environment', 'enabled']
@@ -82,10 +86,10 @@ export default defineRenderer({
   classes: ['mcp'],
   render(input): RenderOutput {
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
-    const { mcp, dropped, refused } = renderServers(input.items, input.adapter.name)
+    const { mcp, dropped, refused, env } = renderServers(input.items, input.adapter.name)
     if (!Object.keys(mcp).length) return { files: [], dropped, refused }
     const content = `${JSON.stringify({ $schema: SCHEMA, mcp }, null, 2)}\n`
-    return { files: [{ kind: 'file', guest: input.binding.path, content, syntax: 'json' }], dropped, refused }
+    return { files: [{ kind: 'file', guest: input.binding.path, content, syntax: 'json' }], dropped, refused, env }
   },
   parse: (documents, context) => parseServers(documents, context.env),
 })

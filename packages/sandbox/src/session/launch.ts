@@ -19,6 +19,8 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
+import { resolveSecrets } from '../secrets.js'
+import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { resolveBase, type Base } from './repo.js'
@@ -178,6 +180,8 @@ interface Prepared {
   readonly plan: LaunchPlan
   /** The container spec, stamped with its plan digest. */
   readonly spec: ContainerSpec
+  /** The spec's variables with every `<secret NAME>` resolved: for the engine only, never shown or staged. */
+  readonly secretEnv?: Readonly<Record<string, string>>
 }
 
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
@@ -323,6 +327,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     ports: [{ guest: GUEST_SSH_PORT }],
     ...(kernel.settings.sessionNetwork ? { network: kernel.settings.sessionNetwork.value } : {}),
+    limits: sessionLimits(kernel.settings),
     agent: at.agent,
   })
   if (!options.dryRun) await prepareCredentials(credentials)
@@ -337,8 +342,10 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     exec: harnessArgv(adapter.name, adapter.bin, at.request.args, at.request.tty),
   })
   const spec = stamp(plan.spec, contentDigests(files))
-  if (!options.dryRun) await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
-  return { paths, render, planned, plan, spec }
+  if (options.dryRun) return { paths, render, planned, plan, spec }
+  const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
+  await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
+  return { paths, render, planned, plan, spec, secretEnv }
 }
 
 /** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
@@ -348,7 +355,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
-  await act(decision, { runtime, spec: prepared.spec, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+  await act(decision, { runtime, spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env }, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
 }
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
