@@ -13,6 +13,7 @@ import Plugins from './commands/plugins/index.js'
 import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
+import SessionsEgress from './commands/sessions/egress.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
 import SessionsRm from './commands/sessions/rm.js'
@@ -39,6 +40,7 @@ export const COMMANDS = {
   render: Render,
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,
+  'sessions:egress': SessionsEgress,
   'sessions:down': SessionsDown,
   'sessions:ls': SessionsLs,
   'sessions:rm': SessionsRm,

@@ -34,7 +34,8 @@ describe(`omh attach on ${engine}`, () => {
     repo = path.join(scratch, 'repo')
     // A network that can publish ports: an engine's default may have none.
     network = testNetwork(engine, 'attach')
-    write(home, { 'settings.toml': `runtime = "${engine}"\n[session]\nnetwork = "${network}"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n` })
+    // sshd's published port needs the session on a network the host reaches: not yet behind the egress proxy.
+    write(home, { 'settings.toml': `runtime = "${engine}"\n[session]\nnetwork = "${network}"\n[network]\negress = "open"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n` })
     mkdirSync(path.join(home, 'adapters'))
     copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
     write(user, { '.ssh/config': 'Host *\n  ServerAliveInterval 30\n' })

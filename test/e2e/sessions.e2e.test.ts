@@ -274,6 +274,61 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     }
   })
 
+  it('lets a session out only through its egress proxy, to allowed names, logging every decision, and applies an allowlist edit live', async () => {
+    const outside = `omh-e2e-out-${engine}-${process.pid}`
+    const web = `${outside}-web`
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
+    try {
+      expect(spawnSync(engine, ['network', 'create', '--label', 'omh.test=e2e', outside], { encoding: 'utf8' }).status).toBe(0)
+      const started = spawnSync(engine, ['run', '-d', '--pull=never', '--name', web, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', 'web.test', '--network-alias', 'other.test', BASE, 'node', '-e', server], { encoding: 'utf8' })
+      expect(started.stderr).toBe('')
+      const webIp = spawnSync(engine, ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', web], { encoding: 'utf8' }).stdout.trim()
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "localhost", "169.254.169.254"]\n` })
+      const first = await run(['--new', 'probe'])
+      expect(first.status).toBe(0)
+      const sid = /omh: probe on omh\/(s\d+)/.exec(first.stderr)![1]!
+      copyFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree(sid), 'client.cjs'))
+      const ask = async (...args: string[]) => facts((await run(['--session', sid, 'probe', '--', `node client.cjs ${args.join(' ')}`])).stdout)['result']
+      const env = facts((await run(['--session', sid, 'probe', '--', 'echo "proxy=$HTTPS_PROXY"; echo "noproxy=$NO_PROXY"'])).stdout)
+      expect(env).toMatchObject({ proxy: 'http://omh-egress:3128', noproxy: 'localhost,127.0.0.1,::1' })
+
+      expect(await ask('get', 'http://web.test/')).toBe('200 hello from web.test')
+      expect(await ask('connect', 'web.test:80')).toBe('200 hello from web.test:80')
+      expect(await ask('connect', 'other.test:80')).toBe('403')
+      expect(await ask('direct', webIp)).toMatch(/^error /)
+      expect(await ask('connect', 'localhost:3128')).toBe('403')
+      expect(await ask('get', 'http://169.254.169.254/latest/meta-data/')).toBe('403')
+
+      const log = await run(['--json', 'sessions', 'egress', sid])
+      expect(log.status).toBe(0)
+      const decisions = JSON.parse(log.stdout).result.decisions as { allowed: boolean; host: string; port: number; method: string; time: string }[]
+      expect(decisions).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ allowed: true, host: 'web.test', port: 80, method: 'GET' }),
+          expect.objectContaining({ allowed: true, host: 'web.test', port: 80, method: 'CONNECT' }),
+          expect.objectContaining({ allowed: false, host: 'other.test', port: 80, method: 'CONNECT' }),
+          expect.objectContaining({ allowed: false, host: 'localhost', port: 3128 }),
+          expect.objectContaining({ allowed: false, host: '169.254.169.254', port: 80 }),
+        ]),
+      )
+      expect(decisions.every((d) => !Number.isNaN(Date.parse(d.time)))).toBe(true)
+      expect((await run(['sessions', 'egress', sid])).stdout).toMatch(/denied\s+CONNECT\s+other\.test:80/)
+
+      // An edit to the allowlist reaches the running proxy: no new container for the session.
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "other.test:80"]\n` })
+      const again = await run(['--session', sid, 'probe', '--', 'node client.cjs connect other.test:80'])
+      expect(again.stderr).not.toContain('restarting')
+      expect(facts(again.stdout)['result']).toBe('200 hello from other.test:80')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+      expect(spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.egress`], { encoding: 'utf8' }).stdout).not.toContain(sid)
+    } finally {
+      write(home, { 'settings.toml': settings })
+      spawnSync(engine, ['rm', '-f', web])
+      spawnSync(engine, ['network', 'rm', outside])
+    }
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
     const r = await run(['sessions', 'down'])

@@ -69,6 +69,7 @@ export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: bo
   for (const [key, value] of Object.entries(spec.labels)) args.push('--label', `${key}=${value}`)
   args.push('-w', spec.workdir, '-u', spec.user, ...userFlags)
   if (spec.network) args.push('--network', spec.network)
+  for (const alias of spec.aliases ?? []) args.push('--network-alias', alias)
   const { memory, pids, cpus } = spec.limits ?? {}
   // Swap equal to memory: no swap on top, so the ceiling is the one named.
   if (memory) args.push('--memory', String(memory), '--memory-swap', String(memory))

@@ -52,6 +52,8 @@ export interface EngineDialect {
    * on a container's control group, with the limits left unenforced (named as
    * settings); undefined where it can. Absent: it always can.
    */
+  /** Flags `network create --internal` needs so no route leads out, not even through the host. */
+  readonly internalNetwork?: readonly string[]
   limitFlags?(limits: ResourceLimits, env: Readonly<Record<string, string | undefined>>): { readonly flags: readonly string[]; readonly unenforced: readonly string[] } | undefined
 }
 
@@ -293,6 +295,23 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     async down(container, context) {
       const result = await callWith(context)(['rm', '-f', ...dialect.removeNow, container])
       if (result.failed && !NO_SUCH_CONTAINER.test(result.stderr)) throw failed(`remove the container ${container}`, result)
+    },
+
+    networks: {
+      async create(name, options, context) {
+        const labels = Object.entries(options.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`])
+        const internal = options.internal ? ['--internal', ...(dialect.internalNetwork ?? [])] : []
+        const result = await callWith(context)(['network', 'create', ...internal, ...labels, name])
+        if (result.failed && !/already exists/i.test(result.stderr)) throw failed(`create the network ${name}`, result)
+      },
+      async connect(network, container, aliases, context) {
+        const result = await callWith(context)(['network', 'connect', ...aliases.flatMap((a) => ['--alias', a]), network, container])
+        if (result.failed && !/already (exists|connected)/i.test(result.stderr)) throw failed(`join ${container} to the network ${network}`, result)
+      },
+      async remove(name, context) {
+        const result = await callWith(context)(['network', 'rm', name])
+        if (result.failed && !/no such network|not found|unable to find/i.test(result.stderr)) throw failed(`remove the network ${name}`, result)
+      },
     },
   })
 }

@@ -195,7 +195,7 @@ export const EGRESS_UNSUPPORTED = define({
   exit: 2,
   message: (engine: string, why: string) => `${engine} cannot give the session a network whose only way out is omh's egress proxy: ${why}.`,
   hint: (file: string) =>
-    `omh never runs a session open without being told. Use an engine that can (Docker, or rootful Podman), or set \`[network] egress = "open"\` (the engine's network, unfiltered) or \`"none"\` (no network) in ${file}.`,
+    `omh never runs a session open without being told. Use an engine that can, or set \`[network] egress = "open"\` (the engine's network, unfiltered) or \`"none"\` (no network) in ${file}.`,
 })
 
 export const FILE_CHANGED = define({

@@ -339,6 +339,11 @@ export interface ContainerSpec {
   /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
   readonly network?: string
   /**
+   * Further names the container answers to on `network`.
+   * @since 1
+   */
+  readonly aliases?: readonly string[]
+  /**
    * Ports published on the host, bound to 127.0.0.1. Without `host`, the
    * engine picks a free one as the container starts (`inspect` and `list`
    * say which), so a port taken on the host never stops a container.
@@ -465,6 +470,26 @@ export interface RuntimePlugin {
   inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
+  /**
+   * Engine networks. Optional: without it, or when `create` cannot make an
+   * internal network here, sessions cannot be limited to an egress proxy
+   * (EGRESS_UNSUPPORTED).
+   * @since 1
+   */
+  readonly networks?: RuntimeNetworks
+}
+
+/** What a runtime does with engine networks. Every operation rejects with CONTAINER_FAILED. */
+export interface RuntimeNetworks {
+  /**
+   * Makes the network unless it exists. `internal`: no route out of it, not
+   * even to the host; reject when the engine cannot promise that.
+   */
+  create(name: string, options: { readonly internal: boolean; readonly labels: Readonly<Record<string, string>> }, context: RuntimeContext): Promise<void>
+  /** Joins a running container to a network, reachable there under `aliases`; already joined is not an error. */
+  connect(network: string, container: string, aliases: readonly string[], context: RuntimeContext): Promise<void>
+  /** Removes the network; one already gone is not an error. */
+  remove(name: string, context: RuntimeContext): Promise<void>
 }
 
 // ─── Extensions ──────────────────────────────────────────────────────────────

@@ -33,6 +33,7 @@ export interface Adapter {
   readonly bin: string
   readonly install: string
   readonly creds: readonly string[]
+  readonly egress: readonly string[]
   readonly token: readonly string[]
   readonly login?: string
   /** Commands that make the harness say what it loaded, by key. */
@@ -134,6 +135,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     bin: data.bin,
     install: data.install,
     creds: (data.creds ?? []).map(expandGuest),
+    egress: data.egress ?? [],
     token: (data.token ?? []).map(expandGuest),
     ...(data.login ? { login: data.login } : {}),
     probes: data.probes ?? {},

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { hostPattern } from '@omh/plugin-kit'
 import { CAPABILITY_CLASSES, MOMENTS, TOOL_WORDS, HOOK_FIELDS, type CapabilityClass } from '@omh/plugin-api'
 import { placeholdersOf } from '../probe/pattern.js'
 import { parseSelector } from '../probe/select.js'
@@ -202,6 +203,8 @@ export const adapterSchema = z
     creds: z.optional(z.array(guestPathOf({ directory: true }))),
     /** Files whose real content proves a login. */
     token: z.optional(z.array(guestPath)),
+    /** `host[:port]` patterns the harness must reach (its model API, its login). */
+    egress: z.optional(z.array(hostPattern)),
     /** What the user should do inside the harness to log in. */
     login: z.optional(text),
     /** Commands that make the harness say what it loaded, by key; capabilities name them in `expect`. */

@@ -41,7 +41,6 @@ export interface EffectiveSettings {
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
-  /** `[session] memory`, `pids`, `cpus`: what one session container may use. */
   readonly sessionLimits: { readonly memory: Decided<string | number> | undefined; readonly pids: Decided<number> | undefined; readonly cpus: Decided<number> | undefined }
   /** `[network] egress`; absent: allowlist. */
   readonly egress: Decided<'allowlist' | 'open' | 'none'> | undefined

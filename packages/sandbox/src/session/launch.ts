@@ -19,7 +19,9 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
+import path from 'node:path'
 import { resolveSecrets } from '../secrets.js'
+import { egressOf, ensureEgress, networkName, proxyEnv, removeEgress, type Egress } from './egress.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
@@ -312,6 +314,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const dir = stagingDir(paths, adapter.name)
   const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
   const credentials = credentialsOf(kernel, adapter, at.account)
+  const egress = egressOf(kernel.settings, adapter)
   const planned = planSession({
     repo: sessions.repo,
     session: sid,
@@ -321,12 +324,12 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     shadow: paths.shadow,
     staged: stagedMounts(staged),
     credentials,
-    env: render.env,
+    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...render.env } : render.env,
     contents: contentDigests(files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     ports: [{ guest: GUEST_SSH_PORT }],
-    ...(kernel.settings.sessionNetwork ? { network: kernel.settings.sessionNetwork.value } : {}),
+    ...sessionNetwork(egress, containerName(sessions.repo, sid), kernel.settings.sessionNetwork?.value),
     limits: sessionLimits(kernel.settings),
     agent: at.agent,
   })
@@ -355,6 +358,19 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
+  const egress = egressOf(at.kernel.settings, at.adapter)
+  if (egress.mode === 'allowlist' && decision.action !== 'busy') {
+    await ensureEgress({
+      runtime,
+      context: host.context,
+      container: prepared.spec.name!,
+      label: `${at.sessions.repo.id}-${sid}`,
+      dir: path.join(prepared.paths.run, 'egress'),
+      egress,
+      ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+      image: imageOptions(at.kernel.settings),
+    })
+  }
   await act(decision, { runtime, spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env }, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
 }
 
@@ -382,6 +398,7 @@ async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefin
   const paths = sessions.paths(sid)
   // The launch's own error is the one to report; each step here is best effort for the same reason.
   if (runtime) await runtime.down(containerName(sessions.repo, sid), context).catch(ignore)
+  if (runtime) await removeEgress(runtime, containerName(sessions.repo, sid), context).catch(ignore)
   await clearMountpoints(paths.run).catch(ignore)
   await removeSession(kernel.omhHome, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
 }
@@ -445,6 +462,13 @@ async function act(
     if (isOmhError(error)) throw error
     throw OmhError.of(SESSION_UP_FAILED, { args: [at.sid, (error as Error).message?.split('\n')[0] ?? String(error)], cause: error })
   }
+}
+
+/** The network a session joins: its own internal one behind the proxy, none, or the engine's. */
+function sessionNetwork(egress: Egress, container: string, open: string | undefined): { network?: string } {
+  if (egress.mode === 'allowlist') return { network: networkName(container) }
+  if (egress.mode === 'none') return { network: 'none' }
+  return open ? { network: open } : {}
 }
 
 /** Re-stamps the plan digest after `beforeLaunch` taps had their say. */

@@ -1,0 +1,231 @@
+/**
+ * The egress proxy: a session on an internal network whose only way out is a
+ * squid of its own, joined to that network and to the outside one, letting
+ * through only allowed `host[:port]` patterns and logging every decision.
+ */
+import { createHash } from 'node:crypto'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import type { Adapter, EffectiveSettings } from '@omh/kernel'
+import type { ImageOptions } from '../image.js'
+
+/** The proxy's name on the session's network, and its port. */
+export const PROXY_HOST = 'omh-egress'
+export const PROXY_PORT = 3128
+const GUEST_CONF = '/omh/egress'
+const GUEST_LOG = '/var/log/omh/egress.log'
+/** Label on a proxy container and network: `<repo id>-<sid>`. */
+export const EGRESS_LABEL = 'omh.egress'
+
+export type EgressMode = 'allowlist' | 'open' | 'none'
+
+export interface Egress {
+  readonly mode: EgressMode
+  /** Allowed patterns, adapter's first, in order, without repeats. */
+  readonly allow: readonly string[]
+  /** The settings file that decided the mode, for an error naming the setting. */
+  readonly file: string
+}
+
+export function egressOf(settings: EffectiveSettings, adapter: Pick<Adapter, 'egress'>): Egress {
+  const mode = settings.egress?.value ?? 'allowlist'
+  const allow = [...new Set([...adapter.egress, ...(settings.registries?.value ?? []), ...settings.allow.map((d) => d.value)])]
+  return { mode, allow, file: settings.egress?.file ?? settings.layers.find((l) => l.name === 'personal')?.file ?? 'settings.toml' }
+}
+
+/** Variables that point a session's clients at the proxy. */
+export function proxyEnv(): Record<string, string> {
+  const url = `http://${PROXY_HOST}:${PROXY_PORT}`
+  const none = 'localhost,127.0.0.1,::1'
+  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: none, no_proxy: none }
+}
+
+export const networkName = (container: string) => `${container}-net`
+export const proxyName = (container: string) => `${container}-egress`
+
+/** The proxy image: squid from Debian on omh's base image's starting point. */
+export function proxyRecipe(options: ImageOptions) {
+  const containerfile = `# omh egress proxy: squid, run as its own unprivileged user.
+FROM ${options.from}
+USER root
+ARG DEBIAN_FRONTEND=noninteractive
+RUN set -eu; \\
+    apt-get update; \\
+    apt-get install -y --no-install-recommends squid; \\
+    apt-get clean; \\
+    rm -rf /var/lib/apt/lists/*; \\
+    install -d -o proxy -g proxy ${path.posix.dirname(GUEST_LOG)}
+USER proxy
+`
+  const labels = { ...options.labels, 'omh.kind': 'egress' }
+  const digest = createHash('sha256').update(JSON.stringify({ containerfile, labels: Object.entries(labels).sort() })).digest('hex').slice(0, 16)
+  return { tag: `localhost/omh-egress:${digest}`, containerfile, labels, ...(options.network ? { network: options.network } : {}) }
+}
+
+// Destinations never reached, whatever name leads there: loopback, "this host", link-local (cloud
+// metadata at 169.254.169.254 among them), IPv6 loopback and link-local. Checked on the address the
+// name resolves to, after the name was allowed, so a denied name is never even looked up.
+const SQUID_CONF = `http_port ${PROXY_PORT}
+pid_filename /tmp/squid.pid
+cache deny all
+cache_mem 8 MB
+shutdown_lifetime 0 seconds
+pinger_enable off
+logformat omh %ts %Ss %>Hs %rm %ru
+access_log stdio:${GUEST_LOG} omh
+cache_log stdio:/dev/stderr
+acl forbidden dst 127.0.0.0/8 0.0.0.0/8 169.254.0.0/16 ::1 fe80::/10
+acl CONNECT method CONNECT
+include ${GUEST_CONF}/allow.conf
+http_access deny all
+`
+
+/** squid's rules for the patterns: host (`*.x` for subdomains) and port, 80 and 443 when none is named. */
+export function allowRules(patterns: readonly string[]): string {
+  const lines = ['# Written by omh at each launch; edits are replaced.']
+  patterns.forEach((pattern, n) => {
+    const [host, port] = pattern.split(':') as [string, string | undefined]
+    // -n: never look an address up backwards, which stalls where no DNS answers for it.
+    const match = /^[\d.]+$/.test(host) ? `dst ${host}` : `dstdomain -n ${host.startsWith('*.') ? host.slice(1) : host}`
+    lines.push(`acl host${n} ${match}`, `acl port${n} port ${port ?? '80 443'}`, `http_access allow host${n} port${n} !forbidden`)
+  })
+  return `${lines.join('\n')}\n`
+}
+
+async function writeAtomic(file: string, text: string) {
+  await writeFile(`${file}.tmp`, text, { mode: 0o644 })
+  await rename(`${file}.tmp`, file)
+}
+
+export interface EgressUp {
+  readonly runtime: RuntimePlugin
+  readonly context: RuntimeContext
+  /** The session container's name; the proxy and network are named after it. */
+  readonly container: string
+  readonly label: string
+  /** Where the proxy's configuration is kept on the host. */
+  readonly dir: string
+  readonly egress: Egress
+  /** The outside network the proxy joins (`[session] network`); absent: the engine's default. */
+  readonly outside?: string
+  readonly image: ImageOptions
+}
+
+/**
+ * Makes the session's internal network and its proxy, or tells a running
+ * proxy the current allowlist (squid rereads its rules without dropping
+ * connections). Resolves the network the session joins.
+ */
+export async function ensureEgress(at: EgressUp): Promise<string> {
+  const { runtime, context } = at
+  const unsupported = (why: string) => OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, why], hintArgs: [at.egress.file] })
+  if (!runtime.networks) throw unsupported('its runtime plugin cannot make networks')
+  await mkdir(at.dir, { recursive: true, mode: 0o755 })
+  await writeAtomic(path.join(at.dir, 'squid.conf'), SQUID_CONF)
+  await writeAtomic(path.join(at.dir, 'allow.conf'), allowRules(at.egress.allow))
+  const network = networkName(at.container)
+  const proxy = proxyName(at.container)
+  const labels = { [EGRESS_LABEL]: at.label }
+  try {
+    await runtime.networks.create(network, { internal: true, labels }, context)
+  } catch (error) {
+    throw isOmhError(error) ? unsupported(`it did not make the internal network ${network} (${String(error.details?.['why'] ?? error.message)})`) : error
+  }
+  const running: ContainerInfo | undefined = await runtime.inspect?.(proxy, context)
+  if (running?.running) {
+    const reload = await runtime.exec(proxy, ['squid', '-k', 'reconfigure', '-f', `${GUEST_CONF}/squid.conf`], { tty: false, capture: true }, context)
+    if (reload.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `reload the egress proxy ${proxy}`, reload.stderr.trim().split('\n').at(-1) ?? ''], hintArgs: [] })
+    // squid answers from the new rules once it has reread them; a request in between gets the old ones.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    return network
+  }
+  if (running) await runtime.down(proxy, context)
+  const recipe = proxyRecipe(at.image)
+  if (!(await runtime.hasImage(recipe.tag, context))) {
+    context.progress(`Building the egress proxy image ${recipe.tag} (once)`)
+    await runtime.build(recipe, context)
+  }
+  const spec = (network: string | undefined, aliases: readonly string[] = []) => ({
+      image: recipe.tag,
+      name: proxy,
+      mounts: [{ host: at.dir, guest: GUEST_CONF, readOnly: true }],
+      env: {},
+      labels,
+      workdir: '/tmp',
+      user: 'proxy',
+      argv: ['squid', '-N', '-f', `${GUEST_CONF}/squid.conf`],
+      ...(network ? { network } : {}),
+      aliases,
+      capDrop: ['ALL'],
+      noNewPrivileges: true,
+      // squid will not signal PID 1 (its reload is \`squid -k reconfigure\`), so it must not be it.
+      init: true,
+      limits: { memory: 256 * 1024 * 1024, pids: 256 },
+  })
+  // The proxy starts on the outside network (the engine's default when none is set), then joins the session's.
+  await runtime.up(spec(at.outside), context)
+  try {
+    await runtime.networks.connect(network, proxy, [PROXY_HOST], context)
+  } catch (error) {
+    await runtime.down(proxy, context).catch(() => undefined)
+    // An engine whose default is no network at all (`netns = "none"` in its configuration) cannot join a
+    // container started there to another: the proxy then lives on the session's network alone,
+    // as offline as the engine's default.
+    if (at.outside) throw isOmhError(error) ? unsupported(`it did not join the proxy to ${network} (${String(error.details?.['why'] ?? error.message)})`) : error
+    await runtime.up(spec(network, [PROXY_HOST]), context)
+  }
+  return network
+}
+
+/** One decision of the proxy. */
+export interface EgressDecision {
+  /** ISO 8601. */
+  readonly time: string
+  readonly allowed: boolean
+  readonly method: string
+  readonly host: string
+  readonly port: number
+  /** The status the proxy answered with (0: the client went away first). */
+  readonly status: number
+}
+
+/** Parses the proxy's log (`omh` format: seconds, squid's result, status, method, URL). */
+export function parseDecisions(log: string): EgressDecision[] {
+  const out: EgressDecision[] = []
+  for (const line of log.split('\n')) {
+    const [seconds, result, status, method, url] = line.trim().split(/\s+/)
+    if (!seconds || !result || !method || !url) continue
+    let host = url
+    let port = 443
+    if (method === 'CONNECT') {
+      const at = url.lastIndexOf(':')
+      host = at > 0 ? url.slice(0, at) : url
+      port = at > 0 ? Number(url.slice(at + 1)) : 443
+    } else {
+      try {
+        const u = new URL(url)
+        host = u.hostname
+        port = Number(u.port || (u.protocol === 'https:' ? 443 : 80))
+      } catch {}
+    }
+    const code = Number(status)
+    out.push({ time: new Date(Number(seconds) * 1000).toISOString(), allowed: !/DENIED/.test(result) && code !== 403, method, host, port, status: code })
+  }
+  return out
+}
+
+/** The proxy's decisions so far; empty when the session has no proxy running. */
+export async function readDecisions(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<EgressDecision[]> {
+  const proxy = proxyName(container)
+  const found = await runtime.inspect?.(proxy, context)
+  if (!found?.running) return []
+  const read = await runtime.exec(proxy, ['cat', GUEST_LOG], { tty: false, capture: true }, context)
+  return parseDecisions(read.stdout)
+}
+
+/** Removes the session's proxy and network, if any. */
+export async function removeEgress(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<void> {
+  await runtime.down(proxyName(container), context)
+  await runtime.networks?.remove(networkName(container), context)
+}
