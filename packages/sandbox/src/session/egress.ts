@@ -172,8 +172,14 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
     // An engine whose default is no network at all (`netns = "none"` in its configuration) cannot join a
     // container started there to another: the proxy then lives on the session's network alone,
     // as offline as the engine's default.
-    if (at.outside) throw isOmhError(error) ? unsupported(`it did not join the proxy to ${network} (${String(error.details?.['why'] ?? error.message)})`) : error
-    await runtime.up(spec(network, [PROXY_HOST]), context)
+    const why = (e: unknown) => (isOmhError(e) ? String(e.details?.['why'] ?? e.message) : String(e))
+    if (at.outside) throw unsupported(`it did not join the proxy to ${network} (${why(error)})`)
+    try {
+      await runtime.up(spec(network, [PROXY_HOST]), context)
+    } catch (again) {
+      await runtime.down(proxy, context).catch(() => undefined)
+      throw unsupported(`it did not start the proxy on ${network} (${why(again)})`)
+    }
   }
   return network
 }
