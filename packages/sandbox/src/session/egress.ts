@@ -233,5 +233,7 @@ export async function readDecisions(runtime: RuntimePlugin, container: string, c
 /** Removes the session's proxy and network, if any. */
 export async function removeEgress(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<void> {
   await runtime.down(proxyName(container), context)
-  await runtime.networks?.remove(networkName(container), context)
+  // An engine may hold a network a moment after its last container went; one left behind is
+  // harmless (the next launch finds it) and no reason to fail a removal the user asked for.
+  await runtime.networks?.remove(networkName(container), context).catch(() => undefined)
 }
