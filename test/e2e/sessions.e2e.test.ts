@@ -198,7 +198,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const bomb = await run([
         '--new', 'probe', '--',
         `max=${cg('pids/pids.max', 'pids.max')}; cur=${cg('pids/pids.current', 'pids.current')}; read m < $max; echo "max=$m"; ` +
-          `(f(){ f | f & }; f) >/dev/null 2>&1; i=0; while [ $i -lt 40 ]; do read c < $cur; [ "$c" -ge "$m" ] && break; i=$((i+1)); done; read c < $cur; echo "current=$c"; echo "host=$(echo alive 2>/dev/null || true)"`,
+          `(f(){ f | f & }; f) >/dev/null 2>&1; i=0; while [ $i -lt 200000 ]; do read c < $cur; [ "$c" -ge "$m" ] && break; i=$((i+1)); done; read c < $cur; echo "current=$c"; echo "host=$(echo alive 2>/dev/null || true)"`,
       ])
       const f = facts(bomb.stdout)
       expect(f['max']).toBe('96')
