@@ -1,22 +1,30 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
+// Test tools are peer dependencies of the kit's testing entry, installed by
+// plugin authors for their tests: production code that imported them would
+// fail where only omh is installed.
+const testOnly = {
+  group: ['vitest', 'vitest/*', 'fast-check', '@omh/plugin-kit/testing'],
+  message: 'Tests only: production code never loads the test kit, vitest or fast-check.',
+}
+
 /** One lint block per floor: the packages it may not import. */
 const floors = (forbidden) =>
   Object.entries(forbidden).map(([files, group]) => ({
     files: [files],
-    ignores: ['**/*.test.ts'],
+    ignores: ['**/*.test.ts', ...(files.startsWith('packages/plugin-kit/') ? ['packages/plugin-kit/src/testing/**'] : [])],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group, message: 'This floor may not import that package: see docs/ARCHITECTURE.md (the floors).' }] },
+        { patterns: [{ group, message: 'This floor may not import that package: see docs/ARCHITECTURE.md (the floors).' }, testOnly] },
       ],
     },
   }))
 
 export default tseslint.config(
   // examples/profile holds no code; as the README's OMH_HOME it also holds session worktrees, copies of this repository.
-  { ignores: ['**/dist/**', '**/node_modules/**', 'oclif.manifest.json', '**/fixtures/**', '**/cases/**', 'examples/profile/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'oclif.manifest.json', '**/fixtures/**', '**/cases/**', '**/golden/**', 'examples/profile/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -33,7 +41,10 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/lib/oclif.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: '@oclif/core', message: "Import oclif's parts from src/lib/oclif.ts." }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@oclif/core', message: "Import oclif's parts from src/lib/oclif.ts." }], patterns: [testOnly] },
+      ],
     },
   },
   // The floors: arrows point down only. CLI → sandbox → kernel → plugin-kit → plugin-api;
@@ -47,4 +58,22 @@ export default tseslint.config(
     'packages/container-cli/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/runtime-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
   }),
+  {
+    // The test kit itself: plugin-kit's floor, and the test tools it is made of.
+    files: ['packages/plugin-kit/src/testing/**'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@omh/kernel', '@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+              message: 'This floor may not import that package: see docs/ARCHITECTURE.md (the floors).',
+            },
+          ],
+        },
+      ],
+    },
+  },
 )

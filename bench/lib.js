@@ -51,3 +51,11 @@ export function report(title, { floor, results }) {
     console.log(`         ${r.label.padEnd(34)} ${r.ms.toFixed(1).padStart(8)} ms  ${r.ratio.toFixed(2)}×${verdict}`)
   }
 }
+
+/** Peak resident memory (MB) of one run, through GNU time; undefined where it is missing. */
+export function peakRss(argv, { env = process.env, cwd = process.cwd() } = {}) {
+  const result = spawnSync('/usr/bin/time', ['-f', '%M', ...argv], { env, cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+  if (result.error || result.status !== 0) return undefined
+  const kb = Number(result.stderr.trim().split('\n').at(-1))
+  return Number.isFinite(kb) ? kb / 1024 : undefined
+}

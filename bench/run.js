@@ -1,30 +1,54 @@
 // npm run bench: every benchmark, one run, figures as ratios to a floor measured alongside.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { compare, report } from './lib.js'
+import { compare, peakRss, report } from './lib.js'
 import { profileBench } from './profile.js'
 import { benchRuntimes } from './runtimes.js'
 import { benchSessions } from './sessions.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
+// OMH_HOME holds the example profile and is a git repository, so every short command has its real work to do.
 const home = mkdtempSync(path.join(os.tmpdir(), 'omh-bench-'))
-const env = { ...process.env, OMH_HOME: home, NO_COLOR: '1' }
+cpSync(path.join(root, 'examples/profile'), home, { recursive: true })
+execFileSync('git', ['init', '-q'], { cwd: home })
+// Answers are kept per user (bin/answers.js): a cache of the bench's own, and for
+// the cold figures a cache directory that cannot be made, so every run reads,
+// checks, renders and records as on a first run.
+const cache = mkdtempSync(path.join(os.tmpdir(), 'omh-bench-cache-'))
+const env = { ...process.env, OMH_HOME: home, NO_COLOR: '1', XDG_CACHE_HOME: cache }
+const cold = { ...env, XDG_CACHE_HOME: '/proc/omh-bench-no-cache' }
 const runs = Number(process.env.OMH_BENCH_RUNS ?? 15)
+const short = [
+  ['omh --version', ['--version']],
+  ['omh --help', ['--help']],
+  ['omh adapters ls', ['adapters', 'ls']],
+  ['omh render claude', ['render', 'claude']],
+  ['omh sessions ls', ['sessions', 'ls']],
+  ['omh plugins', ['plugins']],
+]
+const floor = { label: 'node -e 0', argv: [process.execPath, '-e', '0'] }
+const commands = (label) => short.map(([name, args]) => ({ label: `${name}${label}`, argv: [process.execPath, bin, ...args], target: 1.5 }))
 
 try {
-  report(
-    `CLI start-up (median of ${runs} runs each, interleaved)`,
-    compare(
-      { label: 'node -e 0', argv: [process.execPath, '-e', '0'] },
-      [
-        { label: 'omh --version', argv: [process.execPath, bin, '--version'], target: 1.5 },
-        { label: 'omh adapters ls', argv: [process.execPath, bin, 'adapters', 'ls'], target: 1.5 },
-      ],
-      { runs, env, cwd: home },
-    ),
-  )
+  // A file changed in the last two seconds is not trusted to show its next change in its times.
+  await new Promise((resolve) => globalThis.setTimeout(resolve, 2100))
+  // A Tab in the shell: commands and flags from the manifest alone, then the harness names omh finds.
+  const tabs = [
+    { label: 'Tab: omh sessions <Tab>', argv: [process.execPath, bin, '__complete', 'sessions', ''], target: 1.5 },
+    { label: 'Tab: omh doctor <Tab>', argv: [process.execPath, bin, '__complete', 'doctor', ''] },
+  ]
+  report(`CLI start-up, kept answers (median of ${runs} runs each, interleaved)`, compare(floor, [...commands(''), ...tabs], { runs, env, cwd: home }))
+  report(`CLI start-up, no kept answers (median of ${runs} runs each, interleaved)`, compare(floor, commands(', cold'), { runs, env: cold, cwd: home }))
+  const rss = (args, e) => peakRss([process.execPath, bin, ...args], { env: e, cwd: home })
+  const mb = (v) => (v === undefined ? '   n/a' : `${v.toFixed(0).padStart(6)} MB`)
+  const renderCold = rss(['render', 'claude'], cold)
+  const renderWarm = rss(['render', 'claude'], env)
+  console.log('\nPeak memory (RSS, GNU time)')
+  console.log(`  omh render claude, cold               ${mb(renderCold)}  (target ≤ 120 MB ${renderCold === undefined ? 'n/a' : renderCold <= 120 ? 'met' : 'MISSED'})`)
+  console.log(`  omh render claude, kept answer        ${mb(renderWarm)}`)
   const profile = await profileBench({ root, runs })
   console.log('\nProfile: 500 skills, 200 MCP servers, 50 rules sections; resolve + render for claude, opencode, codex')
   const met = (ok) => (ok ? 'met' : 'MISSED')
@@ -34,10 +58,14 @@ try {
   benchRuntimes({ runs })
 } finally {
   rmSync(home, { recursive: true, force: true })
+  rmSync(cache, { recursive: true, force: true })
 }
 
 // Sessions on each engine; OMH_BENCH_ENGINES=docker limits it to one.
 const sessionRuns = Number(process.env.OMH_BENCH_SESSION_RUNS ?? 9)
 for (const engine of (process.env.OMH_BENCH_ENGINES ?? 'docker,podman').split(',').filter(Boolean)) {
-  report(`Session launch on ${engine} (median of ${sessionRuns} runs each, interleaved)`, benchSessions(engine, sessionRuns))
+  const result = benchSessions(engine, sessionRuns)
+  report(`Session launch on ${engine} (median of ${sessionRuns} runs each, interleaved)`, result)
+  const rss = result.rss === undefined ? 'n/a' : `${result.rss.toFixed(0)} MB (target ≤ 120 MB ${result.rss <= 120 ? 'met' : 'MISSED'})`
+  console.log(`         peak memory of a warm launch (RSS)  ${rss}`)
 }

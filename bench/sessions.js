@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSy
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { median } from './lib.js'
+import { median, peakRss } from './lib.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
@@ -64,7 +64,9 @@ export function benchSessions(engine, runs) {
     for (const key of Object.keys(samples)) samples[key].length = 0
     for (let n = 0; n < runs; n++) once()
     const floor = median(samples.bare)
+    const rss = peakRss(omh('--session', 's01', 'probe'), { env, cwd: repo })
     return {
+      rss,
       floor: { label: `${engine} run --rm (same image, mounts)`, ms: floor },
       results: [
         { label: `omh probe, warm (${engine})`, ms: median(samples.warm), ratio: median(samples.warm) / floor, target: 1.25 },

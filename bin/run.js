@@ -1,16 +1,43 @@
 #!/usr/bin/env node
 import module from 'node:module'
 
+const argv = process.argv.slice(2)
 // oclif answers `--version` only after loading itself and its configuration;
 // the answer needs neither, so give it straight away (same text as oclif's).
-if (process.argv[2] === '--version') {
+if (argv[0] === '--version') {
   const { readFileSync } = await import('node:fs')
   const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
   process.stdout.write(`${name}/${version} ${process.platform}-${process.arch} node-${process.version}\n`)
+} else if (process.argv[2] === '__complete') {
+  // Shell completion runs at every Tab: commands and flags come from the
+  // manifest through a module that imports nothing; only harness names,
+  // session ids and editor names load omh's code.
+  const { readFileSync } = await import('node:fs')
+  const { fileURLToPath } = await import('node:url')
+  const { complete, lines } = await import('../dist/lib/complete.js')
+  const words = process.argv.slice(3)
+  const read = (file) => JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8'))
+  const found = complete({ ...read('../oclif.manifest.json'), topics: read('../package.json').oclif.topics }, words)
+  let values = []
+  if (found.dynamic) {
+    module.enableCompileCache?.()
+    const { completionValues } = await import('../dist/omh.js')
+    values = await completionValues(fileURLToPath(new URL('..', import.meta.url)), found.dynamic)
+  }
+  const out = lines(found, values, words.at(-1) ?? '')
+  process.stdout.write(out.length ? `${out.join('\n')}\n` : '')
 } else {
-  // Loading omh's code dominates a short command's wall time; Node's compile
-  // cache keeps its bytecode between runs.
-  module.enableCompileCache?.()
-  const { execute } = await import('../dist/omh.js')
-  await execute({ dir: import.meta.url })
+  // A command that only reads files is answered again while they are unchanged
+  // (bin/answers.js); otherwise it runs, and such a command is recorded.
+  const answers = argv.length && argv[0] !== '--' ? await import('./answers.js') : undefined
+  const key = answers?.cacheable(argv) ? answers.answerKey(argv) : undefined
+  const dir = key && answers.cacheDir()
+  if (!key || !answers.replay(key, dir)) {
+    if (key) await (await import('./record.js')).record(key, dir)
+    // Loading omh's code dominates a short command's wall time; Node's compile
+    // cache keeps its bytecode between runs.
+    module.enableCompileCache?.()
+    const { execute } = await import('../dist/omh.js')
+    await execute({ dir: import.meta.url })
+  }
 }

@@ -32,6 +32,9 @@ omh_setup() {
   local missing=()
   command -v git >/dev/null 2>&1 || missing+=(git)
   command -v jq >/dev/null 2>&1 || missing+=(jq)
+  # The completion tests run the generated scripts in real zsh and fish.
+  command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+  command -v fish >/dev/null 2>&1 || missing+=(fish)
   # As root, the end-to-end tests also run omh as a user of their own on rootless Podman, which
   # maps that user's subordinate IDs with newuidmap and newgidmap.
   if [ "$(id -u)" -eq 0 ]; then command -v newuidmap >/dev/null 2>&1 || missing+=(uidmap); fi

@@ -3,19 +3,26 @@ import AdaptersShow from './commands/adapters/show.js'
 import AdaptersValidate from './commands/adapters/validate.js'
 import Attach from './commands/attach.js'
 import Auth from './commands/auth.js'
+import Completion from './commands/completion.js'
 import ConfigMcpAdd from './commands/config/mcp/add.js'
 import ConfigMcpImport from './commands/config/mcp/import.js'
 import ConfigMcpLs from './commands/config/mcp/ls.js'
 import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
+import ImagesLs from './commands/images/ls.js'
+import ImagesPrune from './commands/images/prune.js'
+import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
+import PluginsAdd from './commands/plugins/add.js'
+import PluginsRm from './commands/plugins/rm.js'
 import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsEgress from './commands/sessions/egress.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsLs from './commands/sessions/ls.js'
+import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
@@ -30,19 +37,26 @@ export const COMMANDS = {
   'adapters:validate': AdaptersValidate,
   attach: Attach,
   auth: Auth,
+  completion: Completion,
   'config:mcp:add': ConfigMcpAdd,
   'config:mcp:import': ConfigMcpImport,
   'config:mcp:ls': ConfigMcpLs,
   'config:mcp:rm': ConfigMcpRm,
   doctor: Doctor,
+  'images:ls': ImagesLs,
+  'images:prune': ImagesPrune,
+  init: Init,
   launch: Launch,
   plugins: Plugins,
+  'plugins:add': PluginsAdd,
+  'plugins:rm': PluginsRm,
   render: Render,
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,
   'sessions:egress': SessionsEgress,
   'sessions:down': SessionsDown,
   'sessions:ls': SessionsLs,
+  'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
   trust: Trust,
 }

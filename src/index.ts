@@ -11,3 +11,4 @@ export function execute(options: Parameters<typeof oclifExecute>[0]): ReturnType
 }
 
 export { COMMANDS, commandNotFound } from './commands.js'
+export { completionValues } from './lib/completion-values.js'

@@ -5,7 +5,7 @@ import { sharedFlags } from '../lib/flags.js'
 
 export default class Auth extends OmhCommand<AuthResult> {
   static override summary = "Log in to a harness with its own login, in its image, and keep the login as an account."
-  static override description = `Runs the harness in its image with the adapter's credential paths mounted read-write from $OMH_HOME/creds/<harness>/<account>/; you log in inside it as the adapter's \`login\` says, then leave. Afterwards every \`token\` file must hold real content: a login left unfinished is reported and nothing is recorded. The account is the argument, else -a, else the \`account\` setting, else the only captured one (a re-login), else "default"; with several captured and none named, omh asks you to name one.`
+  static override description = `Runs the harness in its image with the adapter's credential paths mounted read-write from $OMH_STATE/creds/<harness>/<account>/; you log in inside it as the adapter's \`login\` says, then leave. Afterwards every \`token\` file must hold real content: a login left unfinished is reported and nothing is recorded. The account is the argument, else -a, else the \`account\` setting, else the only captured one (a re-login), else "default"; with several captured and none named, omh asks you to name one.`
 
   static override args = {
     harness: Args.string({ required: true, description: 'Harness name, e.g. claude.' }),

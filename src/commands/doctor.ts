@@ -1,7 +1,7 @@
-import { Args } from '../lib/oclif.js'
+import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
 import { type DoctorCheck, type DoctorReport } from '@omh/sandbox'
-import { droppedSummary } from '../lib/dropped.js'
+import { renderSummary } from '../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../lib/failure.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import type { Style } from '../lib/style.js'
@@ -42,6 +42,15 @@ export default class Doctor extends OmhCommand<DoctorResult> {
   static override flags = {
     account: sharedFlags.account,
     runtime: sharedFlags.runtime,
+    network: Flags.boolean({
+      summary: "Run on the session's network instead of none, so remote MCP servers can really connect.",
+      description: 'Without it doctor runs with no network: every MCP server must be loaded, and one that cannot connect (a remote one, always) is a warning with the reason.',
+      default: false,
+    }),
+    turn: Flags.boolean({
+      description:
+        "Also drive the harness through a turn against omh's scripted model (offline, no login, no tokens): report per hook whether the harness ran it and whether its text reached the model, and per rules, skill, subagent and MCP server whether the first request carried it.",
+    }),
   }
 
   async run(): Promise<DoctorResult> {
@@ -54,7 +63,7 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     for (const harness of harnesses) {
       const outcome = await doctor(
         kernel,
-        { harness, checkers: CHECKERS, ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
+        { harness, checkers: CHECKERS, ...(flags.network ? { network: true } : {}), ...(flags.turn ? { turn: true } : {}), ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
         {
           context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) },
           notice: (line) => this.notice(`${err.bold('omh:')} ${line}`),
@@ -109,11 +118,17 @@ const KIND_LABEL: Readonly<Record<DoctorCheck['kind'], string>> = {
   token: 'login',
   probe: 'probe',
   harness: 'harness',
+  turn: 'turn',
 }
 
 /** The checklist of one harness: a line per check, then what each class came to. */
 export function describe(report: DoctorReport, s: Style, verbose: boolean): string {
-  const rows = report.checks.map((c) => [c.ok ? s.green('✓') : s.red('✗'), s.dim(KIND_LABEL[c.kind]), c.name, c.ok ? s.dim(c.detail) : c.detail])
+  const rows = report.checks.map((c) => [
+    c.warning ? s.yellow('!') : c.ok ? s.green('✓') : s.red('✗'),
+    s.dim(KIND_LABEL[c.kind]),
+    c.name,
+    c.ok && !c.warning ? s.dim(c.detail) : c.detail,
+  ])
   const lines = [
     `${s.bold(report.harness)} ${s.dim(`in ${report.image} (${report.engine}), ${report.account ? `account ${report.account}` : 'no account'}`)}`,
     table(rows, '  '),
@@ -132,11 +147,12 @@ export function describe(report: DoctorReport, s: Style, verbose: boolean): stri
     return `${c} ${paint(v)}`
   })
   lines.push(`  ${classes.join(s.dim(' · '))}`)
-  const dropped = droppedSummary(report.dropped)
+  const dropped = renderSummary(report.dropped, report.translated)
   if (dropped) lines.push(s.dim(`  ${dropped}`))
+  const warned = report.warnings ? ` (${s.yellow(`${report.warnings} warning${report.warnings === 1 ? '' : 's'}`)}: loaded, not connected)` : ''
   lines.push(
     report.ok
-      ? `  ${s.green(`all ${report.checks.length} checks passed`)}: ${report.harness} shows every item omh staged for it`
+      ? `  ${s.green(`all ${report.checks.length} checks passed`)}${warned}: ${report.harness} shows every item omh staged for it`
       : `  ${s.red(`${report.failed} of ${report.checks.length} checks failed`)}`,
   )
   return `${lines.join('\n')}\n`

@@ -1,6 +1,6 @@
 import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/plugin-api'
 import type { LaunchAnnouncement, LaunchRequest } from '@omh/sandbox'
-import { droppedDetail, droppedSummary } from '../lib/dropped.js'
+import { droppedDetail, renderSummary } from '../lib/dropped.js'
 import { launchFlags } from '../lib/flags.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { describePlan, planJson, type PlanJson } from '../lib/plan-view.js'
@@ -48,7 +48,7 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
     if (flags['dry-run']) {
       const preview = await previewLaunch(kernel, request)
       if (this.jsonEnabled()) return planJson(preview)
-      this.announce({ ...preview, dropped: preview.render.dropped })
+      this.announce({ ...preview, dropped: preview.render.dropped, translated: preview.render.translated })
       this.log(describePlan(preview, this.style).replace(/\n$/, ''))
       return undefined
     }
@@ -62,12 +62,12 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
   }
 
   /** The one status line of a launch, after what the profile's resolution had to say. */
-  private announce(a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'notices'>): void {
+  private announce(a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'translated' | 'notices'>): void {
     const bold = this.errStyle.bold('omh:')
     for (const notice of a.notices) this.notice(`${bold} ${notice}`)
-    const summary = droppedSummary(a.dropped)
+    const summary = renderSummary(a.dropped, a.translated, this.verbose)
     this.notice(`${bold} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}`)
-    if (this.verbose) for (const line of droppedDetail(a.dropped)) this.notice(line)
+    if (this.verbose) for (const line of droppedDetail(a.dropped, a.translated)) this.notice(line)
   }
 }
 

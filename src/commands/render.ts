@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import { lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { Args, Flags } from '../lib/oclif.js'
-import { CAPABILITY_CLASSES, type DroppedItem, type StagedEntry } from '@omh/plugin-api'
-import { droppedDetail, droppedSummary } from '../lib/dropped.js'
+import { CAPABILITY_CLASSES, type DroppedItem, type StagedEntry, type TranslatedItem } from '@omh/plugin-api'
+import { droppedDetail, renderSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { bytes, table } from '../lib/table.js'
 
@@ -35,13 +35,28 @@ interface CapabilityListing {
   also: string[]
   files: FileListing[]
   dropped: DroppedItem[]
+  translated: TranslatedItem[]
+}
+
+/** What became of one selected item: staged as itself, as something else, or not at all. */
+export interface ItemListing {
+  capability: string
+  name: string
+  status: 'native' | 'translated' | 'dropped'
+  /** translated: what it became. */
+  to?: string
+  /** dropped: why. */
+  reason?: string
 }
 
 export interface RenderResult {
   harness: string
   adapter: string
   capabilities: CapabilityListing[]
+  /** Every selected item, in class then selection order, with what became of it. */
+  items: ItemListing[]
   dropped: DroppedItem[]
+  translated: TranslatedItem[]
   /** Names of variables the container gets; their values stay out of this report. */
   env: string[]
   /** How each class of the profile was selected, and which settings layer decided. */
@@ -79,13 +94,26 @@ export default class Render extends OmhCommand<RenderResult> {
         also: [...c.binding.also],
         files: await Promise.all(c.files.map((f) => listing(final.get(f.guest) ?? f, flags.content))),
         dropped: [...c.dropped],
+        translated: [...c.translated],
       })
     }
+    const items = CAPABILITY_CLASSES.flatMap((capability) =>
+      (profile[capability] as readonly { name: string }[]).map((item): ItemListing => {
+        const same = (d: { capability: string; name: string }) => d.capability === capability && d.name === item.name
+        const dropped = report.dropped.find(same)
+        const translated = report.translated.find(same)
+        if (dropped) return { capability, name: item.name, status: 'dropped', reason: dropped.reason }
+        if (translated) return { capability, name: item.name, status: 'translated', to: translated.to }
+        return { capability, name: item.name, status: 'native' }
+      }),
+    )
     const result: RenderResult = {
       harness: adapter.name,
       adapter: adapter.file,
       capabilities,
+      items,
       dropped: [...report.dropped],
+      translated: [...report.translated],
       env: Object.keys(report.env).sort(),
       selection: CAPABILITY_CLASSES.map((capability) => {
         const s = profile.selection[capability]
@@ -134,10 +162,10 @@ export default class Render extends OmhCommand<RenderResult> {
       }
     }
     for (const notice of result.notices) this.notice(`${this.errStyle.bold('omh:')} ${notice}`)
-    const summary = droppedSummary(result.dropped, this.verbose)
+    const summary = renderSummary(result.dropped, result.translated, this.verbose)
     if (summary) {
       this.notice(`${this.errStyle.bold('omh:')} ${result.harness} — ${summary}`)
-      if (this.verbose) for (const line of droppedDetail(result.dropped)) this.notice(line)
+      if (this.verbose) for (const line of droppedDetail(result.dropped, result.translated)) this.notice(line)
     }
   }
 }

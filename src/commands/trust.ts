@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { NOT_A_REPOSITORY, OmhError } from '@omh/plugin-api'
-import { TRUST_REASONS, findRepoRoot, inspectRepositoryTrust, omhHomeOf, recordTrust, revokeTrust, type TrustFile } from '@omh/kernel'
+import { TRUST_REASONS, findRepoRoot, inspectRepositoryTrust, omhStateOf, recordTrust, revokeTrust, type TrustFile } from '@omh/kernel'
 import { Flags } from '../lib/oclif.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { plural, table } from '../lib/table.js'
@@ -19,7 +19,7 @@ export interface TrustResult {
 export default class Trust extends OmhCommand<TrustResult> {
   static override summary = "Let omh run the code this repository carries: the plugins its settings name, and JavaScript settings."
   static override description =
-    'Records the sha256 of every such file in $OMH_HOME/trust.json; omh refuses to run a file that is new or changed since (REPOSITORY_UNTRUSTED). Settings without plugins, hook files and rules need no trust.'
+    'Records the sha256 of every such file in $OMH_STATE/trust.json; omh refuses to run a file that is new or changed since (REPOSITORY_UNTRUSTED). Settings without plugins, hook files and rules need no trust.'
   static override flags = {
     show: Flags.boolean({ summary: 'List what is trusted and what `omh trust` would trust; change nothing.', exclusive: ['revoke'] }),
     revoke: Flags.boolean({ summary: 'Take the trust back: omh runs none of the repository\'s code until trusted again.', exclusive: ['show'] }),
@@ -29,8 +29,8 @@ export default class Trust extends OmhCommand<TrustResult> {
     const { flags } = await this.parse(Trust)
     const root = findRepoRoot(process.cwd())
     if (!root) throw OmhError.of(NOT_A_REPOSITORY, { args: [process.cwd()] })
-    const at = { cwd: process.cwd(), repoRoot: root, omhHome: omhHomeOf(process.env) }
-    const revoked = flags.revoke ? await revokeTrust(root, at.omhHome) : false
+    const at = { cwd: process.cwd(), repoRoot: root, omhState: omhStateOf(process.env) }
+    const revoked = flags.revoke ? await revokeTrust(root, at.omhState) : false
     let trust = await inspectRepositoryTrust(at)
     const action = flags.revoke ? 'revoked' : flags.show || !trust.files.length ? 'shown' : 'trusted'
     if (action === 'trusted' && !trust.trusted) {

@@ -1,4 +1,20 @@
-import { CAPABILITY_CLASSES, countOf, type DroppedItem } from '@omh/plugin-api'
+import { CAPABILITY_CLASSES, countOf, type CapabilityClass, type DroppedItem, type TranslatedItem } from '@omh/plugin-api'
+
+/** `verb 2 hooks, 3 subagents (why)`, or a why per class when they differ; empty for no items. */
+function counted(verb: string, items: readonly { capability: CapabilityClass; why: string }[], verbose: boolean): string {
+  if (!items.length) return ''
+  const groups = CAPABILITY_CLASSES.map((capability) => {
+    const mine = items.filter((d) => d.capability === capability)
+    return { capability, items: mine, reasons: [...new Set(mine.map((d) => d.why))] }
+  }).filter((g) => g.items.length)
+  const allReasons = new Set(groups.flatMap((g) => g.reasons))
+  if (allReasons.size === 1) {
+    return `${verb} ${groups.map((g) => countOf(g.capability, g.items.length)).join(', ')} (${[...allReasons][0]})`
+  }
+  const why = (reasons: string[]) =>
+    reasons.length === 1 ? reasons[0] : `${reasons.length} reasons${verbose ? '' : '; --verbose names each'}`
+  return `${verb} ${groups.map((g) => `${countOf(g.capability, g.items.length)} (${why(g.reasons)})`).join(', ')}`
+}
 
 /**
  * The one-line account of what a harness will not see, e.g.
@@ -9,21 +25,23 @@ import { CAPABILITY_CLASSES, countOf, type DroppedItem } from '@omh/plugin-api'
  * Empty when nothing was dropped.
  */
 export function droppedSummary(dropped: readonly DroppedItem[], verbose = false): string {
-  if (!dropped.length) return ''
-  const groups = CAPABILITY_CLASSES.map((capability) => {
-    const items = dropped.filter((d) => d.capability === capability)
-    return { capability, items, reasons: [...new Set(items.map((d) => d.reason))] }
-  }).filter((g) => g.items.length)
-  const allReasons = new Set(groups.flatMap((g) => g.reasons))
-  if (allReasons.size === 1) {
-    return `dropped ${groups.map((g) => countOf(g.capability, g.items.length)).join(', ')} (${[...allReasons][0]})`
-  }
-  const why = (reasons: string[]) =>
-    reasons.length === 1 ? reasons[0] : `${reasons.length} reasons${verbose ? '' : '; --verbose names each'}`
-  return `dropped ${groups.map((g) => `${countOf(g.capability, g.items.length)} (${why(g.reasons)})`).join(', ')}`
+  return counted('dropped', dropped.map((d) => ({ capability: d.capability, why: d.reason })), verbose)
 }
 
-/** One line per dropped item, for --verbose: `hooks: graph-first (no \`search\` tool)`. */
-export function droppedDetail(dropped: readonly DroppedItem[]): string[] {
-  return dropped.map((d) => `  ${d.capability}: ${d.name} (${d.reason})`)
+/**
+ * What a harness sees as something else, then what it will not see, on one
+ * line: `translated 1 command (to a skill); dropped 2 hooks (unsupported)`.
+ * Empty when every item is staged as itself.
+ */
+export function renderSummary(dropped: readonly DroppedItem[], translated: readonly TranslatedItem[], verbose = false): string {
+  const moved = counted('translated', translated.map((t) => ({ capability: t.capability, why: `to ${t.to}` })), verbose)
+  return [moved, droppedSummary(dropped, verbose)].filter(Boolean).join('; ')
+}
+
+/** One line per translated or dropped item, for --verbose: `hooks: graph-first (no \`search\` tool)`. */
+export function droppedDetail(dropped: readonly DroppedItem[], translated: readonly TranslatedItem[] = []): string[] {
+  return [
+    ...translated.map((t) => `  ${t.capability}: ${t.name} (translated to ${t.to})`),
+    ...dropped.map((d) => `  ${d.capability}: ${d.name} (${d.reason})`),
+  ]
 }

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises'
 import { Flags } from './oclif.js'
-import { CONSENT_REQUIRED, OmhError, type McpServer } from '@omh/plugin-api'
-import { REDACTED, planWrites, redactServer, writePlan, type McpChange, type McpDocument } from '@omh/kernel'
+import { CONSENT_REQUIRED, IMPORT_INVALID, OmhError, type McpServer } from '@omh/plugin-api'
+import { REDACTED, planWrites, redactServer, serverFrom, writePlan, type Kernel, type McpChange, type McpDocument } from '@omh/kernel'
 import type { Style } from './style.js'
 import { table } from './table.js'
 
@@ -110,3 +110,34 @@ export async function carryOut(
   io.notice(`Wrote ${file}.`)
   return { ...result, written: true }
 }
+
+/**
+ * A harness's MCP servers read from one of its files with its own renderer,
+ * each checked as a hand-written entry would be: a name or value omh cannot
+ * keep is listed as conflicting, with the reason, rather than imported.
+ */
+export function readServers(
+  read: ReturnType<Kernel['reader']>['read'],
+  from: string,
+  content: string,
+  render: string,
+): { servers: McpServer[]; conflicting: McpChange[] } {
+  const parsed = read([{ file: from, content }])
+  if (!parsed.ok) throw OmhError.of(IMPORT_INVALID, { args: [from, render, parsed.problems.length], problems: parsed.problems })
+  const servers: McpServer[] = []
+  const conflicting: McpChange[] = []
+  for (const server of parsed.items.mcp ?? []) {
+    const problems: string[] = []
+    const { name, ...rest } = server
+    const checked = serverFrom(name, toEntry(rest as McpServer), (p, message) => problems.push(`${p.length ? `${p.join('.')}: ` : ''}${message}`))
+    if (checked) servers.push(checked)
+    else conflicting.push({ name, change: 'conflicting', reason: problems.join('; ') })
+  }
+  for (const left of parsed.left) conflicting.push({ name: left.name, change: 'conflicting', reason: left.reason })
+  return { servers, conflicting }
+}
+
+const toEntry = (server: McpServer): Record<string, unknown> =>
+  server.transport === 'stdio'
+    ? { command: server.command, args: server.args, env: server.env, ...(server.cwd !== undefined ? { cwd: server.cwd } : {}) }
+    : { type: server.transport, url: server.url, headers: server.headers }

@@ -4,6 +4,7 @@ import type { Kernel } from '@omh/kernel'
 import { formatError, serializeError, toOmhError } from './failure.js'
 import { createKernel } from './kernel.js'
 import { printableJson } from './printable.js'
+import { reapIdle, settleState } from './state.js'
 import { reserveStdout, type ReservedStdout } from './stdout.js'
 import { colorEnabled, colorModeFromArgv, createStyle, terminalText, type Style } from './style.js'
 
@@ -39,6 +40,12 @@ export abstract class OmhCommand<T> extends Command {
   #stdout: ReservedStdout | undefined
 
   abstract override run(): Promise<T>
+
+  override async init(): Promise<void> {
+    await super.init()
+    await settleState(process.env, (text) => this.notice(text))
+    await reapIdle(process.env, () => this.kernel(), { env: process.env, verbose: this.verbose, progress: () => undefined }, (text) => this.notice(text))
+  }
 
   protected override async _run<R>(): Promise<R> {
     this.#stdout = reserveStdout()

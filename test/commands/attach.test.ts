@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net'
 import path from 'node:path'
 import { repository } from '@omh/sandbox'
 import { afterEach, describe, expect, it } from 'vitest'
-import { omh, omhAsync } from '../helpers/run.js'
+import { omh, omhAsync, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 describe('omh attach, before any container', () => {
@@ -74,7 +74,7 @@ describe('omh attach, with the session running', () => {
     write(home, { 'editors/broken.toml': `name = "broken"\nbin = "${path.join(home, 'bin/broken')}"\nargs = []\n` })
     const root = gitRepo()
     // A session is a worktree directory, as far as finding one goes.
-    write(home, { [`worktrees/${repository(root).id}/s01/.keep`]: '' })
+    write(stateOf(home), { [`worktrees/${repository(root).id}/s01/.keep`]: '' })
     const env = { OMH_HOME: home, HOME: testdir(), FAKE_SSH_PORT: String((server!.address() as AddressInfo).port) }
     const attach = (...args: string[]) => omhAsync(['attach', ...args], { cwd: root, env })
     return { attach, alias: `omh-${repository(root).id}-s01` }

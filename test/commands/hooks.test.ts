@@ -32,11 +32,8 @@ describe('omh render with hooks', () => {
       'remind (no way to inject text at `turn-end`)',
       'search-hint (no `search` tool)',
     ])
-    expect(dropped('opencode')).toEqual([
-      'orient (no way to inject text at `session-start`)',
-      'remind (no way to inject text at `turn-end`)',
-      'search-hint (no `search` tool)',
-    ])
+    // OpenCode advises at session start through the system prompt, and searches with grep and glob.
+    expect(dropped('opencode')).toEqual(['remind (no way to inject text at `turn-end`)'])
   })
 
   it('prints one line for what was dropped, and names each item with --verbose', () => {

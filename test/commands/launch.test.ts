@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { omh, stateOf } from '../helpers/run.js'
+import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
 
@@ -14,8 +14,8 @@ function setup() {
 }
 
 const nothingCreated = (home: string, root: string) => {
-  expect(existsSync(path.join(home, 'worktrees'))).toBe(false)
-  expect(existsSync(path.join(home, 'shadow'))).toBe(false)
+  expect(existsSync(path.join(stateOf(home), 'worktrees'))).toBe(false)
+  expect(existsSync(path.join(stateOf(home), 'shadow'))).toBe(false)
   expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
 }
 
@@ -30,7 +30,7 @@ describe('omh <harness> --dry-run', () => {
     // Writable: the worktree, the sandbox repository and the harness's credentials; nothing else.
     const writable = mounts.filter((m) => !m.readOnly)
     expect(writable.slice(0, 2).map((m) => m.guest)).toEqual(['/work', '/omh/shadow'])
-    for (const m of writable.slice(2)) expect(m.host.startsWith(path.join(home, 'creds', 'claude', 'default'))).toBe(true)
+    for (const m of writable.slice(2)) expect(m.host.startsWith(path.join(stateOf(home), 'creds', 'claude', 'default'))).toBe(true)
     expect(mounts.find((m) => m.guest === '/work')!.host).toBe(plan.worktree)
     expect(mounts.map((m) => m.guest)).toEqual(expect.arrayContaining(['/work/CLAUDE.md', '/work/.git']))
     expect(mounts.some((m) => m.host === root || m.host.startsWith(`${root}/`))).toBe(false)
@@ -48,6 +48,21 @@ describe('omh <harness> --dry-run', () => {
     expect(r.stderr).toBe('omh: claude on omh/s01\n')
     expect(r.stdout).toMatch(/session\s+s01 on omh\/s01 \(new, from main at [0-9a-f]{8}\)/)
     expect(r.stdout).toMatch(/rw\s+\/work\s+\S+\/worktrees\//)
+  })
+})
+
+describe('omh <harness> announces', () => {
+  it('what the harness takes translated and what it drops, on the one line, and each item with --verbose', () => {
+    const { root, home, env } = setup()
+    write(home, {
+      'commands/review.md': 'Review.\n',
+      'hooks/find.json': '{ "on": "after-tool", "tools": ["search"], "run": "true" }\n',
+    })
+    const r = omh(['--dry-run', 'codex'], { cwd: root, env })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).toBe('omh: codex on omh/s01 — translated 1 command (to a skill); dropped 1 hook (no `search` tool)\n')
+    const v = omh(['--dry-run', '--verbose', 'codex'], { cwd: root, env })
+    expect(v.stderr).toContain('  commands: review (translated to a skill)\n  hooks: find (no `search` tool)\n')
   })
 })
 
@@ -70,7 +85,7 @@ describe('omh <harness> refuses bad input, creating nothing', () => {
     expect(r.status).toBe(2)
     expect(r.stderr).toContain('has no commits yet')
     expect(r.stderr).toContain('Code: REPOSITORY_EMPTY')
-    expect(existsSync(path.join(home, 'worktrees'))).toBe(false)
+    expect(existsSync(path.join(stateOf(home), 'worktrees'))).toBe(false)
   })
 
   it('a detached HEAD with no default branch to start from', () => {
@@ -165,13 +180,13 @@ describe('omh flags before a command', () => {
 describe('omh <harness> picks the account whose login it mounts', () => {
   const captured = (home: string, ...accounts: string[]) => {
     for (const a of accounts) {
-      mkdirSync(path.join(home, 'creds/claude', a, '.claude'), { recursive: true })
-      writeFileSync(path.join(home, 'creds/claude', a, '.claude/.credentials.json'), '{"token":"t"}\n')
+      mkdirSync(path.join(stateOf(home), 'creds/claude', a, '.claude'), { recursive: true })
+      writeFileSync(path.join(stateOf(home), 'creds/claude', a, '.claude/.credentials.json'), '{"token":"t"}\n')
     }
   }
   /** The accounts whose directories the plan mounts. */
   const credsOf = (plan: { container: { mounts: { host: string; readOnly: boolean }[] } }, home: string) => {
-    const store = path.join(home, 'creds/claude')
+    const store = path.join(stateOf(home), 'creds/claude')
     return [...new Set(plan.container.mounts.filter((m) => !m.readOnly && m.host.startsWith(store)).map((m) => path.relative(store, m.host).split(path.sep)[0]))]
   }
 

@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { claim, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
-import { omh } from '../helpers/run.js'
+import { omh, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -15,7 +15,7 @@ async function withSession() {
   const root = gitRepo({ 'README.md': 'hi\n' })
   const home = testdir()
   const repo = repository(root)
-  const paths = await createSession(home, repo, 's01', await resolveBase(repo, process.env), process.env)
+  const paths = await createSession(stateOf(home), repo, 's01', await resolveBase(repo, process.env), process.env)
   write(paths.run, { 'h/files/work/RULES.md': 'rules' })
   await prepareMountpoints(paths.run, [{ root: paths.worktree, host: path.join(paths.worktree, 'RULES.md'), kind: 'file' }])
   return { root, home, paths, env: { OMH_HOME: home, ...identity } }
@@ -65,15 +65,15 @@ describe('omh sessions', () => {
     const forced = omh(['sessions', 'rm', 's01', '--force'], { cwd: root, env })
     expect(forced.status).toBe(0)
     expect(existsSync(paths.worktree)).toBe(false)
-    expect(existsSync(path.join(home, 'shadow'))).toBe(true)
+    expect(existsSync(path.join(stateOf(home), 'shadow'))).toBe(true)
     expect(existsSync(paths.shadow)).toBe(false)
     expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
   })
 
   it('rm removes a session whose work was merged, and its ssh config entry', async () => {
     const { root, home, paths, env } = await withSession()
-    const entry = path.join(home, 'ssh/hosts', `omh-${repository(root).id}-s01.conf`)
-    write(home, { [path.relative(home, entry)]: 'Host x\n' })
+    const entry = path.join(stateOf(home), 'ssh/hosts', `omh-${repository(root).id}-s01.conf`)
+    write(stateOf(home), { [path.relative(stateOf(home), entry)]: 'Host x\n' })
     writeFileSync(path.join(paths.worktree, 'work.txt'), 'x')
     omh(['sessions', 'commit', '-m', 'work'], { cwd: root, env })
     git(root, 'merge', '-q', '--ff-only', 'omh/s01')
@@ -96,13 +96,13 @@ describe('the current session', () => {
   it('is the one launched into last for launch, diff and commit alike, not the highest id', async () => {
     const { root, home, env } = await withSession()
     const repo = repository(root)
-    await createSession(home, repo, 's02', await resolveBase(repo, process.env), process.env)
+    await createSession(stateOf(home), repo, 's02', await resolveBase(repo, process.env), process.env)
     // s02 was launched into first, s01 after it: the highest id is not the current session.
-    await (await claim(home, repo, 's02', 'claude'))()
+    await (await claim(stateOf(home), repo, 's02', 'claude'))()
     await new Promise((resolve) => setTimeout(resolve, 20))
-    await (await claim(home, repo, 's01', 'claude'))()
-    writeFileSync(path.join(sessionPaths(home, repo, 's01').worktree, 'one.txt'), 'in s01\n')
-    writeFileSync(path.join(sessionPaths(home, repo, 's02').worktree, 'two.txt'), 'in s02\n')
+    await (await claim(stateOf(home), repo, 's01', 'claude'))()
+    writeFileSync(path.join(sessionPaths(stateOf(home), repo, 's01').worktree, 'one.txt'), 'in s01\n')
+    writeFileSync(path.join(sessionPaths(stateOf(home), repo, 's02').worktree, 'two.txt'), 'in s02\n')
 
     const diff = omh(['sessions', 'diff'], { cwd: root, env })
     expect(diff.stdout).toContain('+in s01')

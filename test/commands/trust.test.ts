@@ -1,7 +1,7 @@
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ROOT, omh } from '../helpers/run.js'
+import { ROOT, omh, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir } from '../helpers/testdir.js'
 
 // Each module leaves a marker beside itself when it runs: the only proof
@@ -161,7 +161,7 @@ describe('omh trust', () => {
       [path.join(root, '.omh/x.mjs'), 'new'],
     ])
     expect(result.files[0].sha256).toMatch(/^[0-9a-f]{64}$/)
-    expect(existsSync(path.join(home, 'trust.json'))).toBe(false)
+    expect(existsSync(path.join(stateOf(home), 'trust.json'))).toBe(false)
   })
 
   it('records the hashes in a file only the user can read, and --revoke takes them back', () => {
@@ -169,7 +169,7 @@ describe('omh trust', () => {
     const trusted = omh(['trust', '--json'], { cwd: root, env })
     expect(trusted.status).toBe(0)
     expect(trusted.json().result).toMatchObject({ repository: root, trusted: true })
-    const store = path.join(home, 'trust.json')
+    const store = path.join(stateOf(home), 'trust.json')
     expect(statSync(store).mode & 0o777).toBe(0o600)
     expect(JSON.parse(readFileSync(store, 'utf8')).repositories[root].files).toEqual({
       '.omh/settings.toml': expect.stringMatching(/^[0-9a-f]{64}$/),

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_BASE, removeBuiltImages, requireEngine, testNetwork, type Engine } from '../helpers/engines.js'
-import { ROOT, omhAsync } from '../helpers/run.js'
+import { ROOT, omhAsync, stateOf } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const engine: Engine = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',')[0] as Engine
@@ -34,7 +34,7 @@ describe(`omh attach on ${engine}`, () => {
     repo = path.join(scratch, 'repo')
     // A network that can publish ports: an engine's default may have none.
     network = testNetwork(engine, 'attach')
-    // sshd's published port needs the session on a network the host reaches: not yet behind the egress proxy.
+    // sshd's published port needs the session on a network the host reaches: egress open (see the last test).
     write(home, { 'settings.toml': `runtime = "${engine}"\n[session]\nnetwork = "${network}"\n[network]\negress = "open"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n` })
     mkdirSync(path.join(home, 'adapters'))
     copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
@@ -52,7 +52,7 @@ describe(`omh attach on ${engine}`, () => {
     const removed = await omh(['sessions', 'rm', 's01', '--force'])
     expect(removed.status, removed.stderr).toBe(0)
     // The session's ssh config entry goes with it.
-    expect(readdirSync(path.join(home, 'ssh/hosts'))).toEqual([])
+    expect(readdirSync(path.join(stateOf(home), 'ssh/hosts'))).toEqual([])
     spawnSync(engine, ['network', 'rm', network])
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=probe'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
     removeBuiltImages(engine, tags)
@@ -64,8 +64,8 @@ describe(`omh attach on ${engine}`, () => {
     expect(ran.status, ran.stderr).toBe(0)
     const attached = JSON.parse(ran.stdout).result
     expect(attached).toMatchObject({ session: 's01', host: '127.0.0.1', include: 'added', url: `ssh://${attached.alias}/work` })
-    expect(readFileSync(sshConfig(), 'utf8')).toBe(`Include ${path.join(home, 'ssh/hosts/*.conf')}\n\nHost *\n  ServerAliveInterval 30\n`)
-    const worktrees = path.join(home, 'worktrees')
+    expect(readFileSync(sshConfig(), 'utf8')).toBe(`Include ${path.join(stateOf(home), 'ssh/hosts/*.conf')}\n\nHost *\n  ServerAliveInterval 30\n`)
+    const worktrees = path.join(stateOf(home), 'worktrees')
     const worktree = path.join(worktrees, readdirSync(worktrees)[0]!, 's01')
     const read = ssh(attached.alias, 'cat /work/README.md')
     expect(read.stderr).toBe('')
@@ -74,7 +74,7 @@ describe(`omh attach on ${engine}`, () => {
   })
 
   it('publishes sshd on 127.0.0.1 only, at the port the engine picked, which the entry names', async () => {
-    const port = spawnSync(engine, ['port', readdirSync(path.join(home, 'worktrees')).map((id) => `omh-${id}-s01`)[0]!], { encoding: 'utf8' }).stdout.trim()
+    const port = spawnSync(engine, ['port', readdirSync(path.join(stateOf(home), 'worktrees')).map((id) => `omh-${id}-s01`)[0]!], { encoding: 'utf8' }).stdout.trim()
     expect(port).toMatch(/^2222\/tcp -> 127\.0\.0\.1:\d+$/)
     const attached = JSON.parse((await omh(['attach', '--json'])).stdout).result
     expect(`2222/tcp -> 127.0.0.1:${attached.port}`).toBe(port)
@@ -106,5 +106,25 @@ describe(`omh attach on ${engine}`, () => {
     expect(ran.status).toBe(2)
     expect(ran.stderr).toContain('No editor is called "vscode".')
     expect(ran.stderr).toMatch(/Known editors: code, cursor, nvim, reader, zed/)
+  })
+
+  it('refuses a session behind the egress proxy, naming the setting, instead of waiting for an sshd nothing reaches', async () => {
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    write(home, { 'settings.toml': settings.replace('egress = "open"', 'egress = "allowlist"') })
+    let sid = ''
+    try {
+      const launched = await omh(['--new', 'probe'])
+      expect(launched.status, launched.stderr).toBe(0)
+      sid = /omh: probe on omh\/(s\d+)/.exec(launched.stderr)![1]!
+      const ran = await omh(['attach', '-s', sid])
+      expect(ran.status).toBe(2)
+      expect(ran.stderr).toContain('Code: ATTACH_UNREACHABLE')
+      expect(ran.stderr).toContain(`Session ${sid} runs behind its egress proxy`)
+      expect(ran.stderr).toContain('[network] egress = "open"')
+      expect(ran.stderr).toContain(path.join(home, 'settings.toml'))
+    } finally {
+      write(home, { 'settings.toml': settings })
+      if (sid) expect((await omh(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    }
   })
 })

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_BASE, client, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
-import { omhAsync } from '../helpers/run.js'
+import { omhAsync, stateOf } from '../helpers/run.js'
 
 const engine: Engine = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',')[0] as Engine
 
@@ -50,7 +50,7 @@ describe(`omh auth on ${engine}, with fake harnesses`, () => {
   let home: string
   const omh = (args: readonly string[], env: Record<string, string>) => omhAsync(args, { env })
   const env = () => ({ OMH_HOME: home })
-  const creds = (harness: string, account: string, file = '.fakeh/token.json') => path.join(home, 'creds', harness, account, file)
+  const creds = (harness: string, account: string, file = '.fakeh/token.json') => path.join(stateOf(home), 'creds', harness, account, file)
 
   beforeAll(async () => {
     await requireEngine(engine)
@@ -96,7 +96,7 @@ describe(`omh auth on ${engine}, with fake harnesses`, () => {
     expect(ran.status).toBe(1)
     expect(ran.stderr).toContain('The fakeh-quits login for account "work" did not complete (fakeh-quits exited 0): still empty: /home/agent/.fakeh/token.json. Nothing was recorded.')
     expect(ran.stderr).toContain('Code: LOGIN_INCOMPLETE')
-    expect(existsSync(path.join(home, 'creds/fakeh-quits/work'))).toBe(false)
+    expect(existsSync(path.join(stateOf(home), 'creds/fakeh-quits/work'))).toBe(false)
   })
 
   it('cannot keep a login whose token file is mounted as a file: the rename over it fails', async () => {
@@ -106,6 +106,6 @@ describe(`omh auth on ${engine}, with fake harnesses`, () => {
     expect(doc.error.code).toBe('LOGIN_INCOMPLETE')
     expect(doc.error.details.status).not.toBe(0)
     expect(doc.error.details.output).toMatch(/mv: .*token\.json.*: (Device or )?[Rr]esource busy/)
-    expect(existsSync(path.join(home, 'creds/fakeh-file/work'))).toBe(false)
+    expect(existsSync(path.join(stateOf(home), 'creds/fakeh-file/work'))).toBe(false)
   })
 })

@@ -1,8 +1,9 @@
 /**
  * The profile omh stages for Codex, read by the real Codex binary: the golden
  * `config.toml` passes `--strict-config` (no key Codex does not know), its MCP
- * servers are the ones omh rendered, and the agent, the skills and the rules
- * reach the model's input. Needs Codex 0.171.0 (OMH_CODEX_BIN); skipped without.
+ * servers are the ones omh rendered, and the agents (a read-only one among
+ * them), the skills (a command staged as one among them) and the rules reach
+ * the model's input. Needs Codex 0.171.0 (OMH_CODEX_BIN); skipped without.
  */
 import { spawnSync } from 'node:child_process'
 import { cpSync, mkdirSync, symlinkSync } from 'node:fs'
@@ -24,6 +25,8 @@ function stagedHome() {
   cpSync(path.join(STAGED, 'work'), work, { recursive: true })
   mkdirSync(path.join(home, '.agents/skills'), { recursive: true })
   for (const skill of ['release-notes', 'tdd']) symlinkSync(path.join(GOLDEN, 'profile/skills', skill), path.join(home, '.agents/skills', skill))
+  // A command staged as a skill is a real directory in the skills tree.
+  cpSync(path.join(GOLDEN, 'codex/staged/trees/home/agent/.agents/skills/review'), path.join(home, '.agents/skills/review'), { recursive: true })
   return { home, work }
 }
 
@@ -60,5 +63,8 @@ describe.skipIf(!bin)(`the profile staged for Codex, read by the real Codex (${b
     expect(ran.stdout).toContain('- tdd: Red, green, refactor: one failing test at a time.')
     expect(ran.stdout).toContain('- release-notes: Draft release notes from the commits since the last tag.')
     expect(ran.stdout).toContain('Run `npm test` before every commit.')
+    // The command, as a skill; the subagent that may only read and search, as a read-only agent.
+    expect(ran.stdout).toContain('- review: Review the staged changes.')
+    expect(ran.stdout).toContain('reviewer: {')
   })
 })

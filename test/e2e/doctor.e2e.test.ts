@@ -70,10 +70,23 @@ describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) 
     ).toEqual([])
     expect(ran.status).toBe(0)
     expect(report.engine).toBe(engine)
-    const expected = { rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'proved', hooks: 'proved' }
-    // Codex has no slash commands since 0.117: its adapter binds none, so they are dropped, and said so.
-    expect(report.classes).toEqual(harness === 'codex' ? { ...expected, commands: 'dropped' } : expected)
-    expect(report.dropped.map((d) => `${d.capability} ${d.name}`)).toEqual(harness === 'codex' ? ['commands omh-cmd-probe'] : [])
+    expect(report.classes).toEqual({ rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'proved', hooks: 'proved' })
+    // Codex has no `search` tool; OpenCode spells it grep|glob, Claude Grep|Glob.
+    expect(report.dropped.map((d) => `${d.capability} ${d.name}: ${d.reason}`)).toEqual(harness === 'codex' ? ['hooks omh-hook-search: no `search` tool'] : [])
+    // Codex has no slash commands since 0.117, and limits an agent's sandbox, not its tools: the
+    // command is a skill, the reading subagent a read-only agent, and the harness shows both.
+    expect(report.translated.map((t) => `${t.capability} ${t.name}: ${t.to}`)).toEqual(
+      harness === 'codex' ? ['commands omh-cmd-probe: a skill', 'subagents omh-agent-reader: an agent with sandbox_mode = "read-only"'] : [],
+    )
+    for (const item of ['omh-cmd-probe', 'omh-agent-reader']) {
+      expect(report.checks.some((c) => c.kind === 'harness' && c.items?.includes(item) && c.ok && !c.warning), item).toBe(true)
+    }
+    // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
+    expect(report.warnings).toBe(2)
+    expect(report.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+      "mcp: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
+    ])
     // Every class the harness expresses was confirmed by the harness itself, not only by a mount.
     for (const [capability, verdict] of Object.entries(report.classes)) {
       if (verdict !== 'proved') continue
@@ -81,18 +94,23 @@ describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) 
     }
   })
 
-  it('prints a checklist, and fails with exit 1 naming the item and the path when the adapter puts skills where the harness does not look', async () => {
+  it('prints a checklist, and fails with exit 1 naming the item and the path when the adapter puts skills (and MCP servers) where the harness does not look', async () => {
     const adapters = path.join(home, 'adapters')
     mkdirSync(adapters, { recursive: true })
     const bundled = readFileSync(path.join(ROOT, 'adapters/claude.toml'), 'utf8')
-    const wrong = bundled.replace('path   = "$HOME/.claude/skills"', 'path   = "$HOME/.claude/skillz"')
-    expect(wrong).not.toBe(bundled)
+    const wrong = bundled
+      .replace('path   = "$HOME/.claude/skills"', 'path   = "$HOME/.claude/skillz"')
+      .replace('path   = "/work/.mcp.json"', 'path   = "/work/.mcp-elsewhere.json"')
+    expect(wrong).not.toContain('/work/.mcp.json')
     writeFileSync(path.join(adapters, 'claude.toml'), wrong)
     try {
       const ran = await omh(['doctor', 'claude'], repo, env())
       expect(ran.status, ran.stderr).toBe(1)
       expect(ran.stdout).toMatch(/✗ +harness +skills: omh-skill-probe +does not show .*name = "omh-skill-probe", path = "\/home\/agent\/\.claude\/skillz\/omh-skill-probe\/SKILL\.md"/)
       expect(ran.stdout).toContain('skills failed')
+      // A server the harness does not list is not loaded: a failure, whatever connecting would do.
+      expect(ran.stdout).toMatch(/✗ +harness +mcp: omh-echo +shows no line "omh-echo: \* - \*"/)
+      expect(ran.stdout).toContain('mcp failed')
       expect(ran.stderr).toContain('Code: DOCTOR_FAILED')
       const json = await omh(['doctor', 'claude', '--json'], repo, env())
       expect(json.status).toBe(1)
@@ -100,6 +118,7 @@ describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) 
       expect(doc.error.code).toBe('DOCTOR_FAILED')
       expect(doc.error.details.reports[0].checks.filter((c: { ok: boolean }) => !c.ok)).toMatchObject([
         { kind: 'harness', capability: 'skills', items: ['omh-skill-probe'], detail: expect.stringContaining('/home/agent/.claude/skillz/omh-skill-probe/SKILL.md') },
+        ...['omh-echo', 'omh-remote', 'omh-missing'].map((name) => ({ kind: 'harness', capability: 'mcp', items: [name] })),
       ])
     } finally {
       writeFileSync(path.join(adapters, 'claude.toml'), bundled)

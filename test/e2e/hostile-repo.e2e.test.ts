@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, client, removeBuiltImages } from '../helpers/engines.js'
-import { ROOT, omhAsync } from '../helpers/run.js'
+import { ROOT, omhAsync, stateOf } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -27,17 +27,17 @@ describe.each(ENGINES)('a hostile worktree on %s', (engine) => {
   let hostFile: string
   const omh = (args: readonly string[], env: Record<string, string> = {}) => omhAsync(args, { cwd: repo, env: { OMH_HOME: home, ...identity, ...env } })
   const worktree = () => {
-    const worktrees = path.join(home, 'worktrees')
+    const worktrees = path.join(stateOf(home), 'worktrees')
     return path.join(worktrees, readdirSync(worktrees)[0]!, 's01')
   }
-  const container = () => `omh-${readdirSync(path.join(home, 'worktrees'))[0]!}-s01`
+  const container = () => `omh-${readdirSync(path.join(stateOf(home), 'worktrees'))[0]!}-s01`
   /** What the container reads at /work/CLAUDE.md, asked of the engine, not of omh. */
   const inContainer = () => client(engine, ['exec', container(), 'cat', '/work/CLAUDE.md'])
   /** Every staged CLAUDE.md on the host, read whole. */
   const staged = () =>
-    readdirSync(path.join(home, 'run'), { recursive: true, encoding: 'utf8' })
+    readdirSync(path.join(stateOf(home), 'run'), { recursive: true, encoding: 'utf8' })
       .filter((p) => path.basename(p) === 'CLAUDE.md')
-      .map((p) => readFileSync(path.join(home, 'run', p), 'utf8'))
+      .map((p) => readFileSync(path.join(stateOf(home), 'run', p), 'utf8'))
       .join('\n')
 
   beforeAll(async () => {

@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE } from '../helpers/engines.js'
-import { BIN } from '../helpers/run.js'
+import { BIN, stateOf } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -67,12 +67,12 @@ describe.each(ENGINES)('mountpoints and links on %s', (engine) => {
     git(root, 'init', '-q', '-b', 'main')
     git(root, 'add', '-A')
     git(root, 'commit', '-q', '-m', 'init')
-    env = { OMH_HOME: home }
+    env = { OMH_HOME: home, OMH_STATE: stateOf(home) }
   })
 
   afterAll(async () => {
     if (!home) return
-    for (const sid of existsSync(path.join(home, 'worktrees')) ? readdirSync(path.join(home, 'worktrees')).flatMap((r) => readdirSync(path.join(home, 'worktrees', r))) : []) {
+    for (const sid of existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.join(stateOf(home), 'worktrees')).flatMap((r) => readdirSync(path.join(stateOf(home), 'worktrees', r))) : []) {
       await run(['sessions', 'rm', sid, '--force'])
     }
     const ids = spawnSync(engine, ['ps', '-aq', '--filter', 'label=omh.worktree'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)

@@ -7,7 +7,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, TEST_RUN, type Engine } from '../helpers/engines.js'
 import { ensureHostUser, requireReadable, runAs, shareImageWithRootless, userEnv, type HostUser } from '../helpers/host-user.js'
-import { BIN, ROOT } from '../helpers/run.js'
+import { BIN, ROOT, stateOf } from '../helpers/run.js'
 
 const USER = 'omh-e2e'
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -20,7 +20,7 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
   let dir: string
   let profile: string
   let repo: string
-  const env = () => userEnv(user, { OMH_HOME: profile, NO_COLOR: '1', ...identity })
+  const env = () => userEnv(user, { OMH_HOME: profile, OMH_STATE: stateOf(profile), NO_COLOR: '1', ...identity })
   const omh = (args: readonly string[]) => runAs(user, ['node', BIN, ...args], { cwd: repo, env: env() })
   const git = (...args: string[]) => runAs(user, ['git', ...args], { cwd: repo, env: env() })
   // The images the user's launches run, read from a dry run: removed afterwards, with their bases.
@@ -82,7 +82,7 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
     expect(f['wrote']).toBe('yes')
     // Inside, the worktree is the agent's own.
     expect(f['readme']).toBe(f['agent'])
-    const worktrees = path.join(profile, 'worktrees')
+    const worktrees = path.join(stateOf(profile), 'worktrees')
     const made = statSync(path.join(worktrees, readdirSync(worktrees)[0]!, 's01', 'hi.txt'))
     expect({ uid: made.uid, gid: made.gid }).toEqual({ uid: user.uid, gid: user.gid })
     const diff = await omh(['sessions', 'diff', '--stat'])
@@ -94,7 +94,7 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
     const r = await omh(['--new', 'probe', '--', 'echo token > "$HOME/.probe/login" && echo wrote=yes'])
     expect(r.status).toBe(0)
     expect(facts(r.stdout)['wrote']).toBe('yes')
-    const login = path.join(profile, 'creds', 'probe', 'default', '.probe', 'login')
+    const login = path.join(stateOf(profile), 'creds', 'probe', 'default', '.probe', 'login')
     const made = statSync(login)
     expect({ uid: made.uid, gid: made.gid }).toEqual({ uid: user.uid, gid: user.gid })
   })

@@ -2,12 +2,12 @@
 // (test/fixtures/adapters/probe.toml) runs in a real container, and each test
 // asks from inside what the sandbox lets it see and do.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ENGINES, TEST_BASE as BASE } from '../helpers/engines.js'
-import { BIN, ROOT, finished } from '../helpers/run.js'
+import { ENGINES, TEST_BASE as BASE, TEST_RUN } from '../helpers/engines.js'
+import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -39,7 +39,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
   let root: string
   let env: Record<string, string>
   const run = (args: readonly string[], cwd = root) => omh(args, cwd, env)
-  const worktree = (sid: string) => path.join(home, 'worktrees', readdirSync(path.join(home, 'worktrees'))[0]!, sid)
+  const worktree = (sid: string) => path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid)
 
   beforeAll(async () => {
     home = scratch()
@@ -59,7 +59,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     git(root, 'commit', '-q', '--allow-empty', '-m', 'feature work nobody else may see')
     git(root, 'tag', 'v1')
     git(root, 'switch', '-q', 'main')
-    env = { OMH_HOME: home }
+    env = { OMH_HOME: home, OMH_STATE: stateOf(home) }
     // The first launch builds the base and the probe's layer; later tests reuse them.
     const first = await run(['probe'])
     expect(first.stderr).toContain('omh: probe on omh/s01')
@@ -68,7 +68,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
 
   afterAll(async () => {
     if (!home) return
-    for (const sid of existsSync(path.join(home, 'worktrees')) ? readdirSync(path.dirname(worktree('s01'))) : []) {
+    for (const sid of existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.dirname(worktree('s01'))) : []) {
       await run(['sessions', 'rm', sid, '--force'])
     }
     // Whatever a failed test left: containers by this repository's label.
@@ -80,7 +80,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     // The images these tests built, and only those: the probe's layer and the base it was built on.
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind'], { encoding: 'utf8' })
       .stdout.split('\n')
-      .filter((t) => t.startsWith('localhost/omh-probe:') || t.startsWith('localhost/omh-broken:'))
+      .filter((t) => t.startsWith('localhost/omh-probe:') || t.startsWith('localhost/omh-broken:') || t.startsWith(`localhost/omh-prune-${TEST_RUN.toLowerCase().replace(/[^a-z0-9]/g, '')}:`))
     for (const tag of tags) {
       const from = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag], { encoding: 'utf8' }).stdout.trim()
       spawnSync(engine, ['rmi', tag])
@@ -257,7 +257,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect(launched.stderr).not.toContain(VALUE)
       const sid = /omh: probe on omh\/(s\d+)/.exec(launched.stderr)![1]!
       // Nothing staged for any session holds it.
-      const staged = spawnSync('grep', ['-rl', VALUE, path.join(home, 'run')], { encoding: 'utf8' })
+      const staged = spawnSync('grep', ['-rl', VALUE, path.join(stateOf(home), 'run')], { encoding: 'utf8' })
       expect(staged.stdout).toBe('')
       for (const args of [['render', 'probe', '--content'], ['render', 'probe', '--json'], ['--dry-run', '--json', 'probe'], ['--json', 'sessions', 'ls']]) {
         const shown = await run(args)
@@ -329,6 +329,114 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     }
   })
 
+  const sessionOf = (r: Ran) => /omh: [\w-]+ on omh\/(s\d+)/.exec(r.stderr)?.[1] ?? ''
+  const containerOf = (sid: string) => spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree(sid)}`], { encoding: 'utf8' }).stdout.trim()
+
+  it('carries untracked files into a new session as copies, hidden from diff and commit', async () => {
+    write(root, { '.env': 'SECRET=1\n', 'fixtures/data.db': 'rows\n', '.omh/settings.local.toml': '[session]\ncarry_in = [".env", "fixtures/*.db"]\n' })
+    try {
+      const r = await run(['--new', 'probe', '--', 'echo "env=$(cat .env)"; echo "db=$(cat fixtures/data.db)"; echo changed > .env; echo "status=$(git status --porcelain | tr "\\n" " ")"'])
+      expect(r.status).toBe(0)
+      const f = facts(r.stdout)
+      expect(f).toMatchObject({ env: 'SECRET=1', db: 'rows' })
+      expect(f['status']).not.toMatch(/\.env|fixtures/)
+      expect(readFileSync(path.join(root, '.env'), 'utf8')).toBe('SECRET=1\n')
+      const sid = sessionOf(r)
+      expect(readFileSync(path.join(worktree(sid), '.env'), 'utf8')).toBe('changed\n')
+      expect((await run(['sessions', 'diff', sid, '--stat'])).stdout).toBe('')
+      const commit = await run(['sessions', 'commit', sid, '-m', 'nothing of theirs'])
+      expect(commit.stderr).toContain('Code: NOTHING_TO_COMMIT')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    } finally {
+      for (const made of ['.env', 'fixtures', '.omh']) rmSync(path.join(root, made), { recursive: true, force: true })
+    }
+  })
+
+  it('stops a container idle longer than [session] idle_stop at the next command, keeping its worktree and branch', async () => {
+    write(root, { '.omh/settings.local.toml': '[session]\nidle_stop = "1s"\n' })
+    let sid: string
+    try {
+      sid = sessionOf(await run(['--new', 'probe']))
+    } finally {
+      rmSync(path.join(root, '.omh'), { recursive: true, force: true })
+    }
+    expect(containerOf(sid)).not.toBe('')
+    expect(containerOf('s01')).not.toBe('')
+    // Commands look at most every ten minutes; the stamp of the last look goes, as ten minutes passing would.
+    rmSync(path.join(stateOf(home), 'run', '.idle-checked'), { force: true })
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const next = await run(['sessions', 'ls'])
+    expect(next.status).toBe(0)
+    expect(next.stderr).toContain(`omh: stopped the idle container of omh/${sid}`)
+    expect(containerOf(sid)).toBe('')
+    expect(containerOf('s01')).not.toBe('')
+    expect(existsSync(worktree(sid))).toBe(true)
+    expect(git(root, 'branch', '--list', `omh/${sid}`)).not.toBe('')
+    const quiet = await run(['sessions', 'ls'])
+    expect(quiet.stderr).not.toContain('stopped the idle container')
+    expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+  })
+
+  it('lists its images with the sessions using them, and prunes only those no session uses', async () => {
+    const repoId = path.basename(path.dirname(worktree('s01')))
+    const probe = JSON.parse((await run(['images', 'ls', '--harness', 'probe', '--json'])).stdout).result.images as { tags: string[]; sessions: string[]; size: number }[]
+    const used = probe.find((i) => i.sessions.includes(`${repoId}/s01`))
+    expect(used?.size).toBeGreaterThan(0)
+    // A harness of this run alone, so pruning touches no image another run may use.
+    const name = `prune-${TEST_RUN.toLowerCase().replace(/[^a-z0-9]/g, '')}`
+    write(home, { [`adapters/${name}.toml`]: `name = "${name}"\nbin = "true"\ninstall = "echo ${name}"\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"\n` })
+    const made = await run(['--new', name])
+    expect(made.status).toBe(0)
+    const sid = sessionOf(made)
+    const kept = await run(['images', 'prune', '--harness', name, '--json'])
+    expect(JSON.parse(kept.stdout).result.removed).toEqual([])
+    expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    const young = await run(['images', 'prune', '--harness', name, '--older-than', '1d', '--json'])
+    expect(JSON.parse(young.stdout).result.removed).toEqual([])
+    const pruned = await run(['images', 'prune', '--harness', name, '--json'])
+    expect(pruned.status).toBe(0)
+    expect(JSON.parse(pruned.stdout).result.removed.map((i: { harness: string }) => i.harness)).toEqual([name])
+    expect(JSON.parse((await run(['images', 'ls', '--harness', name, '--json'])).stdout).result.images).toEqual([])
+    const bad = await run(['images', 'prune', '--older-than', 'soon'])
+    expect(bad.status).toBe(2)
+  })
+
+  it("keeps the agent's own commits, pushes the branch from the host, and names files two sessions both changed", async () => {
+    // The agent commits with the git inside the container, on the sandbox repository.
+    const agent = await run(['--session', 's01', 'probe', '--', 'echo one > step.txt && git add step.txt && git commit -q -m "Agent step one" && echo two >> step.txt && git commit -q -am "Agent step two" && echo loose > loose.txt && echo committed=yes'])
+    expect(facts(agent.stdout)).toMatchObject({ committed: 'yes' })
+    const r = await run(['--json', 'sessions', 'commit', 's01', '-m', 'The rest'])
+    expect(r.status).toBe(0)
+    expect(JSON.parse(r.stdout).result.kept.map((k: { subject: string }) => k.subject)).toEqual(['Agent step one', 'Agent step two'])
+    expect(git(root, 'log', '-3', '--reverse', '--format=%s|%an|%cn', 'omh/s01').split('\n')).toEqual([
+      'Agent step one|omh sandbox|User',
+      'Agent step two|omh sandbox|User',
+      'The rest|User|User',
+    ])
+    expect(git(root, 'show', 'omh/s01:step.txt')).toBe('one\ntwo')
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('loose.txt')
+
+    const bare = scratch()
+    dirs.push(bare)
+    git(bare, 'init', '-q', '--bare')
+    git(root, 'remote', 'add', 'origin', bare)
+    try {
+      const pushed = await run(['sessions', 'push', 's01'])
+      expect(pushed.status).toBe(0)
+      expect(pushed.stdout).toContain('pushed omh/s01')
+      expect(git(bare, 'rev-parse', 'refs/heads/omh/s01')).toBe(git(root, 'rev-parse', 'omh/s01'))
+    } finally {
+      git(root, 'remote', 'remove', 'origin')
+    }
+
+    expect((await run(['--session', 's02', 'probe', '--', 'echo other > step.txt'])).status).toBe(0)
+    const ls = await run(['--json', 'sessions', 'ls'])
+    const rows = JSON.parse(ls.stdout).result.sessions as { id: string; shared: { path: string; with: string[] }[] }[]
+    expect(rows.find((row) => row.id === 's01')?.shared).toEqual([{ path: 'step.txt', with: ['s02'] }])
+    expect(rows.find((row) => row.id === 's02')?.shared).toEqual([{ path: 'step.txt', with: ['s01'] }])
+    expect((await run(['sessions', 'ls'])).stdout).toContain('s01 and s02 both changed step.txt')
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
     const r = await run(['sessions', 'down'])
@@ -340,30 +448,31 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
 })
 
 describe("the README's example", () => {
-  it('launches the example harness with the example profile, and removes its session again', async () => {
-    const home = scratch()
-    const root = scratch()
+  it('launches the example harness from a fresh clone with the example profile, leaving nothing in the checkout', async () => {
+    const clone = path.join(scratch(), 'omh')
+    const xdg = scratch()
     try {
-      cpSync(path.join(ROOT, 'examples/profile'), home, { recursive: true })
-      write(root, { 'README.md': 'an example\n' })
-      git(root, 'init', '-q', '-b', 'main')
-      git(root, 'add', '-A')
-      git(root, 'commit', '-q', '-m', 'init')
-      const env = { OMH_HOME: home }
-      const r = await omh(['hello', '--', 'sh', '-c', 'echo hi > hi.txt'], root, env)
+      // As the README says: the clone's own examples/profile is OMH_HOME, and state goes where it goes by default.
+      execFileSync('git', ['clone', '-q', ROOT, clone])
+      const env = { OMH_HOME: path.join(clone, 'examples/profile'), XDG_STATE_HOME: xdg }
+      const r = await omh(['hello', '--', 'sh', '-c', 'echo hi > hi.txt'], clone, env)
       expect(r.status).toBe(0)
       expect(r.stderr).toContain('omh: hello on omh/s01')
       expect(r.stdout).toContain('hello from session s01: agent (uid 1000) in /work')
       expect(r.stdout).toContain('# Testing')
-      expect((await omh(['sessions', 'diff', '--stat'], root, env)).stdout).toContain('hi.txt')
-      expect((await omh(['sessions', 'rm', 's01', '--force'], root, env)).status).toBe(0)
+      expect(readdirSync(path.join(xdg, 'omh')).sort()).toEqual(['run', 'shadow', 'worktrees'])
+      expect((await omh(['sessions', 'diff', '--stat'], clone, env)).stdout).toContain('hi.txt')
+      // Ignored files too: a worktree inside the checkout is what broke lint, gitignored or not.
+      expect(git(clone, 'status', '--porcelain', '--ignored')).toBe('')
+      expect((await omh(['sessions', 'rm', 's01', '--force'], clone, env)).status).toBe(0)
+      expect(git(clone, 'status', '--porcelain', '--ignored')).toBe('')
     } finally {
       for (const engine of ENGINES) {
         const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=hello'], { encoding: 'utf8' })
         for (const tag of tags.stdout.split('\n').filter(Boolean)) spawnSync(engine, ['rmi', tag])
       }
-      rmSync(home, { recursive: true, force: true })
-      rmSync(root, { recursive: true, force: true })
+      rmSync(path.dirname(clone), { recursive: true, force: true })
+      rmSync(xdg, { recursive: true, force: true })
     }
   })
 })

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, removeBuiltImages } from '../helpers/engines.js'
-import { ROOT, omhAsync } from '../helpers/run.js'
+import { ROOT, omhAsync, stateOf } from '../helpers/run.js'
 import { write } from '../helpers/testdir.js'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -48,7 +48,7 @@ describe.each(ENGINES)('a repository plugin on %s', (engine) => {
   })
 
   afterAll(async () => {
-    if (existsSync(path.join(home, 'worktrees'))) await omh(['sessions', 'rm', 's01', '--force'])
+    if (existsSync(path.join(stateOf(home), 'worktrees'))) await omh(['sessions', 'rm', 's01', '--force'])
     const tags = run(['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.adapter=probe']).split('\n').filter(Boolean)
     removeBuiltImages(engine, tags)
     rmSync(scratch, { recursive: true, force: true })
@@ -62,7 +62,7 @@ describe.each(ENGINES)('a repository plugin on %s', (engine) => {
     expect(refused.stderr).toContain('.omh/local.mjs')
     expect(refused.stdout).not.toContain('ran')
     expect(existsSync(marker())).toBe(false)
-    expect(existsSync(path.join(home, 'worktrees'))).toBe(false)
+    expect(existsSync(path.join(stateOf(home), 'worktrees'))).toBe(false)
     expect(git('branch', '--list', 'omh/*')).toBe('')
     expect(containers()).toEqual([])
   })

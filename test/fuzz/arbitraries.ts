@@ -394,6 +394,8 @@ const commandLine: fc.Arbitrary<Line> = fc.oneof<fc.Arbitrary<Line>[]>(
     .tuple(fc.constantFrom('claude', 'opencode', 'codex'), fc.constantFrom('../home/mcp.json', '../home/settings.toml', '../home/adapters/mine.toml'))
     .map(([harness, from]) => (json) => ['config', 'mcp', 'import', harness, '--from', from, '--yes', ...json]),
   name.map((n) => (json) => ['render', n, ...json]),
+  // Setting a repository up reads what the repository holds and plans into the catalogue.
+  fc.constantFrom(['init', '--dry-run'], ['init', '--dry-run', '--import']).map((words) => (json) => [...words, ...json]),
   // Relative to the repository, where commands run.
   fc.constantFrom('../home/mcp.json', '../home/adapters/mine.toml', '../home/adapters', '.', 'nowhere.toml', '../home/settings.toml').map((p) => (json) => ['adapters', 'validate', p, ...json]),
 )

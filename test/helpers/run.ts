@@ -5,6 +5,17 @@ import path from 'node:path'
 export const ROOT = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(ROOT, 'bin/run.js')
 
+/**
+ * Where a test's omh keeps its state: beside nothing of the user's, inside the
+ * test's own OMH_HOME (removed with it), unless the test names OMH_STATE.
+ */
+export const stateOf = (home: string): string => path.join(home, '.state')
+
+function withState(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const home = env['OMH_HOME']
+  return home && !('OMH_STATE' in env) ? { ...env, OMH_STATE: stateOf(home) } : env
+}
+
 export interface Ran {
   status: number
   stdout: string
@@ -18,7 +29,7 @@ export function omh(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string | undefined>; input?: string; timeout?: number } = {},
 ): Ran {
-  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env }
+  const env: Record<string, string | undefined> = withState({ ...process.env, NO_COLOR: '1', ...options.env })
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
   const result = spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
@@ -43,7 +54,7 @@ export function omhAsync(args: readonly string[], options: { cwd?: string; env?:
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
-      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      env: withState({ ...process.env, NO_COLOR: '1', ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

@@ -43,7 +43,7 @@ describe('golden staging for every bundled adapter', () => {
       const dir = testdir()
       await stage(report, dir)
       const staged = walk(dir)
-      const facts = { dropped: report.dropped, env: report.env, notices: profile.notices }
+      const facts = { dropped: report.dropped, translated: report.translated, env: report.env, notices: profile.notices }
       const expectedDir = path.join(GOLDEN, harness)
       if (update) {
         rmSync(expectedDir, { recursive: true, force: true })

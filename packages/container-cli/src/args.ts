@@ -102,9 +102,11 @@ export function buildArgs(recipe: ImageRecipe, contextDir: string, extra: readon
   return args
 }
 
+/** `--filter` flags for labels; an empty value matches any value of that label. */
+export const labelFilters = (labels: Readonly<Record<string, string>>): string[] =>
+  Object.entries(labels).flatMap(([key, value]) => ['--filter', value === '' ? `label=${key}` : `label=${key}=${value}`])
+
 /** `ps` flags listing the ids of every container, running or not, carrying all the labels. */
 export function listArgs(labels: Readonly<Record<string, string>>): string[] {
-  const args = ['ps', '-a', '--no-trunc', '--format', '{{.ID}}']
-  for (const [key, value] of Object.entries(labels)) args.push('--filter', `label=${key}=${value}`)
-  return args
+  return ['ps', '-a', '--no-trunc', '--format', '{{.ID}}', ...labelFilters(labels)]
 }

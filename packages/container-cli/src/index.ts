@@ -6,9 +6,9 @@
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageInfo, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
-import { buildArgs, containerArgs, execArgs, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
+import { buildArgs, containerArgs, execArgs, labelFilters, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
 import { runClient, type ClientResult } from './client.js'
 import { classifyDetect, type DetectAdvice } from './detect.js'
 
@@ -297,6 +297,34 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       if (result.failed && !NO_SUCH_CONTAINER.test(result.stderr)) throw failed(`remove the container ${container}`, result)
     },
 
+    async images(labels, context): Promise<ImageInfo[]> {
+      const ids = [...new Set((await check(context, 'list images', ['images', '-q', '--no-trunc', ...labelFilters(labels)])).stdout.split('\n').map((l) => l.trim()).filter(Boolean))]
+      if (!ids.length) return []
+      // An image removed between the two calls makes inspect fail for it alone; the rest still print.
+      const result = await callWith(context)(['image', 'inspect', ...ids])
+      let raw: InspectedImage[]
+      try {
+        raw = JSON.parse(result.stdout || '[]') as InspectedImage[]
+      } catch {
+        throw failed('inspect images', result)
+      }
+      const images = raw.map((i) => ({
+        id: i.Id,
+        tags: (i.RepoTags ?? []).filter((t) => !t.endsWith('<none>')),
+        created: i.Created ?? '',
+        size: i.Size ?? 0,
+        labels: i.Config?.Labels ?? i.Labels ?? {},
+      }))
+      // Podman joins several label filters of `images` with "or": every label is checked here again.
+      return images.filter((i) => Object.entries(labels).every(([key, value]) => key in i.labels && (value === '' || i.labels[key] === value)))
+    },
+
+    async removeImage(image, context) {
+      // Never --force: Podman's would remove the containers using the image.
+      const result = await callWith(context)(['image', 'rm', image])
+      if (result.failed && !NO_SUCH_IMAGE.test(result.stderr)) throw failed(`remove the image ${image}`, result)
+    },
+
     networks: {
       async create(name, options, context) {
         const labels = Object.entries(options.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`])
@@ -308,12 +336,26 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         const result = await callWith(context)(['network', 'connect', ...aliases.flatMap((a) => ['--alias', a]), network, container])
         if (result.failed && !/already (exists|connected)/i.test(result.stderr)) throw failed(`join ${container} to the network ${network}`, result)
       },
+      async disconnect(network, container, context) {
+        const result = await callWith(context)(['network', 'disconnect', '-f', network, container])
+        if (result.failed && !/no such|not found|unable to find|not connected|is not connected/i.test(result.stderr)) throw failed(`take ${container} off the network ${network}`, result)
+      },
       async remove(name, context) {
         const result = await callWith(context)(['network', 'rm', name])
         if (result.failed && !/no such network|not found|unable to find/i.test(result.stderr)) throw failed(`remove the network ${name}`, result)
       },
     },
   })
+}
+
+/** The part of `image inspect` output `images` reads; both clients print these keys. */
+interface InspectedImage {
+  Id: string
+  RepoTags?: string[] | null
+  Created?: string
+  Size?: number
+  Config?: { Labels?: Record<string, string> | null }
+  Labels?: Record<string, string> | null
 }
 
 /** The part of `inspect` output `list` reads; both clients print these keys. */

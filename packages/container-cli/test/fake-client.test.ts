@@ -222,3 +222,29 @@ describe('docker builders', () => {
     expect(forced.log()[0]).toMatch(/^build -t t --force-rm .* DOCKER_BUILDKIT=0 /)
   })
 })
+
+/** A client whose `images` answers as Podman does to two label filters: with every image carrying either. */
+const orClient = `#!/bin/sh
+echo "$*" >>"$FAKE_LOG"
+case "$1" in
+  images) echo sha256:aaa; echo sha256:bbb ;;
+  image)
+    if [ "$2" = rm ]; then exit 0; fi
+    echo '[{"Id":"sha256:aaa","RepoTags":["localhost/omh-claude:1"],"Created":"2026-01-01T00:00:00Z","Size":10,"Config":{"Labels":{"omh.kind":"harness","omh.adapter":"claude"}}},{"Id":"sha256:bbb","RepoTags":["localhost/omh-mine:1"],"Created":"2026-01-02T00:00:00Z","Size":20,"Labels":{"omh.kind":"harness","omh.adapter":"mine"}}]' ;;
+esac
+`
+
+describe.each(engines)('%s images', (_, runtime) => {
+  it('are the ones carrying every label asked for, whatever the client matched', async () => {
+    const dir = testdir({ [`bin/${runtime.engine}`]: orClient, log: '' })
+    chmodSync(path.join(dir, 'bin', runtime.engine), 0o755)
+    const context: RuntimeContext = { env: { PATH: path.join(dir, 'bin'), FAKE_LOG: path.join(dir, 'log') }, progress: () => undefined, verbose: false }
+    const images = await runtime.images!({ 'omh.kind': 'harness', 'omh.adapter': 'mine' }, context)
+    expect(images).toEqual([{ id: 'sha256:bbb', tags: ['localhost/omh-mine:1'], created: '2026-01-02T00:00:00Z', size: 20, labels: { 'omh.kind': 'harness', 'omh.adapter': 'mine' } }])
+    expect((await runtime.images!({ 'omh.kind': '' }, context)).map((i) => i.id)).toEqual(['sha256:aaa', 'sha256:bbb'])
+    await runtime.removeImage!('localhost/omh-mine:1', context)
+    const log = readFileSync(path.join(dir, 'log'), 'utf8')
+    expect(log).toContain('images -q --no-trunc --filter label=omh.kind=harness --filter label=omh.adapter=mine')
+    expect(log).toContain('image rm localhost/omh-mine:1\n')
+  })
+})

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as z from 'zod/mini'
@@ -22,6 +21,7 @@ import {
   PLUGIN_NOT_FOUND,
   RENDER_COLLISION,
   RENDER_REFUSED,
+  REQUIRED_DROPPED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   isOmhError,
@@ -37,6 +37,7 @@ import {
   type CombinePart,
   type CombineResult,
   type DroppedItem,
+  type TranslatedItem,
   type ExtensionHooks,
   type ExtensionPlugin,
   type LaunchPlan,
@@ -63,6 +64,7 @@ import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
 import { byText } from './order.js'
+import { omhHomeOf, omhStateOf } from './locations.js'
 
 export interface KernelOptions {
   readonly cwd: string
@@ -117,6 +119,7 @@ export interface CapabilityRender {
   readonly renderer: PluginMeta
   readonly files: readonly StagedEntry[]
   readonly dropped: readonly DroppedItem[]
+  readonly translated: readonly TranslatedItem[]
 }
 
 /** Everything one harness would be given, before anything touches the disk. */
@@ -194,6 +197,7 @@ export class Kernel {
 
   readonly options: KernelOptions
   readonly omhHome: string
+  readonly omhState: string
   readonly repoRoot: string | undefined
   #settings: EffectiveSettings | undefined
   readonly #plugins: LoadedPlugin[] = []
@@ -205,6 +209,7 @@ export class Kernel {
   private constructor(options: KernelOptions) {
     this.options = options
     this.omhHome = omhHomeOf(options.env)
+    this.omhState = omhStateOf(options.env)
     this.repoRoot = findRepoRoot(options.cwd)
   }
 
@@ -214,6 +219,7 @@ export class Kernel {
     kernel.#settings = await loadSettings({
       defaults: options.defaultsFile,
       omhHome: kernel.omhHome,
+      omhState: kernel.omhState,
       cwd: options.cwd,
       ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
     })
@@ -246,7 +252,6 @@ export class Kernel {
   }
 
   async #loadPlugins(): Promise<void> {
-    const byModule = new Map<string, LoadedPlugin>()
     const pending: { specifier: string; module: string; file: string; layer: LayerName }[] = []
     for (const entry of this.settings.plugins) {
       const fromDir = path.dirname(entry.file)
@@ -259,27 +264,11 @@ export class Kernel {
       if (pending.some((p) => p.module === module)) continue
       pending.push({ specifier: entry.value, module, file: entry.file, layer: entry.layer })
     }
-    const modules = await Promise.all(
-      pending.map(async (p) => {
-        try {
-          return { ok: true as const, value: (await import(pathToFileURL(p.module).href)) as { default?: unknown } }
-        } catch (error) {
-          return { ok: false as const, error }
-        }
-      }),
-    )
+    const modules = await Promise.allSettled(pending.map((p) => importPlugin(p.specifier, p.module, p.file)))
     pending.forEach((p, n) => {
       const loaded = modules[n]!
-      if (!loaded.ok) {
-        throw OmhError.of(PLUGIN_LOAD_FAILED, {
-          args: [p.specifier, p.file, (loaded.error as Error).message?.split('\n')[0] ?? String(loaded.error)],
-          hintArgs: [p.specifier],
-          cause: loaded.error,
-        })
-      }
-      const plugin = checkPlugin(loaded.value.default, p.specifier, p.file)
-      const record: LoadedPlugin = { plugin, specifier: p.specifier, module: p.module, namedBy: { file: p.file, layer: p.layer } }
-      byModule.set(p.module, record)
+      if (loaded.status === 'rejected') throw loaded.reason
+      const record: LoadedPlugin = { plugin: loaded.value, specifier: p.specifier, module: p.module, namedBy: { file: p.file, layer: p.layer } }
       this.#plugins.push(record)
       this.#register(record, LAYERS.indexOf(p.layer))
     })
@@ -373,14 +362,23 @@ export class Kernel {
 
   /** Every adapter file omh would find, bundled and personal. */
   adapterSources(): Promise<AdapterSource[]> {
-    return findAdapters({ bundled: this.options.bundledAdapters, personal: path.join(this.omhHome, 'adapters') })
+    return findAdapters({ bundled: this.options.bundledAdapters, shipped: this.#shipped('adapters'), personal: path.join(this.omhHome, 'adapters') })
   }
 
   /** Every editor file omh would find, bundled and personal. */
   editorSources(): Promise<AdapterSource[]> {
     return findAdapters({
       bundled: this.options.bundledEditors ?? path.join(this.options.bundledAdapters, '..', 'editors'),
+      shipped: this.#shipped('editors'),
       personal: path.join(this.omhHome, 'editors'),
+    })
+  }
+
+  /** The `adapters/` or `editors/` folder of each plugin package loaded, so one package can bring a whole harness. */
+  #shipped(folder: string): { dir: string; plugin: string }[] {
+    return this.#plugins.flatMap(({ plugin, specifier, module }) => {
+      const root = specifier.startsWith('.') || path.isAbsolute(specifier) ? undefined : packageRootOf(module)
+      return root ? [{ dir: path.join(root, folder), plugin: plugin.meta.name }] : []
     })
   }
 
@@ -535,14 +533,19 @@ export class Kernel {
           hintArgs: [renderer.plugin.meta.name],
         })
       }
-      capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped })
+      capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped, translated: output.translated ?? [] })
       dropped.push(...output.dropped)
       refused.push(...(output.refused ?? []))
       Object.assign(env, output.env)
     }
     if (refused.length) throw refusal(adapter.name, refused, profile)
+    const required = dropped.flatMap((d) => {
+      const item = (profile[d.capability] as readonly { name: string; source?: string; required?: boolean }[]).find((i) => i.name === d.name)
+      return item?.required ? [{ ...(item.source ? { file: item.source } : {}), path: `${d.capability}.${d.name}`, message: d.reason }] : []
+    })
+    if (required.length) throw OmhError.of(REQUIRED_DROPPED, { args: [adapter.name, required.length], hintArgs: [adapter.name], problems: required })
     const files = this.#combine(capabilities)
-    return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, env }
+    return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, translated: capabilities.flatMap((c) => c.translated), env }
   }
 
   #combine(capabilities: readonly CapabilityRender[]): StagedEntry[] {
@@ -674,6 +677,33 @@ function refusal(harness: string, values: readonly RefusedValue[], profile: Prof
   return OmhError.of(RENDER_REFUSED, { args: [harness, refused.length], problems, details: { refused } })
 }
 
+/**
+ * Imports a plugin module and checks it as loading does: PLUGIN_LOAD_FAILED
+ * when the import throws, PLUGIN_INVALID or PLUGIN_API_UNSUPPORTED when what
+ * it exports is no plugin this omh speaks. `file` is the file that names it.
+ */
+export async function importPlugin(specifier: string, module: string, file: string): Promise<Plugin> {
+  let loaded: { default?: unknown }
+  try {
+    loaded = (await import(pathToFileURL(module).href)) as { default?: unknown }
+  } catch (error) {
+    throw OmhError.of(PLUGIN_LOAD_FAILED, {
+      args: [specifier, file, (error as Error)?.message?.split('\n')[0] ?? String(error)],
+      hintArgs: [specifier],
+      cause: error,
+    })
+  }
+  return checkPlugin(loaded.default, specifier, file)
+}
+
+/** The folder of the package a module file belongs to: the nearest one above it holding a package.json. */
+function packageRootOf(module: string): string | undefined {
+  for (let dir = path.dirname(module); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir
+    if (path.dirname(dir) === dir) return undefined
+  }
+}
+
 function checkPlugin(candidate: unknown, specifier: string, file: string): Plugin {
   const header = pluginHeaderSchema.safeParse(candidate)
   if (!header.success) {
@@ -719,11 +749,6 @@ function wrap(plugin: string, hook: string, error: unknown): OmhError {
   if (isOmhError(error) && error.code === 'PLUGIN_ERROR') return error
   const what = error instanceof Error ? error.message : String(error)
   return OmhError.of(PLUGIN_ERROR, { args: [plugin, hook, what], hintArgs: [plugin], cause: error, details: { plugin, hook } })
-}
-
-export function omhHomeOf(env: Readonly<Record<string, string | undefined>>): string {
-  const set = env['OMH_HOME']
-  return set ? path.resolve(set) : path.join(env['HOME'] ?? os.homedir(), '.omh')
 }
 
 /** The nearest directory at or above `cwd` holding `.git` (a directory, or a worktree's file). */

@@ -20,6 +20,18 @@ describe('stage', () => {
     },
   ]
 
+  it('writes a document inside a tree into the tree, beside its entries, with no mount of its own', async () => {
+    const dir = testdir()
+    const skill = { kind: 'file' as const, guest: '/home/agent/.x/skills/cmd/SKILL.md', content: '---\nname: cmd\n---\n' }
+    const result = await stage({ files: [skill, ...files('rules')] }, dir)
+    expect(readFileSync(path.join(dir, 'trees/home/agent/.x/skills/cmd/SKILL.md'), 'utf8')).toBe(skill.content)
+    expect(readdirSync(path.join(dir, 'trees/home/agent/.x/skills')).sort()).toEqual(['a', 'b', 'cmd'])
+    expect(result.mounts.some((m) => m.guest.startsWith('/home/agent/.x/skills/'))).toBe(false)
+    // Gone from the profile, gone from the tree.
+    expect((await stage({ files: files('rules') }, dir)).removed).toBe(1)
+    expect(existsSync(path.join(dir, 'trees/home/agent/.x/skills/cmd'))).toBe(false)
+  })
+
   it('writes documents and link farms, and describes read-only mounts for them', async () => {
     const dir = testdir()
     const result = await stage({ files: files('rules') }, dir)

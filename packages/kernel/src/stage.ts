@@ -51,13 +51,16 @@ export async function stage(
   const mounts: Mount[] = []
   const sources = new Map<string, string>()
 
+  // A document inside a tree (a command as a skill) goes into it: no mount point fits in a read-only mount.
+  const trees = report.files.filter((f) => f.kind === 'tree').map((f) => f.guest)
   for (const entry of report.files) {
     assertGuest(entry)
     if (entry.kind === 'file') {
-      const host = path.join(dir, 'files', entry.guest)
+      const inTree = trees.some((t) => entry.guest.startsWith(`${t}/`))
+      const host = path.join(dir, inTree ? 'trees' : 'files', entry.guest)
       const data = typeof entry.content === 'string' ? Buffer.from(entry.content) : Buffer.from(entry.content)
       wanted.set(host, { kind: 'file', data, mode: ownerOnly(entry.mode ?? 0o644) })
-      mounts.push({ host, guest: entry.guest, readOnly: true })
+      if (!inTree) mounts.push({ host, guest: entry.guest, readOnly: true })
     } else {
       const treeDir = path.join(dir, 'trees', entry.guest)
       for (const e of entry.entries) {

@@ -10,7 +10,7 @@ const MARKING = `import { writeFileSync } from 'node:fs'\nwriteFileSync(new URL(
 
 function repo(files: Record<string, string>) {
   const dir = testdir({ 'repo/.git/HEAD': 'ref: refs/heads/main\n', 'defaults.toml': '', ...files })
-  const at = { cwd: path.join(dir, 'repo'), repoRoot: path.join(dir, 'repo'), omhHome: path.join(dir, 'home'), defaults: path.join(dir, 'defaults.toml') }
+  const at = { cwd: path.join(dir, 'repo'), repoRoot: path.join(dir, 'repo'), omhHome: path.join(dir, 'home'), omhState: path.join(dir, 'home'), defaults: path.join(dir, 'defaults.toml') }
   return { dir, at }
 }
 

@@ -6,6 +6,7 @@ import * as z from 'zod/mini'
 import { FILE_UNREADABLE, OmhError, REPOSITORY_UNTRUSTED, type Problem } from '@omh/plugin-api'
 import { parseJson, tomlLocator, type KeyPath, type Position } from '@omh/plugin-kit'
 import { replaceFile, snapshot, type FileSnapshot } from './files.js'
+import { statePath } from './locations.js'
 
 /**
  * Why a file of a repository runs code on the host:
@@ -49,10 +50,10 @@ type Store = z.infer<typeof storeSchema>
 
 /**
  * The user's trust records, one file for every repository. It sits with the
- * rest of omh's state in `$OMH_HOME`, which no repository and no sandbox can
+ * rest of omh's state in `$OMH_STATE`, which no repository and no sandbox can
  * write.
  */
-export const trustStoreOf = (omhHome: string): string => path.join(omhHome, 'trust.json')
+export const trustStoreOf = (omhState: string): string => statePath(omhState, 'trust.json')
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
@@ -60,8 +61,8 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 const keyOf = (root: string, file: string) => path.relative(root, file).split(path.sep).join('/')
 
 /** Hashes each subject and compares it with the record of the repository at `root`. */
-export async function repositoryTrust(root: string, omhHome: string, subjects: readonly TrustSubject[]): Promise<RepositoryTrust> {
-  const store = trustStoreOf(omhHome)
+export async function repositoryTrust(root: string, omhState: string, subjects: readonly TrustSubject[]): Promise<RepositoryTrust> {
+  const store = trustStoreOf(omhState)
   const repository = await realpath(root)
   const recorded = subjects.length ? (parseStore(await snapshot(store)).repositories[repository]?.files ?? {}) : {}
   const unique = subjects.filter((s, n) => subjects.findIndex((o) => o.file === s.file) === n)
@@ -113,9 +114,9 @@ export async function recordTrust(trust: RepositoryTrust, now = new Date()): Pro
 }
 
 /** Forgets the record of the repository at `root`; false when there was none. */
-export async function revokeTrust(root: string, omhHome: string): Promise<boolean> {
+export async function revokeTrust(root: string, omhState: string): Promise<boolean> {
   const repository = await realpath(root)
-  const before = await snapshot(trustStoreOf(omhHome))
+  const before = await snapshot(trustStoreOf(omhState))
   const store = parseStore(before)
   if (!store.repositories[repository]) return false
   delete store.repositories[repository]

@@ -91,6 +91,15 @@ export const ATTACH_FAILED = define({
     'The image needs openssh-server (omh\'s base image has it), and the session container must publish its port: on an engine whose default network has none, set `[session] network` to a network that does.',
 })
 
+export const ATTACH_UNREACHABLE = define({
+  code: 'ATTACH_UNREACHABLE',
+  exit: 2,
+  message: (sid: string) =>
+    `Session ${sid} runs behind its egress proxy, on a network with no route to or from this host, so nothing here can reach its sshd.`,
+  hint: (file: string, sid: string) =>
+    `To attach, set \`[network] egress = "open"\` in ${file} (with a \`[session] network\` that publishes ports), then \`omh sessions down ${sid}\` and launch again. The session then reaches every host, unfiltered.`,
+})
+
 export const AUTH_UNSUPPORTED = define({
   code: 'AUTH_UNSUPPORTED',
   exit: 2,
@@ -104,6 +113,13 @@ export const BASE_UNKNOWN = define({
   message: (root: string, detachedAt?: string) =>
     `${root}: omh cannot tell which branch a session starts from: ${detachedAt ? `HEAD is detached at ${detachedAt}` : 'HEAD is on a branch with no commits'}, and there is no origin/HEAD, main or master.`,
   hint: () => 'Check out the branch sessions should start from (`git switch <branch>`), then run omh again.',
+})
+
+export const CARRY_IN_REFUSED = define({
+  code: 'CARRY_IN_REFUSED',
+  exit: 2,
+  message: (file: string, entry: string, why: string) => `${file}: [session] carry_in entry "${entry}" is refused: ${why}`,
+  hint: () => 'carry_in copies regular files inside the repository, [limits] carry_in_bytes at most in all: change the entry or the limit (docs/sessions.md#carry-in).',
 })
 
 export const COMBINE_CONFLICT = define({
@@ -148,6 +164,13 @@ export const DOCTOR_FAILED = define({
     ]
       .filter(Boolean)
       .join(' '),
+})
+
+export const DOCTOR_NO_TURN = define({
+  code: 'DOCTOR_NO_TURN',
+  exit: 2,
+  message: (harness: string, file: string) => `${harness} cannot be driven through a turn: its adapter (${file}) has no [turn] table.`,
+  hint: () => 'Run `omh doctor` without --turn, or add a [turn] table to the adapter (docs/adapters.md).',
 })
 
 export const DOCTOR_RUNNER_FAILED = define({
@@ -384,6 +407,14 @@ export const PLUGIN_ERROR = define({
   hint: (plugin: string) => `This is a fault in ${plugin}; --verbose shows the cause. Report it to its authors.`,
 })
 
+export const PLUGIN_INSTALL_FAILED = define({
+  code: 'PLUGIN_INSTALL_FAILED',
+  exit: 1,
+  message: (spec: string, folder: string, what: string) => `npm could not install ${spec} into ${folder}: ${what}`,
+  hint: () =>
+    'Check the package name, path or tarball, and that the npm registry is reachable; --verbose shows npm\'s output. Nothing was changed.',
+})
+
 export const PLUGIN_INVALID = define({
   code: 'PLUGIN_INVALID',
   exit: 2,
@@ -411,11 +442,28 @@ export const PLUGIN_NOT_FOUND = define({
       : `Run \`npm install ${specifier}\` in ${dir}, or remove it from \`plugins\`.`,
 })
 
+export const PLUGIN_NOT_INSTALLED = define({
+  code: 'PLUGIN_NOT_INSTALLED',
+  exit: 2,
+  message: (name: string, folder: string) => `No plugin called ${name} is installed in ${folder}.`,
+  hint: (installed: readonly string[], closest?: string) =>
+    `${closest ? `Did you mean "${closest}"? ` : ''}${installed.length ? `Installed there: ${installed.join(', ')}.` : 'Nothing is installed there.'} \`omh plugins\` lists every plugin and where it came from.`,
+})
+
 export const PROFILE_INVALID = define({
   code: 'PROFILE_INVALID',
   exit: 2,
   message: (count: number) => `Your profile has ${count} problem${count === 1 ? '' : 's'}:`,
   hint: () => 'Fix the files above (docs/profile.md describes each one). Nothing was staged.',
+})
+
+export const REMOTE_UNKNOWN = define({
+  code: 'REMOTE_UNKNOWN',
+  exit: 2,
+  message: (root: string, wanted: string | undefined, remotes: readonly string[]) =>
+    wanted ? `${root} has no remote named "${wanted}" (remotes: ${list(remotes)}).` : `${root} has ${remotes.length ? `several remotes (${list(remotes)}) and none is called origin` : 'no remote'}, so omh cannot tell where to push.`,
+  hint: (remotes: readonly string[]) =>
+    remotes.length ? `Name one with --remote, e.g. \`--remote ${remotes[0]}\`.` : 'Add one with `git remote add origin <url>`, then run again.',
 })
 
 export const RENDER_COLLISION = define({
@@ -451,6 +499,15 @@ export const REPOSITORY_UNTRUSTED = define({
     `Read what is listed above; if you trust it, run \`omh trust\` in ${root} (\`omh trust --show\` lists what it would trust). Settings without \`plugins\`, hook files and rules need no trust.`,
 })
 
+export const REQUIRED_DROPPED = define({
+  code: 'REQUIRED_DROPPED',
+  exit: 2,
+  message: (harness: string, count: number) =>
+    `${harness} cannot express ${count === 1 ? 'an item' : `${count} items`} your profile marks \`required: true\`, so nothing was started:`,
+  hint: (harness: string) =>
+    `Use a harness that can express it, or, if ${harness} may go without, remove \`required\` from the item (or keep it out of ${harness} with [use]).`,
+})
+
 export const RUNTIME_NOT_FOUND = define({
   code: 'RUNTIME_NOT_FOUND',
   exit: 1,
@@ -472,6 +529,14 @@ export const RUNTIME_UNKNOWN = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
 })
 
+export const SANDBOX_HISTORY_REFUSED = define({
+  code: 'SANDBOX_HISTORY_REFUSED',
+  exit: 1,
+  message: (sid: string, why: string) => `omh will not carry the commits of ${sid}'s sandbox repository: ${why}. Nothing was committed.`,
+  hint: (sid: string) =>
+    `Take the files as they stand, as one commit, with \`omh sessions commit ${sid} --squash -m <message>\`; or tidy the sandbox's history from inside the session and commit again.`,
+})
+
 export const SECRET_EXPOSED = define({
   code: 'SECRET_EXPOSED',
   exit: 2,
@@ -491,7 +556,9 @@ export const SESSION_BUSY = define({
   code: 'SESSION_BUSY',
   exit: 1,
   message: (sid: string, why: string, processes: readonly string[]) =>
-    `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`,
+    processes.length
+      ? `Session ${sid} must restart its container (${why}), but something still runs in it: ${processes.slice(0, 3).join('; ')}${processes.length > 3 ? '; …' : ''}`
+      : `Session ${sid} must restart its container (${why}), but the container did not say whether something still runs in it.`,
   hint: (sid: string, harness: string) =>
     `Finish that first; or stop the session with \`omh sessions down ${sid}\` (its work is kept); or start a new one with \`omh --new ${harness}\`.`,
 })
@@ -542,6 +609,13 @@ export const SETTINGS_INVALID = define({
   hint: () => 'Fix the settings above; docs/configuration.md lists every key.',
 })
 
+export const SETTINGS_UNEDITABLE = define({
+  code: 'SETTINGS_UNEDITABLE',
+  exit: 2,
+  message: (file: string, why: string) => `${file}: omh cannot change \`plugins\` here without touching anything else: ${why}.`,
+  hint: (want: string) => `Edit the file by hand so that it reads ${want}, then run the command again.`,
+})
+
 export const SSH_KEY_FAILED = define({
   code: 'SSH_KEY_FAILED',
   exit: 1,
@@ -550,6 +624,14 @@ export const SSH_KEY_FAILED = define({
     missing
       ? 'Install the OpenSSH client, which has ssh-keygen: openssh-client on Debian and Ubuntu, openssh-clients on Fedora and RHEL, openssh on Alpine, Arch and Homebrew. Then attach again.'
       : 'Nothing was kept. Check that you may write to the key\'s directory, then attach again; --verbose shows the cause.',
+})
+
+export const STATE_MOVE_FAILED = define({
+  code: 'STATE_MOVE_FAILED',
+  exit: 1,
+  message: (from: string, to: string, why: string) =>
+    `omh could not finish moving its state from ${from} to ${to}: ${why}. Every part is whole in one place or the other; nothing is half-moved.`,
+  hint: (to: string) => `Fix the cause (space, permissions on ${to}), then run any omh command: it carries on where this one stopped.`,
 })
 
 export const TOML_SYNTAX = define({
@@ -623,12 +705,15 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
   ATTACH_FAILED,
+  ATTACH_UNREACHABLE,
   AUTH_UNSUPPORTED,
   BASE_UNKNOWN,
+  CARRY_IN_REFUSED,
   COMBINE_CONFLICT,
   CONSENT_REQUIRED,
   CONTAINER_FAILED,
   DOCTOR_FAILED,
+  DOCTOR_NO_TURN,
   DOCTOR_RUNNER_FAILED,
   DOCTOR_WORKSPACE_FAILED,
   EDITOR_FAILED,
@@ -659,16 +744,21 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   NOT_A_REPOSITORY,
   PLUGIN_API_UNSUPPORTED,
   PLUGIN_ERROR,
+  PLUGIN_INSTALL_FAILED,
   PLUGIN_INVALID,
   PLUGIN_LOAD_FAILED,
   PLUGIN_NOT_FOUND,
+  PLUGIN_NOT_INSTALLED,
   PROFILE_INVALID,
+  REMOTE_UNKNOWN,
   RENDER_COLLISION,
   RENDER_REFUSED,
   REPOSITORY_EMPTY,
   REPOSITORY_UNTRUSTED,
+  REQUIRED_DROPPED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
+  SANDBOX_HISTORY_REFUSED,
   SECRET_EXPOSED,
   SECRET_MISSING,
   SESSION_BUSY,
@@ -678,7 +768,9 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SESSION_UNSAVED_WORK,
   SESSION_UP_FAILED,
   SETTINGS_INVALID,
+  SETTINGS_UNEDITABLE,
   SSH_KEY_FAILED,
+  STATE_MOVE_FAILED,
   TOML_SYNTAX,
   USAGE,
   USE_UNKNOWN,

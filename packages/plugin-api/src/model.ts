@@ -47,6 +47,8 @@ export interface Skill {
   readonly description: string
   /** Host directory of the skill. */
   readonly source: string
+  /** The user's word that a harness unable to express this item must not start without it. */
+  readonly required?: boolean
 }
 
 /** A slash command: markdown with optional frontmatter. */
@@ -58,6 +60,8 @@ export interface Command {
   /** Frontmatter keys beyond `description`, passed through to harnesses that read them. */
   readonly frontmatter: Readonly<Record<string, unknown>>
   readonly body: string
+  /** The user's word that a harness unable to express this item must not start without it. */
+  readonly required?: boolean
 }
 
 /** A subagent: a named prompt with a description, optional tool and model limits. */
@@ -75,6 +79,8 @@ export interface Subagent {
   readonly source: string
   /** The system prompt. */
   readonly body: string
+  /** The user's word that a harness unable to express this item must not start without it. */
+  readonly required?: boolean
 }
 
 /** An MCP server the harness starts as a child process. */
@@ -87,6 +93,8 @@ export interface StdioServer {
   readonly cwd?: string
   /** Host file the server was read from, for messages; absent on servers a parser read back. */
   readonly source?: string
+  /** The user's word that a harness unable to express this item must not start without it. */
+  readonly required?: boolean
 }
 
 /** An MCP server reached over the network. */
@@ -97,6 +105,8 @@ export interface RemoteServer {
   readonly headers: Readonly<Record<string, string>>
   /** Host file the server was read from, for messages; absent on servers a parser read back. */
   readonly source?: string
+  /** The user's word that a harness unable to express this item must not start without it. */
+  readonly required?: boolean
 }
 
 export type McpServer = StdioServer | RemoteServer
@@ -119,6 +129,8 @@ export interface Hook {
   readonly fields: readonly HookField[]
   /** Host file of the hook. */
   readonly source: string
+  /** The user's word that a harness unable to express this item must not start without it. */
+  readonly required?: boolean
 }
 
 /** Every item of a profile, by capability class. */

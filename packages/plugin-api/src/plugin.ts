@@ -137,6 +137,18 @@ export interface DroppedItem {
 }
 
 /**
+ * A profile item the harness has no native form for, staged as the nearest
+ * thing it does have: a command as a skill, a read-only subagent as an agent
+ * in a read-only sandbox. `to` says what it became, in words.
+ * @since 1
+ */
+export interface TranslatedItem {
+  readonly capability: CapabilityClass
+  readonly name: string
+  readonly to: string
+}
+
+/**
  * A value the renderer will not stage because the harness would change it
  * before use: text it substitutes (`${VAR}`, `{env:VAR}`), for instance. The
  * kernel gathers every refusal of every binding into one error and stages
@@ -157,6 +169,8 @@ export interface RefusedValue {
 export interface RenderOutput {
   readonly files: readonly StagedEntry[]
   readonly dropped: readonly DroppedItem[]
+  /** Items staged as something other than their own kind, and what each became. Absent: none. */
+  readonly translated?: readonly TranslatedItem[]
   /** Values the harness would not receive as written. Any refusal stops the render. */
   readonly refused?: readonly RefusedValue[]
   /**
@@ -405,6 +419,19 @@ export interface ContainerInfo {
   readonly ports?: readonly PublishedPort[]
 }
 
+/** An image the engine holds. */
+export interface ImageInfo {
+  /** The full image id. */
+  readonly id: string
+  /** Every `repository:tag` it carries. */
+  readonly tags: readonly string[]
+  /** When it was built, ISO 8601. */
+  readonly created: string
+  /** Its size in bytes, as the engine counts it. */
+  readonly size: number
+  readonly labels: Readonly<Record<string, string>>
+}
+
 /** A container's TCP port published on the host. */
 export interface PublishedPort {
   /** The port inside the container. */
@@ -458,7 +485,7 @@ export interface RuntimePlugin {
   exec(container: string, argv: readonly string[], options: ExecOptions, context: RuntimeContext): Promise<RunResult>
   /** Runs a one-shot container that is removed when it exits; resolves the process's exit status. */
   run(spec: ContainerSpec, context: RuntimeContext): Promise<RunResult>
-  /** Containers (running or not) carrying every given label. */
+  /** Containers (running or not) carrying every given label; an empty value matches any value of its label. */
   list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ContainerInfo[]>
   /**
    * The container of this name or id, running or not; undefined when there
@@ -470,6 +497,10 @@ export interface RuntimePlugin {
   inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
+  /** Images carrying every given label, as `list` matches them. Optional: without it, `omh images` cannot show this engine's. */
+  images?(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ImageInfo[]>
+  /** Removes an image tag (the image with its last tag), or an untagged image by id; an image a container uses is refused (CONTAINER_FAILED). Optional, with `images`. */
+  removeImage?(image: string, context: RuntimeContext): Promise<void>
   /**
    * Engine networks. Optional: without it, or when `create` cannot make an
    * internal network here, sessions cannot be limited to an egress proxy
@@ -488,6 +519,11 @@ export interface RuntimeNetworks {
   create(name: string, options: { readonly internal: boolean; readonly labels: Readonly<Record<string, string>> }, context: RuntimeContext): Promise<void>
   /** Joins a running container to a network, reachable there under `aliases`; already joined is not an error. */
   connect(network: string, container: string, aliases: readonly string[], context: RuntimeContext): Promise<void>
+  /**
+   * Takes a container off a network by force, also when the container is gone and the engine
+   * kept its endpoint; not joined, or no such network, is not an error.
+   */
+  disconnect(network: string, container: string, context: RuntimeContext): Promise<void>
   /** Removes the network; one already gone is not an error. */
   remove(name: string, context: RuntimeContext): Promise<void>
 }
@@ -502,6 +538,8 @@ export interface RenderedHarness {
   readonly files: readonly StagedEntry[]
   /** Every item the harness will not see, with the reason. */
   readonly dropped: readonly DroppedItem[]
+  /** Every item the harness sees as something else, and what. */
+  readonly translated: readonly TranslatedItem[]
   /** Environment the rendered files need (a secret a document names by variable). */
   readonly env: Readonly<Record<string, string>>
 }

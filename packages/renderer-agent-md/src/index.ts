@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type AdapterFacts, type DroppedItem, type RenderOutput, type StagedFile, type Subagent, type ToolWord } from '@omh/plugin-api'
+import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type AdapterFacts, type Command, type DroppedItem, type RenderOutput, type Skill, type StagedFile, type Subagent, type ToolWord, type TranslatedItem } from '@omh/plugin-api'
 
 const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
 
@@ -61,13 +61,49 @@ export function opencodeAgent(agent: Subagent, adapter: AdapterFacts): { content
   return { content: document(lines, agent.body) }
 }
 
+/** Agent Skills names: lowercase words joined by single dashes, at most 64 characters. */
+const SKILL_NAME = /^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$/
+
+/**
+ * A command as an Agent Skill, for a harness that has skills and no commands:
+ * `<name>/SKILL.md` with the `name` and `description` a skill must have and
+ * the command's text as its instructions. The harness offers it by name, as
+ * it would a command. A command named like a skill of the profile, or not
+ * nameable as a skill, is dropped: either would be a different skill.
+ */
+export function commandSkill(command: Command, skills: readonly Skill[]): { content: string } | { reason: string } {
+  if (!SKILL_NAME.test(command.name)) return { reason: 'a skill name is lowercase letters and digits joined by dashes' }
+  if (skills.some((s) => s.name === command.name)) return { reason: 'a skill has the same name' }
+  const description = command.description?.trim() || `The /${command.name} command.`
+  const lines = [`name: ${command.name}`, `description: ${yamlString(description)}`]
+  return { content: document(lines, command.body.replace(/^\n+/, '')) }
+}
+
 export default defineRenderer({
   kind: 'renderer',
   apiVersion: PLUGIN_API_VERSION,
   meta: { name, version },
-  formats: ['claude-agents', 'opencode-agents'],
-  classes: ['subagents'],
+  formats: ['claude-agents', 'opencode-agents', 'skill-md'],
+  classes: ['subagents', 'commands'],
   render(input): RenderOutput {
+    // The class list is shared by the package's formats; each format renders only its own class.
+    if ((input.binding.render === 'skill-md') !== (input.capability === 'commands')) {
+      return { files: [], dropped: input.items.map((i) => ({ capability: input.capability, name: i.name, reason: `${input.binding.render} does not render ${input.capability}` })) }
+    }
+    if (input.capability === 'commands') {
+      const files: StagedFile[] = []
+      const dropped: DroppedItem[] = []
+      const translated: TranslatedItem[] = []
+      for (const command of input.items) {
+        const out = commandSkill(command, input.profile.skills)
+        if ('reason' in out) dropped.push({ capability: 'commands', name: command.name, reason: out.reason })
+        else {
+          files.push({ kind: 'file', guest: `${input.binding.path}/${command.name}/SKILL.md`, content: out.content, syntax: 'markdown' })
+          translated.push({ capability: 'commands', name: command.name, to: 'a skill' })
+        }
+      }
+      return { files, dropped, translated }
+    }
     if (input.capability !== 'subagents') return { files: [], dropped: [] }
     const shape = input.binding.render === 'opencode-agents' ? opencodeAgent : claudeAgent
     const files: StagedFile[] = []

@@ -3,6 +3,12 @@ import { FIELD_VARIABLE, fieldsMentioned } from '@omh/plugin-kit'
 import { doubleQuoted, fill, readDoubleQuoted, readSingleQuoted, singleQuoted } from './shell.js'
 
 const HEADER = '# omh: '
+/**
+ * The line after the header: with `OMH_HOOK_TRACE` naming a file, the hook
+ * appends its name there before anything else, so `omh doctor --turn` can tell
+ * a hook the harness ran from one it never called. Unset, it does nothing.
+ */
+const trace = (name: string) => `[ -z "$OMH_HOOK_TRACE" ] || printf '%s\\n' ${singleQuoted(name)} >> "$OMH_HOOK_TRACE"`
 const SILENT = ' </dev/null >&2 || exit 0'
 const FAILED = ' </dev/null >&2 || exit 1'
 
@@ -10,7 +16,8 @@ const FAILED = ' </dev/null >&2 || exit 1'
  * One hook as the shell command a harness runs with the event's JSON payload
  * on stdin. In order:
  *
- * 1. a comment naming the hook, so the document says where each entry came from;
+ * 1. a comment naming the hook, so the document says where each entry came from,
+ *    and the trace line (see `trace`);
  * 2. the payload, read once, and each field the hook reads exported through
  *    the adapter's jq path (absent or null reads as empty);
  * 3. `when`, in its own shell: a non-zero exit ends the hook silently;
@@ -23,7 +30,7 @@ const FAILED = ' </dev/null >&2 || exit 1'
  * `sh -c --` keeps a command that starts with `-` from being read as an option.
  */
 export function hookCommand(hook: Hook, binding: Binding, event: string): string {
-  const lines = [`${HEADER}${hook.name}`]
+  const lines = [`${HEADER}${hook.name}`, trace(hook.name)]
   if (hook.fields.length) {
     lines.push('p=$(cat)')
     for (const field of hook.fields) {
@@ -56,7 +63,9 @@ export function readHookCommand(command: string, binding: Binding, event: string
   const firstBreak = command.indexOf('\n')
   if (firstBreak === -1) return undefined
   const name = command.slice(HEADER.length, firstBreak)
-  let i = firstBreak + 1
+  const traced = `${trace(name)}\n`
+  if (!command.startsWith(traced, firstBreak + 1)) return undefined
+  let i = firstBreak + 1 + traced.length
   while (command.startsWith('p=$(cat)\n', i) || command.startsWith('export OMH_', i)) {
     const next = command.indexOf('\n', i)
     if (next === -1) return undefined

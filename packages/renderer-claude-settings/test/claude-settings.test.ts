@@ -5,6 +5,8 @@ import path from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type Hook, type ParseSuccess, type RenderOutput, type StagedFile } from '@omh/plugin-api'
+import { testRenderer } from '@omh/plugin-kit/testing'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
 import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '../../../test/helpers/hooks.js'
 import renderer from '../src/index.js'
 
@@ -57,6 +59,42 @@ function fire(command: string, payload: object, env: Record<string, string> = {}
   const r = spawnSync('sh', ['-c', command], { input: JSON.stringify(payload), encoding: 'utf8', env: { ...process.env, OMH_SESSION: SESSION, ...env } })
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) }
 }
+
+const arbitraryHook = fc
+  .record({
+    on: fc.constantFrom('session-start', 'turn-end', 'before-tool', 'after-tool'),
+    tools: fc.option(fc.uniqueArray(fc.constantFrom('edit', 'read', 'shell', 'search'), { minLength: 1 }), { nil: undefined }),
+    when: fc.option(fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => s.trim() !== '' && !s.includes('\0')), { nil: undefined }),
+    kind: fc.constantFrom('run', 'inject', 'refuse'),
+    body: hookTextArbitrary,
+  })
+  .map(({ on, tools, when, kind, body }) => {
+    const tool = on === 'before-tool' || on === 'after-tool'
+    const action = kind === 'refuse' && on !== 'before-tool' ? 'inject' : kind
+    const text = tool ? body : body.replaceAll(/\$\{?OMH_TOOL_\w+(:-[^}]*)?\}?/g, 'x')
+    return { on, ...(tool && tools ? { tools } : {}), ...(when !== undefined ? { when: tool ? when : when.replaceAll('OMH_TOOL', 'X') } : {}), [action]: text }
+  })
+
+// Hooks read back without the file they came from: that is the catalogue's, not the document's.
+const byName = (list: readonly unknown[]) =>
+  [...(list as Hook[])].sort((a, b) => (a.name < b.name ? -1 : 1)).map((h) => ({ ...h, source: '' }))
+
+const facts = await bundledFormats()
+testRenderer(renderer, {
+  ...facts,
+  golden: new URL('./golden', import.meta.url),
+  roundTrips: [
+    {
+      format: 'claude-settings',
+      capability: 'hooks',
+      items: fc.array(arbitraryHook, { maxLength: 6 }).map((files) => files.map((f, n) => hook(`hook-${n}`, f))),
+      binding: claude.binding,
+      adapter: facts.adapters['claude-settings']!,
+      order: byName,
+      numRuns: 150,
+    },
+  ],
+})
 
 describe('claude-settings: every generated hook does what its definition says', () => {
   // Made here, not with testdir(): the commands write to it across tests.
@@ -196,39 +234,6 @@ describe('claude-settings: reading back what it wrote', () => {
       adapter: { name: 'claude', tools: claude.tools, paths: {} },
       env: {},
     })
-
-  const arbitraryHook = fc
-    .record({
-      on: fc.constantFrom('session-start', 'turn-end', 'before-tool', 'after-tool'),
-      tools: fc.option(fc.uniqueArray(fc.constantFrom('edit', 'read', 'shell', 'search'), { minLength: 1 }), { nil: undefined }),
-      when: fc.option(fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => s.trim() !== '' && !s.includes('\0')), { nil: undefined }),
-      kind: fc.constantFrom('run', 'inject', 'refuse'),
-      body: hookTextArbitrary,
-    })
-    .map(({ on, tools, when, kind, body }) => {
-      const tool = on === 'before-tool' || on === 'after-tool'
-      const action = kind === 'refuse' && on !== 'before-tool' ? 'inject' : kind
-      const text = tool ? body : body.replaceAll(/\$\{?OMH_TOOL_\w+(:-[^}]*)?\}?/g, 'x')
-      return { on, ...(tool && tools ? { tools } : {}), ...(when !== undefined ? { when: tool ? when : when.replaceAll('OMH_TOOL', 'X') } : {}), [action]: text }
-    })
-
-  it('parse(render(hooks)) gives back every hook it rendered', () => {
-    fc.assert(
-      fc.property(fc.array(arbitraryHook, { maxLength: 6 }), (files) => {
-        const hooks = files.map((f, n) => hook(`hook-${n}`, f))
-        const out = render(hooks)
-        const kept = hooks.filter((h) => !out.dropped.some((d) => d.name === h.name))
-        if (!out.files.length) return kept.length === 0
-        const read = parse((out.files[0] as StagedFile).content as string) as ParseSuccess
-        const byName = (list: readonly Hook[]) => [...list].sort((a, b) => a.name.localeCompare(b.name)).map((h) => ({ ...h, source: '' }))
-        expect(read.ok).toBe(true)
-        expect(read.left).toEqual([])
-        expect(byName(read.items.hooks!)).toEqual(byName(kept))
-        return true
-      }),
-      { numRuns: 150 },
-    )
-  }, 60_000)
 
   it('leaves what it did not write, and what was edited since, saying why', () => {
     const out = render([

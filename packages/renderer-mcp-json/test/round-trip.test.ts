@@ -1,34 +1,31 @@
-import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { serverValues, type McpServer, type RenderOutput, type StagedFile } from '@omh/plugin-api'
-import { mcpInput, parseContext, renderContext, servers } from '../../../test/helpers/profile-arbitraries.js'
+import { serverValues, type McpServer, type RenderOutput } from '@omh/plugin-api'
+import { renderInput, parseContext as kitParseContext, renderContext, servers, testRenderer } from '@omh/plugin-kit/testing'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
 import plugin, { combineJson } from '../src/index.js'
 
 const SUBSTITUTED = /\$\{[^}]*\}/
 const literal = (s: McpServer) => serverValues(s).every(([, v]) => !SUBSTITUTED.test(v))
 const hasCwd = (s: McpServer) => s.transport === 'stdio' && s.cwd !== undefined
-const bytes = (file: StagedFile) => Buffer.from(file.content as string).toString('utf8')
+
+const mcpInput = (format: string, xs: readonly McpServer[], path = '/work/servers') => renderInput('mcp', format, xs, { binding: { path } })
+const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, env })
+
+testRenderer(plugin, {
+  ...(await bundledFormats()),
+  golden: new URL('./golden', import.meta.url),
+  roundTrips: [
+    {
+      format: 'mcp-json',
+      capability: 'mcp',
+      items: servers.map((xs) => xs.filter(literal)),
+      dropped: (xs) => xs.filter(hasCwd).map((s) => s.name),
+      numRuns: 300,
+    },
+  ],
+})
 
 describe('mcp-json', () => {
-  it('reads back exactly what it renders, for every server it can express', () => {
-    fc.assert(
-      fc.property(servers.map((xs) => xs.filter(literal)), (xs) => {
-        const out = plugin.render(mcpInput('mcp-json', xs), renderContext) as RenderOutput
-        expect(out.refused ?? []).toEqual([])
-        expect(out.dropped.map((d) => d.name)).toEqual(xs.filter(hasCwd).map((s) => s.name))
-        const kept = xs.filter((s) => !hasCwd(s))
-        const file = out.files[0] as StagedFile | undefined
-        if (!kept.length) {
-          expect(file).toBeUndefined()
-          return
-        }
-        const parsed = plugin.parse!([{ file: '/x/.mcp.json', content: bytes(file!) }], parseContext('mcp-json'))
-        expect(parsed).toEqual({ ok: true, items: { mcp: kept }, left: [] })
-      }),
-      { numRuns: 300 },
-    )
-  })
-
   it('refuses every value the harness would substitute, naming the server and field', () => {
     const server: McpServer = {
       name: 'web',

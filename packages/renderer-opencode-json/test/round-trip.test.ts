@@ -1,7 +1,7 @@
-import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { serverValues, type McpServer, type RenderOutput, type StagedFile } from '@omh/plugin-api'
-import { mcpInput, parseContext, renderContext, servers } from '../../../test/helpers/profile-arbitraries.js'
+import { serverValues, type McpServer, type RenderOutput } from '@omh/plugin-api'
+import { renderInput, parseContext as kitParseContext, renderContext, servers, testRenderer } from '@omh/plugin-kit/testing'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
 import plugin from '../src/index.js'
 
 const SUBSTITUTED = /\{(env|file):[^}]*\}/
@@ -9,28 +9,26 @@ const literal = (s: McpServer) => serverValues(s).every(([, v]) => !SUBSTITUTED.
 const hasCwd = (s: McpServer) => s.transport === 'stdio' && s.cwd !== undefined
 // OpenCode has no key for a transport: it picks one itself, so a remote server reads back as http.
 const asRead = (s: McpServer): McpServer => (s.transport === 'sse' ? { ...s, transport: 'http' } : s)
-const bytes = (file: StagedFile) => Buffer.from(file.content as string).toString('utf8')
+
+const mcpInput = (format: string, xs: readonly McpServer[], path = '/work/servers') => renderInput('mcp', format, xs, { binding: { path } })
+const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, env })
+
+testRenderer(plugin, {
+  ...(await bundledFormats()),
+  golden: new URL('./golden', import.meta.url),
+  roundTrips: [
+    {
+      format: 'opencode-json',
+      capability: 'mcp',
+      items: servers.map((xs) => xs.filter(literal)),
+      dropped: (xs) => xs.filter(hasCwd).map((s) => s.name),
+      asRead,
+      numRuns: 300,
+    },
+  ],
+})
 
 describe('opencode-json', () => {
-  it('reads back exactly what it renders, a remote server as http', () => {
-    fc.assert(
-      fc.property(servers.map((xs) => xs.filter(literal)), (xs) => {
-        const out = plugin.render(mcpInput('opencode-json', xs), renderContext) as RenderOutput
-        expect(out.refused ?? []).toEqual([])
-        expect(out.dropped.map((d) => d.name)).toEqual(xs.filter(hasCwd).map((s) => s.name))
-        const kept = xs.filter((s) => !hasCwd(s))
-        const file = out.files[0] as StagedFile | undefined
-        if (!kept.length) {
-          expect(file).toBeUndefined()
-          return
-        }
-        const parsed = plugin.parse!([{ file: 'opencode.json', content: bytes(file!) }], parseContext('opencode-json'))
-        expect(parsed).toEqual({ ok: true, items: { mcp: kept.map(asRead) }, left: [] })
-      }),
-      { numRuns: 300 },
-    )
-  })
-
   it('refuses {env:…} and {file:…}, naming server and field', () => {
     const server: McpServer = { name: 's', transport: 'stdio', command: 'node', args: ['{file:/etc/passwd}'], env: { K: '{env:HOME}' } }
     const out = plugin.render(mcpInput('opencode-json', [server]), renderContext) as RenderOutput

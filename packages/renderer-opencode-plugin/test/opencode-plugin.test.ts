@@ -6,6 +6,8 @@ import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type Hook, type RenderOutput, type StagedFile } from '@omh/plugin-api'
+import { testRenderer } from '@omh/plugin-kit/testing'
+import { bundledFormats } from '../../../test/helpers/bundled.js'
 import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '../../../test/helpers/hooks.js'
 import renderer from '../src/index.js'
 
@@ -28,6 +30,8 @@ async function plugin(hooks: Hook[]) {
 const FILE = `/work/src/it's a "$HOME" \`x\` ✓.ts`
 const log = path.join(dir, 'log')
 const session = { sessionID: 'ses_01', callID: 'call_01' }
+
+testRenderer(renderer, { ...(await bundledFormats()), golden: new URL('./golden', import.meta.url) })
 
 describe('opencode-plugin: every generated hook does what its definition says', async () => {
   process.env['OMH_SESSION'] = 'omh-s01'
@@ -56,12 +60,30 @@ describe('opencode-plugin: every generated hook does what its definition says', 
   })
 
   it('drops by name what OpenCode cannot express, never turning advice into a throw', () => {
-    expect(out.dropped).toEqual([
-      { capability: 'hooks', name: 'orient', reason: 'no way to inject text at `session-start`' },
-      { capability: 'hooks', name: 'read-hint', reason: 'no way to inject text at `before-tool`' },
-      { capability: 'hooks', name: 'search-hint', reason: 'no `search` tool' },
-    ])
-    expect(Object.keys(handlers!)).toEqual(['tool.execute.before', 'tool.execute.after', 'event'])
+    expect(out.dropped).toEqual([{ capability: 'hooks', name: 'read-hint', reason: 'no way to inject text at `before-tool`' }])
+    expect(Object.keys(handlers!)).toEqual(['tool.execute.before', 'tool.execute.after', 'event', 'experimental.chat.system.transform'])
+  })
+
+  it('narrows `search` to both of grep and glob', async () => {
+    for (const tool of ['grep', 'glob']) {
+      const output = { title: '', output: 'found', metadata: {} }
+      await handlers!['tool.execute.after']!({ tool, ...session, args: {} }, output)
+      expect(output.output).toBe('found\n\nPartial.')
+    }
+  })
+
+  it('adds session-start advice to the system prompt of every request of the session, worked out once when it is created', async () => {
+    await handlers!['event']!({ event: { type: 'session.created', properties: { sessionID: 'ses_09', info: { id: 'ses_09' } } } })
+    for (let n = 0; n < 2; n++) {
+      const output = { system: ['You are OpenCode.'] }
+      await handlers!['experimental.chat.system.transform']!({ sessionID: 'ses_09', model: {} }, output)
+      expect(output.system).toEqual(['You are OpenCode.', 'Read AGENTS.md.'])
+    }
+    // A request before the event (or of a session created elsewhere) works it out then.
+    const output = { system: ['s'] }
+    await handlers!['experimental.chat.system.transform']!({ sessionID: 'ses_10', model: {} }, output)
+    expect(output.system).toEqual(['s', 'Read AGENTS.md.'])
+    rmSync(log, { force: true })
   })
 
   it('blocks a matching call by throwing the reason, every character as written', async () => {
@@ -134,7 +156,7 @@ describe('opencode-plugin: text', () => {
   })
 
   it('writes no plugin when nothing can be expressed', async () => {
-    const { out } = await plugin([hook('x', { on: 'session-start', inject: 'hi' })])
+    const { out } = await plugin([hook('x', { on: 'turn-end', inject: 'hi' })])
     expect(out.files).toEqual([])
   })
 })

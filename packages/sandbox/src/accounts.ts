@@ -1,6 +1,6 @@
 /**
  * Accounts: captured snapshots of a harness's own login, kept per harness in
- * `$OMH_HOME/creds/<harness>/<account>/`, laid out like the guest home (a
+ * `$OMH_STATE/creds/<harness>/<account>/`, laid out like the guest home (a
  * guest path outside the home is kept under `_root/`). An account counts as
  * captured only when every `token` file of the adapter holds real content: a
  * harness fills its config directory just by starting, so a non-empty
@@ -8,15 +8,15 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { Adapter } from '@omh/kernel'
+import { statePath, type Adapter } from '@omh/kernel'
 import { ACCOUNT_AMBIGUOUS, ACCOUNT_INVALID, ACCOUNT_NOT_FOUND, OmhError, GUEST_HOME } from '@omh/plugin-api'
 
 /** Where the accounts of one harness live. */
-export const accountsDir = (omhHome: string, harness: string): string => path.join(omhHome, 'creds', harness)
+export const accountsDir = (omhState: string, harness: string): string => statePath(omhState, 'creds', harness)
 
 /** Where one account lives. */
-export const accountDir = (omhHome: string, harness: string, account: string): string =>
-  path.join(accountsDir(omhHome, harness), account)
+export const accountDir = (omhState: string, harness: string, account: string): string =>
+  path.join(accountsDir(omhState, harness), account)
 
 /** The host path, inside an account, of a guest credential path. */
 export function credentialHostPath(accountDirectory: string, guest: string): string {
@@ -57,13 +57,13 @@ export async function unfilledTokens(adapter: Pick<Adapter, 'token'>, accountDir
 }
 
 /** Accounts of a harness whose login is captured, sorted. An adapter without `token` cannot tell, so it has none. */
-export async function capturedAccounts(omhHome: string, adapter: Pick<Adapter, 'name' | 'token'>): Promise<string[]> {
+export async function capturedAccounts(omhState: string, adapter: Pick<Adapter, 'name' | 'token'>): Promise<string[]> {
   if (!adapter.token.length) return []
-  const names = await readdir(accountsDir(omhHome, adapter.name), { withFileTypes: true }).catch(() => [])
+  const names = await readdir(accountsDir(omhState, adapter.name), { withFileTypes: true }).catch(() => [])
   const captured: string[] = []
   for (const entry of names) {
     if (!entry.isDirectory() || accountNameProblem(entry.name)) continue
-    if (!(await unfilledTokens(adapter, accountDir(omhHome, adapter.name, entry.name))).length) captured.push(entry.name)
+    if (!(await unfilledTokens(adapter, accountDir(omhState, adapter.name, entry.name))).length) captured.push(entry.name)
   }
   return captured.sort()
 }
@@ -80,17 +80,17 @@ export type AccountChoice =
  * guess; a named account must be captured.
  */
 export async function chooseAccount(
-  omhHome: string,
+  omhState: string,
   adapter: Pick<Adapter, 'name' | 'token'>,
   named: { readonly flag?: string | undefined; readonly setting?: string | undefined },
 ): Promise<AccountChoice> {
-  const captured = await capturedAccounts(omhHome, adapter)
+  const captured = await capturedAccounts(omhState, adapter)
   const name = named.flag ?? named.setting
   if (name !== undefined) {
     assertAccountName(name)
     // Without token files nothing proves a login, but an account the user names and `omh auth`
     // made is theirs to use; only a choice omh would make itself needs the proof.
-    const usable = captured.includes(name) || (!adapter.token.length && (await isDirectory(accountDir(omhHome, adapter.name, name))))
+    const usable = captured.includes(name) || (!adapter.token.length && (await isDirectory(accountDir(omhState, adapter.name, name))))
     if (!usable) throw OmhError.of(ACCOUNT_NOT_FOUND, { args: [adapter.name, name, captured], hintArgs: [adapter.name, name] })
     return { account: name, by: named.flag !== undefined ? 'flag' : 'setting' }
   }
@@ -105,11 +105,11 @@ export async function chooseAccount(
  * captured and none named is an error.
  */
 export async function accountToCapture(
-  omhHome: string,
+  omhState: string,
   adapter: Pick<Adapter, 'name' | 'token'>,
   named: { readonly argument?: string | undefined; readonly flag?: string | undefined; readonly setting?: string | undefined },
 ): Promise<{ account: string; captured: readonly string[] }> {
-  const captured = await capturedAccounts(omhHome, adapter)
+  const captured = await capturedAccounts(omhState, adapter)
   const name = named.argument ?? named.flag ?? named.setting
   if (name !== undefined) {
     assertAccountName(name)

@@ -52,7 +52,7 @@ export interface AuthResult {
 export async function authenticate(kernel: Kernel, request: AuthRequest, host: AuthHost): Promise<AuthResult> {
   const adapter = await kernel.adapter(request.harness)
   if (!adapter.creds.length) throw OmhError.of(AUTH_UNSUPPORTED, { args: [adapter.name, adapter.file] })
-  const { account, captured } = await accountToCapture(kernel.omhHome, adapter, {
+  const { account, captured } = await accountToCapture(kernel.omhState, adapter, {
     argument: request.account,
     flag: request.flag,
     setting: kernel.settings.account?.value,
@@ -61,7 +61,7 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
   const agent = agentUser()
   const image = (await ensureImage(runtime, planImages(adapter, { ...(host.images ?? imageOptions(kernel.settings)), agent }), host.context, adapter.file)).tag
 
-  const dir = accountDir(kernel.omhHome, adapter.name, account)
+  const dir = accountDir(kernel.omhState, adapter.name, account)
   const existed = await exists(dir)
   const reauthenticated = captured.includes(account)
   const mounts = credentialMounts(adapter.creds, dir)
@@ -113,6 +113,6 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     confirmed: adapter.token.length > 0,
     status,
     directory: dir,
-    accounts: await capturedAccounts(kernel.omhHome, adapter),
+    accounts: await capturedAccounts(kernel.omhState, adapter),
   }
 }

@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { OmhError, SSH_KEY_FAILED, isOmhError, GUEST_USER, GUEST_WORK } from '@omh/plugin-api'
-import { replaceFile, snapshot } from '@omh/kernel'
+import { replaceFile, snapshot, statePath } from '@omh/kernel'
 import { exists } from './host-files.js'
 
 /** The port sshd listens on inside the container. */
@@ -32,9 +32,9 @@ export interface SshPaths {
   readonly include: string
 }
 
-export function sshPaths(omhHome: string, repoId: string): SshPaths {
-  const hosts = path.join(omhHome, 'ssh', 'hosts')
-  return { key: path.join(omhHome, 'keys', repoId, 'id_ed25519'), hosts, include: `Include ${path.join(hosts, '*.conf')}` }
+export function sshPaths(omhState: string, repoId: string): SshPaths {
+  const hosts = statePath(omhState, 'ssh', 'hosts')
+  return { key: statePath(omhState, 'keys', repoId, 'id_ed25519'), hosts, include: `Include ${path.join(hosts, '*.conf')}` }
 }
 
 /**

@@ -20,7 +20,7 @@ export interface FakeRuntime extends RuntimePlugin {
   /** Whether the engine answers at all; when it does not, every question fails. */
   answering: boolean
   /** The images that exist; absent, every image does. */
-  images: Set<string> | undefined
+  existing: Set<string> | undefined
   /** Called once `inspect` has taken its answer, before the caller has it: what happens meanwhile. */
   meanwhile: (() => void) | undefined
   /** The host port `up` publishes the next port without one on, as an engine picks a free one. */
@@ -53,7 +53,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
     during: undefined,
     asked: [],
     answering: true,
-    images: undefined,
+    existing: undefined,
     meanwhile: undefined,
     nextPort: 40_000,
     async detect() {
@@ -63,7 +63,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
     async hasImage(tag) {
       fake.asked.push(`hasImage ${tag}`)
       if (!fake.answering) throw new Error('the engine does not answer')
-      return fake.images?.has(tag) ?? true
+      return fake.existing?.has(tag) ?? true
     },
     async build() {},
     async up(spec) {

@@ -6,7 +6,9 @@ import { plural, table } from '../../lib/table.js'
 export interface AdapterListing {
   name: string
   file: string
-  origin: 'bundled' | 'personal'
+  origin: 'bundled' | 'plugin' | 'personal'
+  /** The plugin package that ships it. */
+  plugin?: string
   shadows?: string
   valid: boolean
   capabilities: { capability: string; render: string; path: string }[]
@@ -16,7 +18,7 @@ export interface AdapterListing {
 export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] }> {
   static override summary = 'List the harnesses omh knows.'
   static override description =
-    'Bundled adapters ship with omh; a file in $OMH_HOME/adapters/ adds a harness or overrides a bundled one of the same name.'
+    'Bundled adapters ship with omh; a plugin package may ship more in its adapters/ folder; a file in $OMH_HOME/adapters/ adds a harness or overrides one of the same name.'
 
   async run(): Promise<{ adapters: AdapterListing[] }> {
     await this.parse(AdaptersLs)
@@ -28,6 +30,7 @@ export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] 
         name: source.name,
         file: source.file,
         origin: source.origin,
+        ...(source.plugin ? { plugin: source.plugin } : {}),
         ...(source.shadows ? { shadows: source.shadows } : {}),
         valid: Boolean(adapter),
         capabilities: (adapter?.bindings ?? []).map((b) => ({ capability: b.capability, render: b.render, path: b.path })),
@@ -41,7 +44,11 @@ export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] 
           adapters.map((a) => [
             s.bold(a.name),
             a.valid ? a.capabilities.map((c) => c.capability).join(' ') : s.red(`invalid: ${plural(a.problems.length, 'problem')}`),
-            s.dim(a.origin === 'personal' ? `${tilde(a.file)}${a.shadows ? ' (overrides bundled)' : ''}` : 'bundled'),
+            s.dim(
+              a.origin === 'bundled'
+                ? 'bundled'
+                : `${a.origin === 'plugin' ? `plugin ${a.plugin}` : tilde(a.file)}${a.shadows ? ` (overrides ${a.shadows.startsWith(this.config.root) ? 'bundled' : tilde(a.shadows)})` : ''}`,
+            ),
           ]),
         ),
       )

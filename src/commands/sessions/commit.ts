@@ -5,31 +5,53 @@ import { SessionsCommand } from '../../lib/sessions-command.js'
 export interface SessionsCommitResult {
   session: string
   branch: string
+  /** The branch's new tip. */
   commit: string
+  /** The agent's own commits that landed, oldest first: `from` in the sandbox repository, `commit` on the branch. */
+  kept: { from: string; commit: string; subject: string }[]
+  /** The agent's commits left out because they change nothing on the branch. */
+  skipped: { from: string; subject: string }[]
+  /** The commit of the files left uncommitted, with your message; null when there were none. */
+  rest: string | null
   /** Commits on the branch since the base; null when git could not count. */
   ahead: number | null
 }
 
 export default class SessionsCommit extends SessionsCommand<SessionsCommitResult> {
-  static override summary = "Commit a session's work to its branch omh/<sid>, with your message."
+  static override summary = "Commit a session's work to its branch omh/<sid>: the agent's own commits, then the rest with your message."
   static override description =
-    "Everything the agent changed in the worktree is committed on the host, as you; omh's own mounted files never are. Git hooks do not run: the worktree is the agent's, and a hook would run what it wrote."
+    "Each commit the agent made in the sandbox repository since the last time lands on omh/<sid> with its message, the sandbox as author and you as committer; then whatever the agent left uncommitted lands as one commit with your message. The branch moves once, so all of them land or none do. omh's own mounted files are never committed. Git hooks do not run: the worktree is the agent's, and a hook would run what it wrote."
   static override args = { session: Args.string({ description: 'Session id, e.g. s01 (default: the most recent).' }) }
-  static override flags = { message: Flags.string({ char: 'm', summary: 'The commit message.', required: true }) }
+  static override flags = {
+    message: Flags.string({ char: 'm', summary: 'The message of the commit holding what the agent left uncommitted.', required: true }),
+    squash: Flags.boolean({ summary: "Take the files as they stand, as one commit with your message; the agent's commits are not kept.", default: false }),
+  }
 
   async run(): Promise<SessionsCommitResult> {
     const { args, flags } = await this.parse(SessionsCommit)
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    const commit = await commitSession(kernel.omhHome, repo, sid, flags.message, process.env)
+    const done = await commitSession(kernel.omhState, repo, sid, flags.message, process.env, { squash: flags.squash })
     const base = await resolveBase(repo, process.env).catch(() => undefined)
-    const state = await workState(kernel.omhHome, repo, sid, base?.commit, process.env)
+    const state = await workState(kernel.omhState, repo, sid, base?.commit, process.env)
     const ahead = state.ahead === 'unknown' ? null : state.ahead
     if (!this.jsonEnabled()) {
+      const s = this.style
+      for (const k of done.kept) this.log(`kept ${k.commit!.slice(0, 8)} ${k.subject} ${s.dim(`(the agent's ${k.from.slice(0, 8)})`)}`)
+      for (const k of done.skipped) this.log(s.dim(`left out the agent's ${k.from.slice(0, 8)} ${k.subject}: it changes nothing on ${branchOf(sid)}`))
       const tally = ahead === null ? '' : ` (${ahead} commit${ahead === 1 ? '' : 's'} ahead of ${base!.name})`
-      this.log(`committed ${commit.slice(0, 8)} to ${branchOf(sid)}${tally}`)
+      if (done.rest) this.log(`committed ${done.rest.slice(0, 8)} to ${branchOf(sid)}${tally}`)
+      else this.log(`nothing left uncommitted; ${branchOf(sid)} is at ${done.commit.slice(0, 8)}${tally}`)
     }
-    return { session: sid, branch: branchOf(sid), commit, ahead }
+    return {
+      session: sid,
+      branch: branchOf(sid),
+      commit: done.commit,
+      kept: done.kept.map((k) => ({ from: k.from, commit: k.commit!, subject: k.subject })),
+      skipped: done.skipped.map((k) => ({ from: k.from, subject: k.subject })),
+      rest: done.rest ?? null,
+      ahead,
+    }
   }
 }

@@ -21,7 +21,7 @@ export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
     const repo = await this.repository()
     const sid = await this.session(args.session)
     const base = await resolveBase(repo, process.env)
-    const diff = await sessionDiff(kernel.omhHome, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
+    const diff = await sessionDiff(kernel.omhState, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
     if (!this.jsonEnabled()) {
       if (diff.text) this.answer(diff.text)
       else this.notice(`No changes on omh/${sid} since ${base.name}.`)

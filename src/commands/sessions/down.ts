@@ -1,5 +1,5 @@
 import { Args } from '../../lib/oclif.js'
-import { LABEL, clearMountpoints, containerName, listSessions, removeEgress, sessionPaths } from '@omh/sandbox'
+import { LABEL, clearMountpoints, containerName, egressDir, forgetUp, listSessions, removeEgress, sessionPaths } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
@@ -18,7 +18,7 @@ export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
     const { argv, flags } = await this.parse(SessionsDown)
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const ids = argv.length ? await Promise.all((argv as string[]).map((sid) => this.session(sid))) : await listSessions(kernel.omhHome, repo)
+    const ids = argv.length ? await Promise.all((argv as string[]).map((sid) => this.session(sid))) : await listSessions(kernel.omhState, repo)
     const { runtime } = await this.runtime(flags.runtime)
     const context = this.runtimeContext()
     const containers = await runtime.list({ [LABEL.repo]: repo.id }, context)
@@ -26,8 +26,9 @@ export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
     for (const sid of ids) {
       const mine = containers.filter((c) => c.labels[LABEL.session] === sid)
       for (const c of mine) await runtime.down(c.id, context)
-      await removeEgress(runtime, containerName(repo, sid), context)
-      await clearMountpoints(sessionPaths(kernel.omhHome, repo, sid).run)
+      await removeEgress(runtime, containerName(repo, sid), egressDir(sessionPaths(kernel.omhState, repo, sid).run), context)
+      await clearMountpoints(sessionPaths(kernel.omhState, repo, sid).run)
+      await forgetUp(sessionPaths(kernel.omhState, repo, sid).run)
       sessions.push({ session: sid, stopped: mine.some((c) => c.running) })
     }
     if (!this.jsonEnabled()) {

@@ -1,4 +1,4 @@
-import { LABEL, branchOf, listSessions, readClaim, resolveBase, sessionPaths, workState, type Count } from '@omh/sandbox'
+import { LABEL, branchOf, changedFiles, listSessions, readClaim, resolveBase, sessionPaths, workState, type Count } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
@@ -14,6 +14,8 @@ export interface SessionRow {
   ahead: Count
   uncommitted: Count
   worktree: string
+  /** Files this session changed (committed or not) that other sessions of the repository changed too; null when git could not tell. */
+  shared: { path: string; with: string[] }[] | null
 }
 
 export interface SessionsLsResult {
@@ -24,14 +26,14 @@ export interface SessionsLsResult {
 export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
   static override summary = "List this repository's sessions: container, branch, commits ahead, uncommitted work."
   static override description =
-    'A count git cannot give is shown as unknown, never as zero. Uncommitted work leaves out the files omh mounts into the worktree.'
+    'A count git cannot give is shown as unknown, never as zero. Uncommitted work leaves out the files omh mounts into the worktree. Files that two sessions have both changed since the default branch, committed or not, are named with the other session, so you can see a conflict coming before either is merged.'
   static override flags = { runtime: SessionsCommand.runtimeFlag }
 
   async run(): Promise<SessionsLsResult> {
     const { flags } = await this.parse(SessionsLs)
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const ids = await listSessions(kernel.omhHome, repo)
+    const ids = await listSessions(kernel.omhState, repo)
     const base = await resolveBase(repo, process.env).catch((error: Error) => {
       this.warn(`${error.message} Commits ahead are shown as unknown.`)
       return undefined
@@ -44,18 +46,21 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
         })
       : undefined
     const sessions: SessionRow[] = []
+    const changed = new Map<string, string[] | undefined>()
+    if (base) for (const id of ids) changed.set(id, await changedFiles(kernel.omhState, repo, id, base.commit, process.env))
     for (const id of ids) {
       const c = containers?.find((x) => x.labels[LABEL.session] === id)
-      const state = await workState(kernel.omhHome, repo, id, base?.commit, process.env)
+      const state = await workState(kernel.omhState, repo, id, base?.commit, process.env)
       sessions.push({
         id,
         branch: branchOf(id),
         container: containers === undefined ? 'unknown' : c ? (c.running ? 'running' : 'stopped') : 'none',
         harness: c?.labels[LABEL.harness] ?? null,
-        inUse: Boolean(await readClaim(kernel.omhHome, repo, id)),
+        inUse: Boolean(await readClaim(kernel.omhState, repo, id)),
         ahead: state.ahead,
         uncommitted: state.uncommitted,
-        worktree: sessionPaths(kernel.omhHome, repo, id).worktree,
+        worktree: sessionPaths(kernel.omhState, repo, id).worktree,
+        shared: shared(id, changed),
       })
     }
     const result = { base: base ?? null, sessions }
@@ -83,5 +88,27 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
         ]),
       ),
     )
+    // Each pair once, from the lower id's side.
+    for (const r of result.sessions) {
+      const byOther = new Map<string, string[]>()
+      for (const f of r.shared ?? []) for (const other of f.with) if (other > r.id) byOther.set(other, [...(byOther.get(other) ?? []), f.path])
+      for (const [other, files] of byOther) {
+        const named = files.slice(0, 5).join(', ') + (files.length > 5 ? ` and ${files.length - 5} more` : '')
+        this.log(s.yellow(`${r.id} and ${other} both changed ${files.length === 1 ? '' : `${files.length} files: `}${named}`))
+      }
+    }
   }
+}
+
+/** The files `id` changed that other sessions changed too, each with those sessions; null when git could not tell for `id`. */
+function shared(id: string, changed: ReadonlyMap<string, string[] | undefined>): SessionRow['shared'] {
+  const mine = changed.get(id)
+  if (!mine) return null
+  const sets = new Map([...changed].map(([other, files]) => [other, new Set(files)] as const))
+  const out: { path: string; with: string[] }[] = []
+  for (const file of mine) {
+    const others = [...sets].filter(([other, files]) => other !== id && files.has(file)).map(([other]) => other)
+    if (others.length) out.push({ path: file, with: others })
+  }
+  return out
 }

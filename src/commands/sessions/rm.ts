@@ -1,6 +1,6 @@
 import { Args, Flags } from '../../lib/oclif.js'
 import { OmhError, SESSION_UNSAVED_WORK } from '@omh/plugin-api'
-import { LABEL, branchOf, clearMountpoints, containerName, removeEgress, removeSession, sessionPaths, unsavedWork } from '@omh/sandbox'
+import { LABEL, branchOf, clearMountpoints, containerName, egressDir, removeEgress, removeSession, sessionPaths, unsavedWork } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsRmResult {
@@ -25,7 +25,7 @@ export default class SessionsRm extends SessionsCommand<SessionsRmResult> {
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    const work = await unsavedWork(kernel.omhHome, repo, sid, process.env)
+    const work = await unsavedWork(kernel.omhState, repo, sid, process.env)
     const held = [
       work.commits === 'unknown' ? 'commits omh could not count' : work.commits ? `${work.commits} commit${work.commits === 1 ? '' : 's'} on ${branchOf(sid)} no other branch has` : '',
       work.uncommitted === 'unknown' ? 'files git could not check' : work.uncommitted ? `${work.uncommitted} uncommitted file${work.uncommitted === 1 ? '' : 's'}` : '',
@@ -36,12 +36,12 @@ export default class SessionsRm extends SessionsCommand<SessionsRmResult> {
     if (resolved) {
       const context = this.runtimeContext()
       for (const c of await resolved.runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, context)) await resolved.runtime.down(c.id, context)
-      await removeEgress(resolved.runtime, containerName(repo, sid), context)
+      await removeEgress(resolved.runtime, containerName(repo, sid), egressDir(sessionPaths(kernel.omhState, repo, sid).run), context)
     } else {
       this.warn(`If a container of ${sid} remains, remove it with your engine (its name is omh-${repo.id}-${sid}).`)
     }
-    await clearMountpoints(sessionPaths(kernel.omhHome, repo, sid).run)
-    await removeSession(kernel.omhHome, repo, sid, process.env, { deleteBranch: true })
+    await clearMountpoints(sessionPaths(kernel.omhState, repo, sid).run)
+    await removeSession(kernel.omhState, repo, sid, process.env, { deleteBranch: true })
     if (!this.jsonEnabled()) this.log(`removed ${sid} and its branch ${branchOf(sid)}`)
     return { session: sid, branch: branchOf(sid), discarded: work }
   }

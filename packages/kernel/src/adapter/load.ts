@@ -14,7 +14,7 @@ import { problemsFromIssues } from '@omh/plugin-kit'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { expandGuest } from './guest-path.js'
-import { adapterSchema, editorSchema, type AdapterFile, type EditorFile } from './schema.js'
+import { adapterSchema, editorSchema, type AdapterFile, type AdapterTurn, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
 import { notThere, readTextFile } from '../user-files.js'
 
@@ -38,17 +38,21 @@ export interface Adapter {
   readonly login?: string
   /** Commands that make the harness say what it loaded, by key. */
   readonly probes: Readonly<Record<string, Probe>>
+  /** How `omh doctor --turn` drives a turn; absent: the harness cannot be driven. */
+  readonly turn?: AdapterTurn
   readonly tools: Readonly<Partial<Record<ToolWord, string>>>
   /** Bound capabilities, in canonical class order. */
   readonly bindings: readonly ResolvedBinding[]
 }
 
-/** Where an adapter file was found. A personal file shadows a bundled one of the same name. */
+/** Where an adapter file was found. A plugin's file shadows a bundled one of the same name, a personal file both. */
 export interface AdapterSource {
   readonly name: string
   readonly file: string
-  readonly origin: 'bundled' | 'personal'
-  /** The bundled file this one overrides. */
+  readonly origin: 'bundled' | 'plugin' | 'personal'
+  /** The plugin package that ships it, when `origin` is `plugin`. */
+  readonly plugin?: string
+  /** The file this one overrides. */
   readonly shadows?: string
 }
 
@@ -59,7 +63,6 @@ export interface AdapterCheck {
   readonly data?: AdapterFile
   readonly problems: readonly Problem[]
 }
-
 
 /** A TOML file's document, or its one problem: bytes that are not UTF-8, or a syntax error. */
 function readTomlFile(file: string, maxBytes: number | undefined): { doc: TomlDocument } | { problem: Problem } {
@@ -139,22 +142,29 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     token: (data.token ?? []).map(expandGuest),
     ...(data.login ? { login: data.login } : {}),
     probes: data.probes ?? {},
+    ...(data.turn ? { turn: data.turn } : {}),
     tools: data.tools ?? {},
     bindings,
   }
 }
 
-/** Adapter files by name: bundled ones, then personal ones shadowing them. */
-export async function findAdapters(dirs: { bundled: string; personal: string }): Promise<AdapterSource[]> {
+/** Adapter files by name: bundled ones, then those plugins ship, then personal ones, each shadowing the one before. */
+export async function findAdapters(dirs: {
+  bundled: string
+  shipped?: readonly { dir: string; plugin: string }[]
+  personal: string
+}): Promise<AdapterSource[]> {
   const byName = new Map<string, AdapterSource>()
-  for (const [origin, dir] of [
-    ['bundled', dirs.bundled],
-    ['personal', dirs.personal],
-  ] as const) {
+  const places = [
+    { origin: 'bundled' as const, dir: dirs.bundled },
+    ...(dirs.shipped ?? []).map((s) => ({ origin: 'plugin' as const, ...s })),
+    { origin: 'personal' as const, dir: dirs.personal },
+  ]
+  for (const { origin, dir, ...from } of places) {
     for (const file of await tomlFiles(dir)) {
       const name = path.basename(file, '.toml')
       const shadowed = byName.get(name)
-      byName.set(name, { name, file, origin, ...(shadowed ? { shadows: shadowed.file } : {}) })
+      byName.set(name, { name, file, origin, ...from, ...(shadowed ? { shadows: shadowed.file } : {}) })
     }
   }
   return [...byName.values()].sort((a, b) => byText(a.name, b.name))

@@ -110,11 +110,26 @@ const probe = z
     ),
   )
 
+/**
+ * How `omh doctor --turn` drives the harness through a turn against the
+ * scripted model listening on 127.0.0.1:`port`: the command, and per tool word
+ * (and `mcp`) the call the model makes, in the harness's own names.
+ */
+const turn = z.strictObject({
+  run: text,
+  port: z.number().check(z.int(), z.positive()),
+  env: z.optional(z.record(text, z.string())),
+  timeout: z.optional(z.number().check(z.int(), z.positive())),
+  calls: z.optional(z.partialRecord(z.enum([...TOOL_WORDS, 'mcp']), z.strictObject({ tool: text, input: z.record(z.string(), z.unknown()) }))),
+})
+
 /** Evidence a capability's items must leave in a probe's output; `probe` names the command. */
 const expectation = z.strictObject({
   /** The key of a `[probes.<key>]` table. */
   probe: name,
   ...evidenceShape,
+  /** Shows the item connected, beyond loaded: a miss is a warning with the reason, never a failure. */
+  connected: z.optional(z.boolean()),
 })
 
 const bindingShape = {
@@ -209,6 +224,7 @@ export const adapterSchema = z
     login: z.optional(text),
     /** Commands that make the harness say what it loaded, by key; capabilities name them in `expect`. */
     probes: z.optional(z.record(name, probe)),
+    turn: z.optional(turn),
     /** omh tool word → the harness's spelling (may be an alternation like `Edit|Write`). */
     tools: z.optional(wordMap(TOOL_WORDS)),
     capabilities,
@@ -235,6 +251,7 @@ export const adapterSchema = z
   )
 
 export type AdapterFile = z.infer<typeof adapterSchema>
+export type AdapterTurn = z.infer<typeof turn>
 export type AdapterBinding = z.infer<typeof binding> | z.infer<typeof hooksBinding>
 
 /** An editor that attaches to a session over SSH. `$URL` and `$ALIAS` fill its args. */

@@ -36,6 +36,8 @@ const runtime = z.object({
   run: fn,
   list: fn,
   inspect: z.optional(fn),
+  images: z.optional(fn),
+  removeImage: z.optional(fn),
   down: fn,
 })
 

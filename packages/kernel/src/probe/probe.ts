@@ -26,6 +26,8 @@ export interface Evidence {
 /** Evidence tied to a probe, as a capability writes it. */
 export interface Expectation extends Evidence {
   readonly probe: string
+  /** Shows the item connected, beyond loaded: a miss is a warning, never a failure. */
+  readonly connected?: boolean
 }
 
 export interface ProbeStep {

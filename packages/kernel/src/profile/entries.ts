@@ -55,6 +55,13 @@ async function markdownEntries<T>(dir: string, load: (name: string, file: string
 
 const at = (file: string, md: Markdown, key: string) => ({ file, ...(md.lines[key] ? { line: md.lines[key] } : {}), path: key })
 
+/** `required:` in frontmatter, omh's own word and never passed on to a harness: true or false. */
+function requiredOf(file: string, md: Markdown, problems: Problem[]): { required?: true } {
+  const v = md.frontmatter?.['required']
+  if (v !== undefined && typeof v !== 'boolean') problems.push({ ...at(file, md, 'required'), message: 'expected true or false' })
+  return v === true ? { required: true } : {}
+}
+
 export const rulesSource: CatalogueSource<'rules'> = {
   capability: 'rules',
   where: (loc) => path.join(loc.omhHome, 'rules'),
@@ -144,8 +151,9 @@ async function loadSkill(name: string, dir: string, bounds: ReadBounds): Promise
   if (typeof description !== 'string' || !description.trim()) {
     problems.push({ ...at(file, md, 'description'), message: 'required: a harness never shows the model a skill without a description' })
   }
+  const required = requiredOf(file, md, problems)
   if (problems.length) return fail(problems)
-  return { ok: true, item: { name, description: description as string, source: dir } }
+  return { ok: true, item: { name, description: description as string, source: dir, ...required } }
 }
 
 export const commandsSource: CatalogueSource<'commands'> = {
@@ -158,17 +166,18 @@ async function loadCommand(name: string, file: string, bounds: ReadBounds): Prom
   const read = await markdownAt(file, bounds)
   if (!read.ok) return fail(read.problems)
   const { frontmatter = {}, body } = read.value
-  const { description, ...rest } = frontmatter
-  if (description !== undefined && typeof description !== 'string') {
-    return fail([{ ...at(file, read.value, 'description'), message: 'expected a string' }])
-  }
+  const { description, required: _, ...rest } = frontmatter
+  const problems: Problem[] = []
+  if (description !== undefined && typeof description !== 'string') problems.push({ ...at(file, read.value, 'description'), message: 'expected a string' })
+  const required = requiredOf(file, read.value, problems)
+  if (problems.length) return fail(problems)
   return {
     ok: true,
-    item: { name, source: file, frontmatter: rest, body, ...(typeof description === 'string' ? { description } : {}) },
+    item: { name, source: file, frontmatter: rest, body, ...(typeof description === 'string' ? { description } : {}), ...required },
   }
 }
 
-const SUBAGENT_KEYS = ['name', 'description', 'tools', 'model']
+const SUBAGENT_KEYS = ['name', 'description', 'tools', 'model', 'required']
 
 export const subagentsSource: CatalogueSource<'subagents'> = {
   capability: 'subagents',
@@ -186,7 +195,7 @@ async function loadSubagent(name: string, file: string, bounds: ReadBounds): Pro
   for (const key of Object.keys(fm)) {
     if (!SUBAGENT_KEYS.includes(key)) {
       const near = closest(key, SUBAGENT_KEYS)
-      problems.push({ ...at(file, md, key), message: 'unknown key; a subagent has name, description, tools and model', ...(near ? { suggestion: near } : {}) })
+      problems.push({ ...at(file, md, key), message: 'unknown key; a subagent has name, description, tools, model and required', ...(near ? { suggestion: near } : {}) })
     }
   }
   if (fm['name'] !== name) {
@@ -209,6 +218,7 @@ async function loadSubagent(name: string, file: string, bounds: ReadBounds): Pro
     problems.push({ ...at(file, md, 'model'), message: 'expected a model name, or a map of harness name to model name' })
   }
   if (!md.body.trim()) problems.push({ file, message: 'has no prompt: the text after the frontmatter is what the subagent is told' })
+  const required = requiredOf(file, md, problems)
   if (problems.length) return fail(problems)
   return {
     ok: true,
@@ -220,6 +230,7 @@ async function loadSubagent(name: string, file: string, bounds: ReadBounds): Pro
       source: file,
       // The prompt, without the blank lines that separate it from the frontmatter.
       body: `${md.body.trim()}\n`,
+      ...required,
     },
   }
 }

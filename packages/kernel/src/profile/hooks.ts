@@ -12,6 +12,8 @@ import { namesIn } from './catalogue.js'
  * predicate that narrow it, and exactly one action. Unknown keys are refused.
  */
 export const hookFileSchema = z.strictObject({
+  /** Names the file's JSON Schema, for editors; omh reads nothing from it. */
+  $schema: z.optional(z.string()),
   /** The moment the hook fires at. */
   on: z.enum(MOMENTS),
   /** Narrows a tool moment to these tools; absent means every tool. */
@@ -24,6 +26,8 @@ export const hookFileSchema = z.strictObject({
   inject: z.optional(z.string()),
   /** Blocks the call with this reason; `before-tool` only. */
   refuse: z.optional(z.string()),
+  /** A harness that cannot express this hook must not start without it. */
+  required: z.optional(z.boolean()),
 })
 
 export type HookFile = z.infer<typeof hookFileSchema>
@@ -187,6 +191,7 @@ export function parseHookFile(name: string, file: string, source: string): HookP
     action,
     fields: fieldsMentioned(data.when, data.run, data.inject, data.refuse),
     source: file,
+    ...(data.required ? { required: true } : {}),
   }
   return { ok: true, hook }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Problem, McpServer } from '@omh/plugin-api'
-import { closest, dotted, isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
+import { SECRET_REFERENCE, closest, dotted, isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
 import { profileBounds, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
 import type { ReadBounds } from '../safe-read.js'
 import { readTextFile } from '../user-files.js'
@@ -12,11 +12,11 @@ import { readTextFile } from '../user-files.js'
  */
 export const SERVER_NAME = /^(?!\d+$)[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
-/** The keys of a server entry omh reads and writes; any other key is the user's. */
+/** The keys of a server entry omh reads and writes; any other (`required` too: no harness says it) is the user's. */
 export const MANAGED_KEYS = ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers'] as const
 
-const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd']
-const REMOTE_KEYS = ['type', 'url', 'headers']
+const STDIO_KEYS = ['type', 'command', 'args', 'env', 'cwd', 'required']
+const REMOTE_KEYS = ['type', 'url', 'headers', 'required']
 
 /** The catalogue's `mcp.json`, read: its servers in file order, or everything wrong with it. */
 export interface McpFile {
@@ -125,9 +125,15 @@ export function serverFrom(name: string, raw: unknown, report: Report): McpServe
       say([key], 'expected an object of strings')
       return {}
     }
-    for (const [k, s] of Object.entries(v)) if (typeof s !== 'string') say([key, k], 'expected a string')
+    for (const [k, s] of Object.entries(v)) {
+      if (typeof s !== 'string') say([key, k], 'expected a string')
+      // What is left once every well-formed reference is taken out must not still try to be one.
+      else if (/<\s*secret\b/i.test(s.replace(SECRET_REFERENCE, ''))) say([key, k], 'a secret is named `<secret NAME>`, NAME letters, digits and `_`, not starting with a digit (`<secret SENTRY_TOKEN>`)')
+    }
     return v as Record<string, string>
   }
+  if (raw['required'] !== undefined && typeof raw['required'] !== 'boolean') say(['required'], 'expected true or false')
+  const required = raw['required'] === true ? { required: true as const } : {}
   if (hasCommand) {
     if (raw['type'] !== undefined && raw['type'] !== 'stdio') say(['type'], 'a server with `command` is "stdio"')
     const command = text('command')
@@ -136,7 +142,7 @@ export function serverFrom(name: string, raw: unknown, report: Report): McpServe
     const env = strings('env')
     const cwd = text('cwd')
     if (before.count || command === undefined) return undefined
-    return { name, transport: 'stdio', command, args: args as string[], env, ...(cwd !== undefined ? { cwd } : {}) }
+    return { name, transport: 'stdio', command, args: args as string[], env, ...(cwd !== undefined ? { cwd } : {}), ...required }
   }
   const type = raw['type'] ?? 'http'
   if (type !== 'http' && type !== 'sse') say(['type'], `expected "http" or "sse", found ${JSON.stringify(type)}`)
@@ -144,7 +150,7 @@ export function serverFrom(name: string, raw: unknown, report: Report): McpServe
   const headers = strings('headers')
   if (url !== undefined && !/^https?:\/\//.test(url)) say(['url'], 'expected an http:// or https:// address')
   if (before.count || url === undefined) return undefined
-  return { name, transport: type as 'http' | 'sse', url, headers }
+  return { name, transport: type as 'http' | 'sse', url, headers, ...required }
 }
 
 /** A server as `mcp.json` keeps it: defaults left out, so a hand-written entry and omh's look alike. */

@@ -117,7 +117,7 @@ describe('resolveProfile', () => {
       { file: path.join(home, 'skills/nofm/SKILL.md'), line: 1, message: 'has no frontmatter; a skill starts with `---`, then `name:` and `description:`' },
       { file: path.join(home, 'skills/other/SKILL.md'), line: 2, path: 'name', message: 'is "another", but the folder is "other"; harnesses skip a skill whose name differs' },
       { file: sub, line: 4, path: 'tools', message: '"grep" is not an omh tool word (edit, read, shell, search)' },
-      { file: sub, line: 5, path: 'colour', message: 'unknown key; a subagent has name, description, tools and model' },
+      { file: sub, line: 5, path: 'colour', message: 'unknown key; a subagent has name, description, tools, model and required' },
     ])
   })
 
@@ -221,8 +221,8 @@ describe('resolveProfile', () => {
     const home = testdir({ 'subagents/s.md': '---\nname: s\ndescription: d\nconstructor: x\ntoString: y\n---\nbody\n' })
     const error = await failure(() => resolveProfile({ omhHome: home, use: {} }))
     expect(error.problems.map((p) => [p.line, p.path, p.message])).toEqual([
-      [4, 'constructor', 'unknown key; a subagent has name, description, tools and model'],
-      [5, 'toString', 'unknown key; a subagent has name, description, tools and model'],
+      [4, 'constructor', 'unknown key; a subagent has name, description, tools, model and required'],
+      [5, 'toString', 'unknown key; a subagent has name, description, tools, model and required'],
     ])
   })
 })

@@ -10,7 +10,7 @@ function places(files: Record<string, string>) {
   mkdirSync(path.join(dir, 'repo/sub'), { recursive: true })
   return {
     dir,
-    at: { defaults: path.join(dir, 'defaults.toml'), omhHome: path.join(dir, 'home'), repoRoot: path.join(dir, 'repo'), cwd: path.join(dir, 'repo/sub') },
+    at: { defaults: path.join(dir, 'defaults.toml'), omhHome: path.join(dir, 'home'), omhState: path.join(dir, 'state'), repoRoot: path.join(dir, 'repo'), cwd: path.join(dir, 'repo/sub') },
   }
 }
 

@@ -49,12 +49,15 @@ export interface EffectiveSettings {
   readonly allow: readonly Decided<string>[]
   /** The most bytes omh reads from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
   readonly fileBytes: Decided<number> | undefined
+  /** Any other setting, from the most specific layer that has it. */
+  readonly last: <T>(pick: (s: Settings) => T | undefined) => Decided<T> | undefined
 }
 
 export interface SettingsLocations {
   /** omh's own defaults, naming the built-in plugins. */
   readonly defaults: string
   readonly omhHome: string
+  readonly omhState: string
   /** The repository root, when omh runs inside one. */
   readonly repoRoot?: string
   readonly cwd: string
@@ -76,7 +79,7 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
   const push = (name: LayerName, read: ReadLayer | undefined) => read && layers.push(validate(name, read))
   push('defaults', readToml(at.defaults, {}))
   push('personal', readToml(path.join(at.omhHome, 'settings.toml'), {}))
-  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhHome)))
+  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhState)))
   return merge(layers)
 }
 
@@ -86,9 +89,9 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
  * JavaScript config is only noted, and the files that would run code are
  * checked against the user's trust records before anything is imported.
  */
-async function repositoryLayers(cwd: string, repoRoot: string, omhHome: string): Promise<SettingsLayer[]> {
+async function repositoryLayers(cwd: string, repoRoot: string, omhState: string): Promise<SettingsLayer[]> {
   const seen = readRepository(cwd, repoRoot)
-  if (seen.subjects.length) assertTrusted(await repositoryTrust(repoRoot, omhHome, seen.subjects))
+  if (seen.subjects.length) assertTrusted(await repositoryTrust(repoRoot, omhState, seen.subjects))
   const project = seen.project && 'code' in seen.project ? await importLayer(seen.project.code) : seen.project
   return [
     ...(project ? [validate('project', project)] : []),
@@ -97,8 +100,8 @@ async function repositoryLayers(cwd: string, repoRoot: string, omhHome: string):
 }
 
 /** What the user's trust records say of the repository's files that load code; nothing is imported. */
-export async function inspectRepositoryTrust(at: { cwd: string; repoRoot: string; omhHome: string }): Promise<RepositoryTrust> {
-  return repositoryTrust(at.repoRoot, at.omhHome, readRepository(at.cwd, at.repoRoot).subjects)
+export async function inspectRepositoryTrust(at: { cwd: string; repoRoot: string; omhState: string }): Promise<RepositoryTrust> {
+  return repositoryTrust(at.repoRoot, at.omhState, readRepository(at.cwd, at.repoRoot).subjects)
 }
 
 interface RepositoryRead {
@@ -232,5 +235,6 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     registries: last((s) => s.network?.registries),
     allow: layers.flatMap((l) => (l.settings.network?.allow ?? []).map((value) => ({ value, layer: l.name, file: l.file }))),
     fileBytes: last((s) => s.limits?.file_bytes),
+    last,
   }
 }

@@ -27,6 +27,8 @@ const use = z.strictObject(
  * is the merge's business (docs/configuration.md).
  */
 export const settingsSchema = z.strictObject({
+  /** Names the file's JSON Schema, for editors of a JSON layer; omh reads nothing from it. */
+  $schema: z.optional(z.string()),
   /** Plugin modules, resolved from the directory of the file that names them. */
   plugins: z.optional(z.array(z.string().check(z.minLength(1)))),
   /** `auto` or an engine a runtime plugin answers to. */
@@ -39,6 +41,10 @@ export const settingsSchema = z.strictObject({
     z.strictObject({
       /** The engine network session containers join (a port can only be published on a network that has one). */
       network: z.optional(z.string().check(z.minLength(1))),
+      /** How long a session container may sit with nothing run in it before the next omh command stops it: `90m`, `4h`, `2d`. */
+      idle_stop: z.optional(z.string().check(z.regex(/^[1-9]\d*[smhd]$/, 'a duration: a whole number and s, m, h or d, e.g. "4h"'))),
+      /** Untracked files copied into a new session's worktree (paths or globs in the repository), `[limits] carry_in_bytes` at most. */
+      carry_in: z.optional(z.array(z.string().check(z.minLength(1)))),
       /** Memory a session may use: bytes, a size (`4g`, `512m`) or a share of the host's (`50%`). */
       memory: z.optional(memorySize),
       /** The most processes and threads a session may run at once. */
@@ -61,6 +67,7 @@ export const settingsSchema = z.strictObject({
     z.strictObject({
       /** The most bytes omh reads from one file of the profile, an adapter, an editor or a repository. */
       file_bytes: z.optional(z.int().check(z.positive())),
+      carry_in_bytes: z.optional(z.int().check(z.positive())),
     }),
   ),
   image: z.optional(

@@ -55,6 +55,7 @@ const render: RenderReport = {
   adapterFile: 'h.toml',
   capabilities: [],
   env: {},
+  translated: [],
   files: [
     { kind: 'file', guest: '/work/RULES.md', content: 'rules\n', syntax: 'markdown' },
     { kind: 'file', guest: '/home/agent/.h/plugin.js', content: 'export {}\n', syntax: 'javascript' },
@@ -103,7 +104,7 @@ describe('doctor checks', () => {
     expect(doctorPlan(await input())).toEqual({
       digest: ['/work/RULES.md', '/home/agent/.h/plugin.js', '/home/agent/.h/skills/review', '/home/agent/.h/skills/deploy', '/home/agent/.h/commands/fix.md'],
       syntax: [{ path: '/home/agent/.h/plugin.js', argv: ['node', '--check'] }],
-      bins: ['h'],
+      bins: ['h', 'node'],
       renames: ['/home/agent/.h/token.json'],
       probes: { list: { run: 'h list', timeout: 60 } },
     })
@@ -170,5 +171,45 @@ describe('doctor checks', () => {
     const checks = doctorChecks(i, expected, { ...good, probes: { list: { exit: 0, stdout: '', stderr: '' } } })
     expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['list', 'rules: style', 'skills: review'])
     expect(classVerdicts(i, checks)).toMatchObject({ rules: 'failed', skills: 'failed' })
+  })
+
+  it('fail an MCP server the harness does not list, and only warn, with the reason, about one it lists but could not connect', async () => {
+    const dir = testdir({
+      'm.toml': `
+name = "m"
+bin = "m"
+install = "i"
+[probes.mcp]
+run = "m mcp list"
+[capabilities.mcp]
+path = "$HOME/.m/mcp.json"
+render = "mcp-json"
+expect = [{ probe = "mcp", line = "{{name}}: *" }, { probe = "mcp", line = "{{name}}: ok", connected = true }]
+`,
+    })
+    const check = await checkAdapterFile(path.join(dir, 'm.toml'))
+    expect(check.problems).toEqual([])
+    const stdio = (name: string, command: string) => ({ name, transport: 'stdio' as const, command, args: [], env: {} })
+    const mcp = [stdio('up', 'node'), { name: 'web', transport: 'http' as const, url: 'https://x.example/mcp', headers: {} }, stdio('gone', 'no-such'), stdio('dies', 'node'), stdio('unlisted', 'node')]
+    const file = { kind: 'file' as const, guest: '/home/agent/.m/mcp.json', content: '{}\n' }
+    const i: DoctorInput = { adapter: toAdapter(check.file, check.data!), render: { ...render, files: [file], dropped: [] }, profile: { ...emptyProfile(), mcp } }
+    expect(doctorPlan(i).bins).toEqual(['m', 'node', 'no-such'])
+    const report: RunnerReport = {
+      digest: { [file.guest]: { sha256: digestBytes('{}\n'), kind: 'file' } },
+      syntax: {},
+      bins: { m: { path: '/bin/m' }, node: { path: '/bin/node' }, 'no-such': {} },
+      renames: {},
+      probes: { mcp: { exit: 0, stdout: 'up: ok\nweb: failed\ngone: failed\ndies: failed, exited 1\n', stderr: '' } },
+    }
+    const checks = doctorChecks(i, { [file.guest]: digestBytes('{}\n') }, report)
+    expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['mcp: unlisted'])
+    expect(checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+      "mcp: web: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp: gone: does not connect: its command `no-such` is not found in the image',
+      'mcp: dies: does not connect: it says "dies: failed, exited 1"',
+      'mcp: unlisted: does not connect',
+    ])
+    const online = doctorChecks({ ...i, network: true }, { [file.guest]: digestBytes('{}\n') }, report)
+    expect(online.find((c) => c.name === 'mcp: web' && c.warning)?.detail).toBe('does not connect: it says "web: failed"')
   })
 })

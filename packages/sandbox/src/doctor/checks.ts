@@ -21,7 +21,7 @@ export type ClassVerdict =
   /** The profile has nothing of this class. */
   | 'empty'
 
-export type CheckKind = 'staged' | 'entry' | 'syntax' | 'bin' | 'token' | 'probe' | 'harness'
+export type CheckKind = 'staged' | 'entry' | 'syntax' | 'bin' | 'token' | 'probe' | 'harness' | 'turn'
 
 export interface DoctorCheck {
   readonly kind: CheckKind
@@ -33,6 +33,11 @@ export interface DoctorCheck {
   readonly items?: readonly string[]
   /** The guest path the check is about. */
   readonly path?: string
+  /**
+   * Not a failure but worth saying (`ok` stays true): an MCP server the
+   * harness loaded but could not connect, with the reason in `detail`.
+   */
+  readonly warning?: boolean
 }
 
 export interface DoctorInput {
@@ -44,6 +49,8 @@ export interface DoctorInput {
    * handed to (its path appended), e.g. a JavaScript one to `node --check`.
    */
   readonly checkers?: Readonly<Record<string, readonly string[]>>
+  /** The container has a network (`--network`): a remote MCP server can be reached. */
+  readonly network?: boolean
 }
 
 /** The capabilities under test: each bound class with the items its renderer kept. */
@@ -70,7 +77,9 @@ export function doctorPlan(input: DoctorInput): RunnerPlan {
       const argv = f.syntax === undefined ? undefined : input.checkers?.[f.syntax]
       return argv ? [{ path: f.guest, argv }] : []
     }),
-    bins: [input.adapter.bin],
+    // Every stdio MCP server's command too: a server that cannot connect because its command is not
+    // in the image is told apart from one that started and failed.
+    bins: [...new Set([input.adapter.bin, ...input.profile.mcp.flatMap((m) => (m.transport === 'stdio' ? [m.command] : []))])],
     renames: [...input.adapter.token],
     probes: Object.fromEntries(
       probes.map((key) => {
@@ -153,12 +162,28 @@ export function doctorChecks(input: DoctorInput, expected: Readonly<Record<strin
       kind: c.capability ? 'harness' : 'probe',
       name: c.name,
       ok: c.ok,
-      detail: c.detail,
+      detail: c.warning ? whyNotConnected(input, report, c.items ?? [], c.detail) : c.detail,
       ...(c.capability ? { capability: c.capability } : {}),
       ...(c.items ? { items: c.items } : {}),
+      ...(c.warning ? { warning: true } : {}),
     })
   }
   return checks
+}
+
+/**
+ * Why an MCP server the harness loaded did not connect, when doctor can tell:
+ * a remote one without network, a stdio one whose command is not in the
+ * image. Otherwise, what the harness said (an exit, an error).
+ */
+function whyNotConnected(input: DoctorInput, report: RunnerReport, items: readonly string[], said: string): string {
+  const servers = input.profile.mcp.filter((m) => items.includes(m.name))
+  const missing = servers.flatMap((m) => (m.transport === 'stdio' && !report.bins[m.command]?.path ? [m.command] : []))
+  if (missing.length) return `does not connect: its command \`${missing[0]}\` is not found in the image`
+  if (!input.network && servers.some((m) => m.transport !== 'stdio')) {
+    return 'does not connect: doctor runs without network (`--network` runs it on the session\'s network)'
+  }
+  return said
 }
 
 /** What each capability class came to, for the matrix and the summary line. */

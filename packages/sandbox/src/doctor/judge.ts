@@ -47,6 +47,8 @@ export interface ProbeCheck {
   readonly capability?: CapabilityClass
   /** The items this check speaks for. Items whose evidence is the same text share one check. */
   readonly items?: readonly string[]
+  /** Evidence of a connection was missing: worth saying, not a failure (`ok` stays true). */
+  readonly warning?: boolean
 }
 
 /** The probes a doctor run needs: every probe a capability with items names, and every probe with evidence of its own. */
@@ -100,13 +102,36 @@ export function judgeProbes(
           checks.push({ ...base, ok: false, detail: `cannot tell: probe ${expectation.probe} ${fault}` })
           continue
         }
-        const run = runs[expectation.probe]!
-        checks.push({ ...base, ...judge(expectation, new Output(run), values) })
+        const output = new Output(runs[expectation.probe]!)
+        const verdict = judge(expectation, output, values)
+        if (!expectation.connected || verdict.ok) checks.push({ ...base, ...verdict })
+        else checks.push({ ...base, ok: true, warning: true, detail: `does not connect${said(output, items, expectation)}` })
       }
     }
   }
   return checks
 }
+
+/**
+ * What the harness said about these items: the first line of its output that
+ * names one or, for JSON evidence, the first value found there that does.
+ */
+function said(output: Output, items: readonly string[], e: Evidence): string {
+  const word = (name: string) => new RegExp(`(^|[^\\w.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w.-]|$)`)
+  const names = (text: string) => items.some((name) => word(name).test(text))
+  const clip = (text: string) => (text.length > 300 ? `${text.slice(0, 299)}…` : text)
+  if (e.json === undefined) {
+    const line = output.lines.map((l) => l.trim()).find(names)
+    return line === undefined ? '' : `: it says ${JSON.stringify(clip(line))}`
+  }
+  const value = output.documents.flatMap((d) => select(d, parseSelector(e.json!) as Selector)).find((v) => names(JSON.stringify(v)))
+  if (value === undefined) return ''
+  // A value's own error fields say why, where the whole value would mostly say what it is.
+  const errors = isRecord(value) ? Object.entries(value).filter(([k, v]) => /error/i.test(k) && typeof v === 'string' && v) : []
+  return `: it says ${clip(errors.length ? errors.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ') : JSON.stringify(value))}`
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function valuesOf(c: CapabilityUnderTest, item: ExpectedItem): Record<string, string> {
   const values: Record<string, string> = { path: c.path }

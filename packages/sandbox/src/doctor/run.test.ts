@@ -45,7 +45,7 @@ async function setup(env: Record<string, string | undefined> = {}, files: Record
   g.__omhFakeRuntime = fake
   const kernel = await Kernel.create({
     cwd: root,
-    env: { ...process.env, OMH_HOME: path.join(dir, 'home'), ...env },
+    env: { ...process.env, OMH_HOME: path.join(dir, 'home'), OMH_STATE: path.join(dir, 'state'), ...env },
     defaultsFile: path.join(dir, 'omh/defaults.toml'),
     bundledAdapters: path.join(dir, 'omh/adapters'),
   })
@@ -83,7 +83,7 @@ describe('doctor', () => {
     expect(error.code).toBe('GIT_FAILED')
     expect(error.exit).toBe(1)
     expect(error.message).toContain('main')
-    expect(readdirSync(path.join(t.kernel.omhHome, 'scratch'))).toEqual([])
+    expect(readdirSync(path.join(t.kernel.omhState, 'scratch'))).toEqual([])
   })
 
   it('reports a tar that cannot run as an OmhError, and leaves no scratch place', async () => {
@@ -96,6 +96,6 @@ describe('doctor', () => {
     expect(error.code).toBe('DOCTOR_WORKSPACE_FAILED')
     expect(error.exit).toBe(1)
     expect(error.message).toContain('tar')
-    expect(readdirSync(path.join(t.kernel.omhHome, 'scratch'))).toEqual([])
+    expect(readdirSync(path.join(t.kernel.omhState, 'scratch'))).toEqual([])
   })
 })

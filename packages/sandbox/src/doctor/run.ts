@@ -11,6 +11,7 @@ import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
 import { agentUser } from '../agent-user.js'
 import {
+  DOCTOR_NO_TURN,
   DOCTOR_RUNNER_FAILED,
   DOCTOR_WORKSPACE_FAILED,
   OmhError,
@@ -18,9 +19,10 @@ import {
   type ContainerSpec,
   type DroppedItem,
   type RuntimeContext,
+  type TranslatedItem,
 } from '@omh/plugin-api'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
-import type { Kernel, RenderReport } from '@omh/kernel'
+import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { handToAgent } from '../session/ownership.js'
@@ -29,7 +31,8 @@ import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from '..
 import { repository, resolveBase, type Repository } from '../session/repo.js'
 import { createShadow } from '../session/shadow.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
-import { digestBytes, digestOf, type ProbeOutput, type RunnerReport } from './runner.js'
+import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'
+import { hooksUnderTest, judgeTurn, turnChecks, turnScript, wordsToCall, type TurnReport } from './turn.js'
 
 /** Where the doctor's own files (the runner and its plan) appear in the container. */
 export const GUEST_DOCTOR = `${GUEST_OMH}/doctor`
@@ -42,6 +45,13 @@ export interface DoctorRequest {
   readonly engine?: string
   /** Syntax checkers by staged document syntax (see `DoctorInput.checkers`). */
   readonly checkers?: Readonly<Record<string, readonly string[]>>
+  /**
+   * Run on the session's network (the `[session] network` setting, or the
+   * engine's default) instead of none, so remote MCP servers can connect.
+   */
+  readonly network?: boolean
+  /** `--turn`: drive the harness through a turn against the scripted model, after the probes. */
+  readonly turn?: boolean
 }
 
 export interface DoctorHost {
@@ -63,13 +73,24 @@ export interface DoctorReport {
   readonly ok: boolean
   /** Failed checks; the rest of `checks` passed. */
   readonly failed: number
+  /** Checks that passed with a warning: MCP servers loaded but not connected. */
+  readonly warnings: number
   readonly checks: readonly DoctorCheck[]
   /** What each capability class came to. */
   readonly classes: Readonly<Record<CapabilityClass, ClassVerdict>>
   /** Items the harness will not see, by design of its adapter or its renderers. */
   readonly dropped: readonly DroppedItem[]
+  /** Items the harness sees as something else (a command as a skill), and what. */
+  readonly translated: readonly TranslatedItem[]
   /** What each probe printed, as measured. */
   readonly probes: Readonly<Record<string, ProbeOutput>>
+  /** With `--turn`: what the turn showed, per hook and per item. */
+  readonly turn?: TurnReport
+}
+
+/** The scripted model's compiled file, copied into the container for `--turn`. */
+export function modelFile(): string {
+  return createRequire(import.meta.url).resolve('@omh/sandbox/scripted-model')
 }
 
 /** The runner's compiled file, as the installed kernel package has it. */
@@ -80,13 +101,13 @@ export function runnerFile(): string {
 /** Runs doctor for one harness and reports every check; throws only when the container itself could not run. */
 export async function doctor(kernel: Kernel, request: DoctorRequest, host: DoctorHost): Promise<DoctorReport> {
   const adapter = await kernel.adapter(request.harness)
-  const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
+  const choice = await chooseAccount(kernel.omhState, adapter, { flag: request.account, setting: kernel.settings.account?.value })
   const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
   const agent = agentUser()
   const images = planImages(adapter, { ...(host.images ?? imageOptions(kernel.settings)), agent })
   const image = (await ensureImage(runtime, images, host.context, adapter.file)).tag
 
-  const scratch = path.join(kernel.omhHome, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
+  const scratch = statePath(kernel.omhState, 'scratch', `doctor-${adapter.name}-${randomBytes(4).toString('hex')}`)
   const run = path.join(scratch, 'run')
   try {
     const work = path.join(scratch, 'work')
@@ -99,7 +120,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     const files = withGitfile(render.files)
     const staged = await stageForAgent(files, path.join(scratch, 'stage'))
 
-    const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhHome, adapter.name, choice.account) : path.join(scratch, 'creds'))
+    const credentials = credentialMounts(adapter.creds, choice.account ? accountDir(kernel.omhState, adapter.name, choice.account) : path.join(scratch, 'creds'))
     await prepareCredentials(credentials)
     // The plan a launch would run, in the scratch place: the same mounts, environment and hardening.
     const plan = planSession({
@@ -117,10 +138,24 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     })
     await prepareMountpoints(run, plan.mountpoints)
 
-    const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}) }
+    const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}), ...(request.network ? { network: true } : {}) }
+    const network = kernel.settings.sessionNetwork?.value
     const doctorDir = path.join(scratch, 'doctor')
     await mkdir(doctorDir, { recursive: true })
-    await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(doctorPlan(input)))
+    const hooks = hooksUnderTest(profile, render.dropped)
+    const turn = request.turn && adapter.turn ? adapter.turn : undefined
+    if (request.turn && !turn) throw OmhError.of(DOCTOR_NO_TURN, { args: [adapter.name, adapter.file] })
+    if (turn) {
+      await writeFile(path.join(doctorDir, 'model.mjs'), await readFile(modelFile()))
+      await writeFile(path.join(doctorDir, 'script.json'), JSON.stringify(turnScript(adapter, hooks)))
+    }
+    const runnerPlan: RunnerPlan = {
+      ...doctorPlan(input),
+      ...(turn
+        ? { turn: { model: `${GUEST_DOCTOR}/model.mjs`, script: `${GUEST_DOCTOR}/script.json`, port: turn.port, run: turn.run, ...(turn.env ? { env: turn.env } : {}), timeout: turn.timeout ?? 180 } }
+        : {}),
+    }
+    await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(runnerPlan))
     await writeFile(path.join(doctorDir, 'runner.mjs'), await readFile(runnerFile()))
     for (const dir of [work, shadow]) await handToAgent(dir)
 
@@ -130,15 +165,23 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       mounts: [...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }].sort(mountOrder),
       labels: { 'omh.doctor': adapter.name },
       argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
-      // No network: nothing a probe starts can reach a model, whatever the harness does.
-      network: 'none',
+      // No network: nothing a probe starts can reach a model, whatever the harness does. With
+      // --network, the session's own, where the probes (which list and never prompt) reach MCP servers.
+      ...(request.network ? (network ? { network } : {}) : { network: 'none' }),
     }
-    host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
+    host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${request.network ? `, on ${network ? `network ${network}` : "the engine's default network"}` : ''}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
     const result = await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
     const report = parseReport(result, adapter.name)
 
-    const checks = doctorChecks(input, expectedDigests(render), report)
+    let checks = doctorChecks(input, expectedDigests(render), report)
+    let turnReport: TurnReport | undefined
+    if (turn) {
+      const out = report.turn ?? { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: 'the runner did not run the turn' }
+      turnReport = judgeTurn(hooks, profile, render.dropped, out, wordsToCall(hooks, turn.calls).unreached)
+      checks = [...checks, ...turnChecks(turnReport, out, hooks)]
+    }
     const failed = checks.filter((c) => !c.ok).length
+    const warnings = checks.filter((c) => c.warning).length
     return {
       harness: adapter.name,
       adapter: adapter.file,
@@ -148,10 +191,13 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       accountBy: choice.by,
       ok: failed === 0,
       failed,
+      warnings,
       checks,
       classes: classVerdicts(input, checks),
       dropped: render.dropped,
+      translated: render.translated,
       probes: report.probes,
+      ...(turnReport ? { turn: turnReport } : {}),
     }
   } finally {
     await rm(scratch, { recursive: true, force: true })

@@ -9,7 +9,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { accessSync, constants, copyFileSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 
@@ -28,12 +29,33 @@ export interface RunnerPlan {
   readonly digest?: readonly string[]
   /** Files to hand to `argv` (the file's path appended) for a syntax check, e.g. `node --check`. */
   readonly syntax?: readonly { readonly path: string; readonly argv: readonly string[] }[]
-  /** Executables to find on PATH. */
+  /** Executables to find on PATH (a name with a slash: at that path, from /work). */
   readonly bins?: readonly string[]
   /** Paths where a saved login must land: each is replaced by a renamed copy of itself, or created and removed again. */
   readonly renames?: readonly string[]
   /** Probes by key, run one after another. */
   readonly probes?: Readonly<Record<string, RunnerProbe>>
+  /** A turn against the scripted model, after the probes. */
+  readonly turn?: RunnerTurn
+}
+
+/** A harness turn: the scripted model (its file and script) on 127.0.0.1:`port`, then `run` as a probe with hook tracing on. */
+export interface RunnerTurn {
+  readonly model: string
+  readonly script: string
+  readonly port: number
+  readonly run: string
+  readonly env?: Readonly<Record<string, string>>
+  /** Seconds. */
+  readonly timeout: number
+}
+
+/** What a turn left: the command's output, every request the model received, and the hooks that recorded their invocation, in order. */
+export interface TurnOutput {
+  readonly output: ProbeOutput
+  readonly requests: readonly unknown[]
+  readonly trace: readonly string[]
+  readonly error?: string
 }
 
 /** A digest, or why there is none. */
@@ -45,6 +67,7 @@ export interface RunnerReport {
   readonly bins: Readonly<Record<string, { readonly path?: string }>>
   readonly renames: Readonly<Record<string, { readonly ok: boolean; readonly detail: string }>>
   readonly probes: Readonly<Record<string, ProbeOutput>>
+  readonly turn?: TurnOutput
 }
 
 const reason = (error: unknown): string => {
@@ -103,10 +126,8 @@ export async function measure(plan: RunnerPlan): Promise<RunnerReport> {
 
   const bins: Record<string, { path?: string }> = {}
   for (const bin of plan.bins ?? []) {
-    const found = (process.env['PATH'] ?? '')
-      .split(':')
-      .filter(Boolean)
-      .map((dir) => path.join(dir, bin))
+    // A name with a slash is a path (from /work, where probes run), never looked up on PATH.
+    const found = (bin.includes('/') ? [path.resolve('/work', bin)] : (process.env['PATH'] ?? '').split(':').filter(Boolean).map((dir) => path.join(dir, bin)))
       .find((candidate) => {
         try {
           accessSync(candidate, constants.X_OK)
@@ -140,7 +161,26 @@ export async function measure(plan: RunnerPlan): Promise<RunnerReport> {
   const probes: Record<string, ProbeOutput> = {}
   for (const [key, probe] of Object.entries(plan.probes ?? {})) probes[key] = await runProbe(probe)
 
-  return { digest, syntax, bins, renames, probes }
+  return { digest, syntax, bins, renames, probes, ...(plan.turn ? { turn: await runTurn(plan.turn) } : {}) }
+}
+
+const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [])
+
+/** Starts the scripted model, runs the turn, stops the model, and reads what both left. */
+async function runTurn(turn: RunnerTurn): Promise<TurnOutput> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'omh-turn-'))
+  const [log, ready, trace] = ['requests.jsonl', 'port', 'trace'].map((f) => path.join(dir, f)) as [string, string, string]
+  const model = spawn(process.execPath, [turn.model, '--script', turn.script, '--log', log, '--port', String(turn.port), '--ready', ready], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let modelErr = ''
+  model.stderr.on('data', (d: Buffer) => (modelErr += d.toString('utf8')))
+  try {
+    for (let i = 0; i < 100 && !existsSync(ready) && model.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100))
+    if (!existsSync(ready)) return { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: `the scripted model did not start: ${modelErr.trim() || 'no output'}` }
+    const output = await runProbe({ run: turn.run, env: { ...turn.env, OMH_HOOK_TRACE: trace }, timeout: turn.timeout })
+    return { output, requests: lines(log).map((l) => JSON.parse(l) as unknown), trace: lines(trace) }
+  } finally {
+    model.kill('SIGKILL')
+  }
 }
 
 export interface ProbeOutput {

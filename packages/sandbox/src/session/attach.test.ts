@@ -1,5 +1,5 @@
 import { failure } from '../../../../test/helpers/failure.js'
-import { readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -8,6 +8,7 @@ import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
 import { Kernel } from '@omh/kernel'
 import { attach, type AttachHost } from './attach.js'
 import { createSession } from './create.js'
+import { egressDir } from './egress.js'
 import { LABEL, sessionPaths } from './layout.js'
 import { repository, resolveBase } from './repo.js'
 
@@ -25,12 +26,13 @@ async function setup(sessions: readonly string[]) {
   const fake = fakeRuntime()
   g.__omhFakeRuntime = fake
   const home = path.join(dir, 'home')
-  const kernel = await Kernel.create({ cwd: root, env: { ...process.env, OMH_HOME: home, HOME: path.join(dir, 'user') }, defaultsFile: path.join(dir, 'omh/defaults.toml'), bundledAdapters: path.join(dir, 'omh/adapters') })
+  const state = path.join(dir, 'state')
+  const kernel = await Kernel.create({ cwd: root, env: { ...process.env, OMH_HOME: home, OMH_STATE: state, HOME: path.join(dir, 'user') }, defaultsFile: path.join(dir, 'omh/defaults.toml'), bundledAdapters: path.join(dir, 'omh/adapters') })
   const repo = repository(root)
   const base = await resolveBase(repo, process.env)
-  for (const sid of sessions) await createSession(home, repo, sid, base, process.env)
+  for (const sid of sessions) await createSession(state, repo, sid, base, process.env)
   const host: AttachHost = { context: { env: process.env, progress: () => undefined, verbose: false } }
-  return { dir, home, fake, kernel, host, repo }
+  return { dir, home, state, fake, kernel, host, repo }
 }
 
 /** Something on 127.0.0.1 that greets as an SSH server does. */
@@ -85,10 +87,29 @@ describe('attach', () => {
     expect(t.fake.calls).toEqual([])
   })
 
+  it('refuses a session behind its egress proxy, naming the setting, before starting sshd', async () => {
+    const t = await setup(['s01'])
+    t.fake.containers.set(`omh-${t.repo.id}-s01`, {
+      spec: { image: 'i', mounts: [], env: {}, labels: { [LABEL.repo]: t.repo.id, [LABEL.session]: 's01' }, workdir: '/work', user: '1000:1000', argv: [], ports: [{ guest: 2222 }] },
+      running: true,
+      ports: [{ guest: 2222, host: 40222, hostIp: '127.0.0.1' }],
+    })
+    const dir = egressDir(sessionPaths(t.state, t.repo, 's01').run)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(path.join(dir, 'network'), `omh-${t.repo.id}-s01-net-0a1b2c3d\n`)
+    const error = await failure(() => attach(t.kernel, {}, t.host))
+    expect(error.code).toBe('ATTACH_UNREACHABLE')
+    expect(error.exit).toBe(2)
+    expect(error.message).toContain('Session s01 runs behind its egress proxy')
+    expect(error.hint).toContain('[network] egress = "open"')
+    expect(error.hint).toContain('omh sessions down s01')
+    expect(t.fake.calls).toEqual([])
+  })
+
   it('takes the newer of two sessions launched into at the same moment, and the later launched into before both', async () => {
     const t = await setup(['s01', 's02', 's03'])
     const stamp = (sid: string, at: Date) => {
-      const file = path.join(sessionPaths(t.home, t.repo, sid).run, 'last-used')
+      const file = path.join(sessionPaths(t.state, t.repo, sid).run, 'last-used')
       writeFileSync(file, '')
       utimesSync(file, at, at)
     }

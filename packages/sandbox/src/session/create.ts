@@ -6,6 +6,7 @@ import { git, tryGit } from './git.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
 import { handToAgent } from './ownership.js'
 import type { Base, Repository } from './repo.js'
+import { carryIn, type CarryFile } from './carry-in.js'
 import { createShadow } from './shadow.js'
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -13,11 +14,11 @@ type Env = Readonly<Record<string, string | undefined>>
 /**
  * Makes a session's host side: a worktree outside the repository on a new
  * branch `omh/<sid>` started at `base.commit`, and the sandbox's own git
- * directory. All or nothing: on any failure every part made so far is
+ * directory, with the untracked files `carry` holds. All or nothing: on any failure every part made so far is
  * removed, so a retry starts clean.
  */
-export async function createSession(omhHome: string, repo: Repository, sid: string, base: Base, env: Env): Promise<SessionPaths> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function createSession(omhState: string, repo: Repository, sid: string, base: Base, env: Env, carry: readonly CarryFile[] = []): Promise<SessionPaths> {
+  const paths = sessionPaths(omhState, repo, sid)
   const branch = branchOf(sid)
   const at = { cwd: repo.root, env, trust: [paths.worktree] }
   // Only what this call made is undone: an existing branch of that name is never deleted.
@@ -36,11 +37,13 @@ export async function createSession(omhHome: string, repo: Repository, sid: stri
     // Both only read the worktree; the first failure is reported once both have finished.
     const settled = await Promise.allSettled([onBranch(), createShadow(paths.shadow, paths.worktree, [], env), mkdir(paths.run, { recursive: true })])
     for (const result of settled) if (result.status === 'rejected') throw result.reason
+    // After the sandbox repository's first commit, which must not hold them.
+    await carryIn(paths.worktree, paths.run, carry)
     await handToAgent(paths.worktree)
     await handToAgent(paths.shadow)
     return paths
   } catch (error) {
-    await removeSession(omhHome, repo, sid, env, { deleteBranch: true })
+    await removeSession(omhState, repo, sid, env, { deleteBranch: true })
     throw error
   }
 }
@@ -51,13 +54,13 @@ export async function createSession(omhHome: string, repo: Repository, sid: stri
  * already gone.
  */
 export async function removeSession(
-  omhHome: string,
+  omhState: string,
   repo: Repository,
   sid: string,
   env: Env,
   options: { deleteBranch: boolean },
 ): Promise<void> {
-  const paths = sessionPaths(omhHome, repo, sid)
+  const paths = sessionPaths(omhState, repo, sid)
   const at = { cwd: repo.root, env, trust: [paths.worktree] }
   const removed = await tryGit(['worktree', 'remove', '--force', '--force', paths.worktree], at)
   if (!removed.ok) {
@@ -68,5 +71,5 @@ export async function removeSession(
   await rm(paths.shadow, { recursive: true, force: true })
   await rm(paths.run, { recursive: true, force: true })
   // An entry left behind would send `ssh <alias>` to whatever holds that port later.
-  await removeHostEntry(sshPaths(omhHome, repo.id), sshAlias(repo.id, sid))
+  await removeHostEntry(sshPaths(omhState, repo.id), sshAlias(repo.id, sid))
 }

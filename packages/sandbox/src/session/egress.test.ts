@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type RuntimePlugin } from '@omh/plugin-api'
-import { allowRules, ensureEgress, parseDecisions } from './egress.js'
+import { allowRules, egressDir, ensureEgress, freshNetwork, networkName, parseDecisions, recordedNetwork, removeEgress } from './egress.js'
 
 describe('egress', () => {
   it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, never a forbidden address', () => {
@@ -43,8 +43,99 @@ describe('egress', () => {
       dir: path.join(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')), 'egress'),
       egress: { mode: 'allowlist', allow: [], file: '/home/u/.omh/settings.toml' },
       image: { from: 'debian' },
+      fresh: true,
     }).catch((error: unknown) => error)
     expect(isOmhError(failure) && failure.code).toBe('EGRESS_UNSUPPORTED')
     expect(String((failure as Error).message)).toContain('plain cannot give the session a network')
   })
+
+  it('names a network per container start, never one used before', () => {
+    const names = new Set(Array.from({ length: 50 }, () => freshNetwork('omh-r-s01')))
+    expect(names.size).toBe(50)
+    for (const name of names) expect(name).toMatch(/^omh-r-s01-net-[0-9a-f]{8}$/)
+    expect(networkName('omh-r-s01')).toBe('omh-r-s01-net')
+  })
+
+  it('gives a new container a new network after taking the old one away, endpoints first, and reuses it for a running one', async () => {
+    const { runtime, calls } = recordingRuntime()
+    const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
+    const up = (fresh: boolean) =>
+      ensureEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow: [], file: 'settings.toml' }, image: { from: 'debian' }, fresh })
+    const first = await up(true)
+    expect(first).toMatch(/^omh-r-s01-net-[0-9a-f]{8}$/)
+    expect(await recordedNetwork(dir)).toBe(first)
+    // A first container has no network to take away.
+    expect(calls.filter((c) => /^(rm|disconnect)/.test(c))).toEqual([])
+    expect(calls).toContain(`create --internal ${first}`)
+    expect(calls).toContain(`connect ${first} omh-r-s01-egress`)
+
+    calls.length = 0
+    expect(await up(false)).toBe(first)
+    expect(calls.filter((c) => /^(create|rm|disconnect)/.test(c))).toEqual([`create --internal ${first}`])
+
+    calls.length = 0
+    const second = await up(true)
+    expect(second).not.toBe(first)
+    expect(calls.slice(0, 4)).toEqual(['down omh-r-s01-egress', `disconnect -f ${first} omh-r-s01`, `disconnect -f ${first} omh-r-s01-egress`, `rm ${first}`])
+
+    calls.length = 0
+    await removeEgress(runtime, 'omh-r-s01', dir, context)
+    expect(calls).toEqual([
+      'down omh-r-s01-egress',
+      `disconnect -f ${second} omh-r-s01`,
+      `disconnect -f ${second} omh-r-s01-egress`,
+      `rm ${second}`,
+      'disconnect -f omh-r-s01-net omh-r-s01',
+      'disconnect -f omh-r-s01-net omh-r-s01-egress',
+      'rm omh-r-s01-net',
+    ])
+    expect(await recordedNetwork(dir)).toBeUndefined()
+  })
+
+  it('removes what it can even when the engine refuses a disconnect or a network removal', async () => {
+    const { runtime, calls } = recordingRuntime({ failing: /^(disconnect|rm) / })
+    const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
+    await expect(removeEgress(runtime, 'omh-r-s02', dir, context)).resolves.toBeUndefined()
+    expect(calls[0]).toBe('down omh-r-s02-egress')
+    expect(calls).toContain('rm omh-r-s02-net')
+  })
 })
+
+const context = { env: {}, progress: () => undefined, verbose: false }
+
+/** A runtime that records what it is asked, in the engine's words, and holds containers by name. */
+function recordingRuntime(options: { failing?: RegExp } = {}) {
+  const calls: string[] = []
+  const running = new Set<string>()
+  const call = async (line: string) => {
+    calls.push(line)
+    if (options.failing?.test(line)) throw new Error(`refused: ${line}`)
+  }
+  const runtime = {
+    engine: 'recording',
+    async down(name: string) {
+      running.delete(name)
+      await call(`down ${name}`)
+    },
+    async inspect(name: string) {
+      return running.has(name) ? { id: name, name, running: true, image: '', labels: {} } : undefined
+    },
+    async hasImage() {
+      return true
+    },
+    async up(spec: { name: string }) {
+      running.add(spec.name)
+      await call(`up ${spec.name}`)
+    },
+    async exec() {
+      return { exitCode: 0, stdout: '', stderr: '' }
+    },
+    networks: {
+      create: (name: string, o: { internal: boolean }) => call(`create${o.internal ? ' --internal' : ''} ${name}`),
+      connect: (network: string, container: string) => call(`connect ${network} ${container}`),
+      disconnect: (network: string, container: string) => call(`disconnect -f ${network} ${container}`),
+      remove: (name: string) => call(`rm ${name}`),
+    },
+  } as unknown as RuntimePlugin
+  return { runtime, calls }
+}

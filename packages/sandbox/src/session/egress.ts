@@ -3,8 +3,8 @@
  * squid of its own, joined to that network and to the outside one, letting
  * through only allowed `host[:port]` patterns and logging every decision.
  */
-import { createHash } from 'node:crypto'
-import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter, EffectiveSettings } from '@omh/kernel'
@@ -41,9 +41,29 @@ export function proxyEnv(): Record<string, string> {
   return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: none, no_proxy: none }
 }
 
-export const networkName = (container: string) => `${container}-net`
+/**
+ * The session's internal network. A container start gets a network of its own (`launch`, a random
+ * suffix): an engine may keep an endpoint of a removed container on a network, still answering to
+ * its alias, and a network name used again would hand that stale endpoint to the next container.
+ * Without `launch`, the name the plan carries and sessions made before the suffix use.
+ */
+export const networkName = (container: string, launch?: string) => (launch ? `${container}-net-${launch}` : `${container}-net`)
 export const proxyName = (container: string) => `${container}-egress`
+/** Where the host keeps a session's egress files, in its run directory. */
+export const egressDir = (run: string) => path.join(run, 'egress')
+/** The network the session's current container joined, recorded when it started. */
+const RECORD = 'network'
 
+export async function recordedNetwork(dir: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path.join(dir, RECORD), 'utf8')).trim() || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A network name for a new container of the session, never one used before. */
+export const freshNetwork = (container: string, random: () => string = () => randomBytes(4).toString('hex')) => networkName(container, random())
 /** The proxy image: squid from Debian on omh's base image's starting point. */
 export function proxyRecipe(options: ImageOptions) {
   const containerfile = `# omh egress proxy: squid, run as its own unprivileged user.
@@ -110,6 +130,8 @@ export interface EgressUp {
   /** The outside network the proxy joins (`[session] network`); absent: the engine's default. */
   readonly outside?: string
   readonly image: ImageOptions
+  /** A new session container is about to start: it gets a new network, and the old one goes. */
+  readonly fresh: boolean
 }
 
 /**
@@ -124,7 +146,14 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
   await writeAtomic(path.join(at.dir, 'squid.conf'), SQUID_CONF)
   await writeAtomic(path.join(at.dir, 'allow.conf'), allowRules(at.egress.allow))
-  const network = networkName(at.container)
+  const previous = await recordedNetwork(at.dir)
+  let network = previous ?? networkName(at.container)
+  if (at.fresh) {
+    // The proxy joins the new network only when started anew, so it goes with the old network.
+    if (previous) await dropEgress(runtime, at.container, [previous], context)
+    network = freshNetwork(at.container)
+    await writeAtomic(path.join(at.dir, RECORD), `${network}\n`)
+  }
   const proxy = proxyName(at.container)
   const labels = { [EGRESS_LABEL]: at.label }
   try {
@@ -133,7 +162,7 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
     throw isOmhError(error) ? unsupported(`it did not make the internal network ${network} (${String(error.details?.['why'] ?? error.message)})`) : error
   }
   const running: ContainerInfo | undefined = await runtime.inspect?.(proxy, context)
-  if (running?.running) {
+  if (running?.running && !at.fresh) {
     const reload = await runtime.exec(proxy, ['squid', '-k', 'reconfigure', '-f', `${GUEST_CONF}/squid.conf`], { tty: false, capture: true }, context)
     if (reload.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `reload the egress proxy ${proxy}`, reload.stderr.trim().split('\n').at(-1) ?? ''], hintArgs: [] })
     // squid answers from the new rules once it has reread them; a request in between gets the old ones.
@@ -230,10 +259,25 @@ export async function readDecisions(runtime: RuntimePlugin, container: string, c
   return parseDecisions(read.stdout)
 }
 
-/** Removes the session's proxy and network, if any. */
-export async function removeEgress(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<void> {
+/**
+ * Removes the session's proxy and networks (the recorded one, and the unsuffixed one of sessions
+ * made before names had a suffix), if any. `dir`: the session's egress directory.
+ */
+export async function removeEgress(runtime: RuntimePlugin, container: string, dir: string, context: RuntimeContext): Promise<void> {
+  const recorded = await recordedNetwork(dir)
+  await dropEgress(runtime, container, [...new Set([recorded ?? networkName(container), networkName(container)])], context)
+  await rm(path.join(dir, RECORD), { force: true })
+}
+
+/** Stops the proxy and takes the networks away, endpoints first. */
+export async function dropEgress(runtime: RuntimePlugin, container: string, networks: readonly string[], context: RuntimeContext): Promise<void> {
   await runtime.down(proxyName(container), context)
-  // An engine may hold a network a moment after its last container went; one left behind is
-  // harmless (the next launch finds it) and no reason to fail a removal the user asked for.
-  await runtime.networks?.remove(networkName(container), context).catch(() => undefined)
+  const ignore = () => undefined
+  for (const network of networks) {
+    // An engine may keep the endpoint of a removed container, which makes `network rm` fail; a
+    // forced disconnect by name drops it whether or not the container still exists.
+    for (const member of [container, proxyName(container)]) await runtime.networks?.disconnect(network, member, context).catch(ignore)
+    // A network left behind is no reason to fail a removal the user asked for: its name is never used again.
+    await runtime.networks?.remove(network, context).catch(ignore)
+  }
 }

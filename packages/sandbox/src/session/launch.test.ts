@@ -36,9 +36,10 @@ async function setup(adapterExtra = '', fake = fakeRuntime()) {
   g.__omhFakeRuntime = fake
   g.__omhOtherRuntime = other
   const home = path.join(dir, 'home')
+  const state = path.join(dir, 'state')
   const kernel = await Kernel.create({
     cwd: root,
-    env: { ...process.env, OMH_HOME: home },
+    env: { ...process.env, OMH_HOME: home, OMH_STATE: state },
     defaultsFile: path.join(dir, 'omh/defaults.toml'),
     bundledAdapters: path.join(dir, 'omh/adapters'),
   })
@@ -50,7 +51,7 @@ async function setup(adapterExtra = '', fake = fakeRuntime()) {
     notice: (line) => notices.push(line),
     announce: (a) => announced.push(a),
   }
-  return { dir, root, home, fake, other, kernel, host, announced, notices, repo: repository(root) }
+  return { dir, root, home, state, fake, other, kernel, host, announced, notices, repo: repository(root) }
 }
 
 const request = (over: Partial<LaunchRequest> = {}): LaunchRequest => ({ harness: 'h', args: ['--flag'], tty: false, ...over })
@@ -63,25 +64,25 @@ describe('launch', () => {
     const name = `omh-${t.repo.id}-s01`
     expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
     expect(t.fake.execs[0]!.options).toMatchObject({ tty: false, user: '1000:1000', workdir: '/work', env: { OMH_HARNESS: 'h' } })
-    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], notices: [] }])
+    expect(t.announced).toEqual([{ harness: 'h', session: 's01', branch: 'omh/s01', created: true, dropped: [], translated: [], notices: [] }])
     const spec = t.fake.containers.get(name)!.spec
-    const worktree = path.join(t.home, 'worktrees', t.repo.id, 's01')
+    const worktree = path.join(t.state, 'worktrees', t.repo.id, 's01')
     expect(spec.mounts.find((m) => m.guest === '/work')).toEqual({ host: worktree, guest: '/work', readOnly: false })
     // sshd's port for `omh attach`, at a free host port the engine picks: no launch fails on a port taken.
     expect(spec.ports).toEqual([{ guest: 2222 }])
     const rules = spec.mounts.find((m) => m.guest === '/work/RULES.md')!
     expect(rules.readOnly).toBe(true)
     expect(readFileSync(rules.host, 'utf8')).toContain('Be brief.')
-    expect(rules.host.startsWith(path.join(t.home, 'run', t.repo.id, 's01', 'h'))).toBe(true)
+    expect(rules.host.startsWith(path.join(t.state, 'run', t.repo.id, 's01', 'h'))).toBe(true)
     expect(readFileSync(spec.mounts.find((m) => m.guest === '/work/.git')!.host, 'utf8')).toBe('gitdir: /omh/shadow\n')
     expect(spec.mounts.find((m) => m.guest === '/home/agent/.h')).toEqual({
-      host: path.join(t.home, 'creds/h/default/.h'),
+      host: path.join(t.state, 'creds/h/default/.h'),
       guest: '/home/agent/.h',
       readOnly: false,
     })
     // The mountpoint for the rules file exists (made by omh, not the engine) while the container does.
     expect(readFileSync(path.join(worktree, 'RULES.md'), 'utf8')).toBe('')
-    expect(readFileSync(path.join(t.home, 'shadow', t.repo.id, 's01.git/info/exclude'), 'utf8')).toContain('/RULES.md')
+    expect(readFileSync(path.join(t.state, 'shadow', t.repo.id, 's01.git/info/exclude'), 'utf8')).toContain('/RULES.md')
   })
 
   it('reuses the session and its running container on the next launch', async () => {
@@ -110,10 +111,22 @@ describe('launch', () => {
     expect(git(t.root, 'branch', '--list', 'omh/*', '--format=%(refname:short)').split('\n')).toEqual(['omh/s01', 'omh/s02'])
   })
 
+  it('refuses before anything starts when the harness would drop a required item, leaving no session behind', async () => {
+    const t = await setup()
+    write(t.home, { 'skills/look/SKILL.md': '---\nname: look\ndescription: Looks.\nrequired: true\n---\nLook.\n' })
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error).toMatchObject({ code: 'REQUIRED_DROPPED', exit: 2, problems: [{ path: 'skills.look', message: 'unsupported' }] })
+    expect(error.message).toContain('h cannot express an item')
+    expect(t.fake.calls).toEqual([])
+    expect(t.announced).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    expect(readdirSync(path.join(t.home, 'worktrees', t.repo.id))).toEqual([])
+  })
+
   it('leaves an existing session untouched when the harness does not exist', async () => {
     const t = await setup()
     await launch(t.kernel, request(), t.host)
-    const stamp = path.join(t.home, 'run', t.repo.id, 's01', 'last-used')
+    const stamp = path.join(t.state, 'run', t.repo.id, 's01', 'last-used')
     const before = readFileSync(stamp, 'utf8') + String(statSync(stamp).mtimeMs)
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect((await failure(() => launch(t.kernel, request({ harness: 'nope' }), t.host))).message).toContain('nope')
@@ -189,8 +202,8 @@ describe('launch', () => {
     expect(error.code).toBe('SESSION_UP_FAILED')
     expect(error.message).toContain('engine said no')
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
-    expect(readdirSync(path.join(t.home, 'worktrees', t.repo.id))).toEqual([])
-    expect(existsSync(path.join(t.home, 'shadow', t.repo.id, 's01.git'))).toBe(false)
+    expect(readdirSync(path.join(t.state, 'worktrees', t.repo.id))).toEqual([])
+    expect(existsSync(path.join(t.state, 'shadow', t.repo.id, 's01.git'))).toBe(false)
     expect(await launch(t.kernel, request(), t.host)).toBe(0)
     expect(t.announced.map((a) => a.session)).toEqual(['s01'])
   })
@@ -200,20 +213,20 @@ describe('launch', () => {
     t.fake.answering = false
     const error = await failure(() => launch(t.kernel, request(), t.host))
     expect(error.code).toBe('RUNTIME_NOT_FOUND')
-    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
+    expect(existsSync(path.join(t.state, 'worktrees'))).toBe(false)
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
   })
 
   it('creates nothing when the image does not build, and succeeds once it does', async () => {
     const t = await setup()
     const working = t.host.images!.ensure
-    t.fake.images = new Set()
+    t.fake.existing = new Set()
     t.host.images!.ensure = async () => {
       throw OmhError.of(IMAGE_BUILD_FAILED, { args: ['fake', 'img:1', 'install exited 1'] })
     }
     const error = await failure(() => launch(t.kernel, request(), t.host))
     expect(error.code).toBe('IMAGE_BUILD_FAILED')
-    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
+    expect(existsSync(path.join(t.state, 'worktrees'))).toBe(false)
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
     t.host.images!.ensure = working
     expect(await launch(t.kernel, request(), t.host)).toBe(0)
@@ -297,7 +310,7 @@ describe('launch', () => {
       // Another launch, with another plan, before this one takes the lock: it claims the session
       // (stamping last-used), replaces the container, and is done.
       const stamp = new Date(Date.now() + 1000)
-      utimesSync(path.join(t.home, 'run', t.repo.id, 's01', 'last-used'), stamp, stamp)
+      utimesSync(path.join(t.state, 'run', t.repo.id, 's01', 'last-used'), stamp, stamp)
       const c = t.fake.containers.get(name)!
       t.fake.containers.set(name, { ...c, spec: { ...c.spec, labels: { ...c.spec.labels, 'omh.plan': 'another' } } })
     }
@@ -331,7 +344,7 @@ describe('launch', () => {
     const empty = testdir({ 'README.md': 'never committed\n' })
     git(empty, 'init', '-q', '-b', 'main')
     const kernel = await Kernel.create({ ...t.kernel.options, cwd: empty })
-    t.fake.images = new Set()
+    t.fake.existing = new Set()
     let aborted: boolean | undefined
     t.host.images!.ensure = (_adapter, _runtime, context) =>
       new Promise((_resolve, reject) => {
@@ -350,8 +363,8 @@ describe('launch', () => {
     const preview = await previewLaunch(t.kernel, request(), t.host)
     expect(preview).toMatchObject({ session: 's01', branch: 'omh/s01', create: true, base: { name: 'main' } })
     expect(preview.spec.mounts.map((m) => m.guest)).toContain('/work/RULES.md')
-    expect(existsSync(path.join(t.home, 'worktrees'))).toBe(false)
-    expect(existsSync(path.join(t.home, 'run'))).toBe(false)
+    expect(existsSync(path.join(t.state, 'worktrees'))).toBe(false)
+    expect(existsSync(path.join(t.state, 'run'))).toBe(false)
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
     expect(t.fake.calls).toEqual([])
   })

@@ -19,17 +19,18 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
-import path from 'node:path'
 import { resolveSecrets } from '../secrets.js'
-import { egressOf, ensureEgress, networkName, proxyEnv, removeEgress, type Egress } from './egress.js'
+import { egressDir, egressOf, ensureEgress, networkName, proxyEnv, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { resolveBase, type Base } from './repo.js'
-import { LIVENESS_SCRIPT, decideReuse, parseLiveness, type ReuseDecision } from './reuse.js'
+import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
 import { writeExclude } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
+import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
+import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
@@ -68,6 +69,8 @@ export interface LaunchAnnouncement {
   /** The session was created by this launch. */
   readonly created: boolean
   readonly dropped: RenderReport['dropped']
+  /** Items the harness sees as something else, and what. */
+  readonly translated: RenderReport['translated']
   /** What the profile's resolution has to say (selection, composition). */
   readonly notices: readonly string[]
 }
@@ -220,6 +223,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       branch: branchOf(claimed.sid),
       created: claimed.created,
       dropped: prepared.render.dropped,
+      translated: prepared.render.translated,
       notices: prepared.render.profile.notices,
     })
     started = true
@@ -229,6 +233,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     throw error
   } finally {
     await claimed.release()
+    if (started) await touchUp(sessions.paths(claimed.sid).run)
   }
 }
 
@@ -241,19 +246,20 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
 async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promise<Claimed> {
   const { kernel, sessions } = at
   const ready = first.exists ? undefined : await readyToCreate(at, first.sid, host.context)
-  const held = await withRepoLock(kernel.omhHome, sessions.repo, async () => {
+  const held = await withRepoLock(kernel.omhState, sessions.repo, async () => {
     const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
     if (!exists) {
-      const { base } = ready ?? (await readyToCreate(at, sid, host.context))
-      await createSession(kernel.omhHome, sessions.repo, sid, base, kernel.options.env).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
+      const { base, carry } = ready ?? (await readyToCreate(at, sid, host.context))
+      await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
     }
-    return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhHome, sessions.repo, sid, at.adapter.name) }
+    return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhState, sessions.repo, sid, at.adapter.name) }
   })
   return { ...held, ...(ready && held.sid === first.sid ? { engine: ready.engine } : {}) }
 }
 
-/** A new session's preconditions: an engine, a base, the harness image (built when missing). */
-async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): Promise<{ base: Base; engine: EngineView }> {
+/** A new session's preconditions: the files it carries in, an engine, a base, the harness image (built when missing). */
+async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): Promise<{ base: Base; engine: EngineView; carry: CarryFile[] }> {
+  const carry = await planCarryIn(at.kernel, at.sessions.repo.root, at.kernel.options.env)
   const tag = await at.images.tag(at.adapter)
   // A base that cannot be resolved stops a build before it starts, or while it runs.
   const stop = new AbortController()
@@ -265,7 +271,7 @@ async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): 
   })
   const image = engine.then((e) => (e.image ? tag : at.images.ensure(at.adapter, e.runtime, { ...context, signal })))
   const [found, resolved] = await inOrder(engine, base, image)
-  return { base: resolved, engine: { ...found, image: true } }
+  return { base: resolved, engine: { ...found, image: true }, carry }
 }
 
 /**
@@ -347,7 +353,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const spec = stamp(plan.spec, contentDigests(files))
   if (options.dryRun) return { paths, render, planned, plan, spec }
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
-  await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets])
+  await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))])
   return { paths, render, planned, plan, spec, secretEnv }
 }
 
@@ -359,19 +365,27 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
   const egress = egressOf(at.kernel.settings, at.adapter)
+  let network = prepared.spec.network
   if (egress.mode === 'allowlist' && decision.action !== 'busy') {
-    await ensureEgress({
+    network = await ensureEgress({
       runtime,
       context: host.context,
       container: prepared.spec.name!,
       label: `${at.sessions.repo.id}-${sid}`,
-      dir: path.join(prepared.paths.run, 'egress'),
+      dir: egressDir(prepared.paths.run),
       egress,
+      fresh: decision.action === 'up' || decision.action === 'restart',
       ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
       image: imageOptions(at.kernel.settings),
     })
+  } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
+    // Egress changed from the allowlist: the old proxy serves no one, and its record would make
+    // `omh attach` take the new container for one behind it.
+    await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
   }
-  await act(decision, { runtime, spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env }, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+  await act(decision, { runtime, spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) }, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+  const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
+  await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
 }
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
@@ -398,9 +412,9 @@ async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefin
   const paths = sessions.paths(sid)
   // The launch's own error is the one to report; each step here is best effort for the same reason.
   if (runtime) await runtime.down(containerName(sessions.repo, sid), context).catch(ignore)
-  if (runtime) await removeEgress(runtime, containerName(sessions.repo, sid), context).catch(ignore)
+  if (runtime) await removeEgress(runtime, containerName(sessions.repo, sid), egressDir(paths.run), context).catch(ignore)
   await clearMountpoints(paths.run).catch(ignore)
-  await removeSession(kernel.omhHome, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
+  await removeSession(kernel.omhState, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
 }
 
 const ignore = (): void => undefined
@@ -476,15 +490,6 @@ function stamp(spec: ContainerSpec, contents: Readonly<Record<string, string>>):
   return { ...spec, labels: { ...spec.labels, [LABEL.plan]: planDigest(spec, contents) } }
 }
 
-async function liveProcesses(runtime: RuntimePlugin, container: string, user: string, context: RuntimeContext): Promise<string[] | undefined> {
-  try {
-    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user }, context)
-    return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * The account whose login a launch mounts: `-a`, the `account` setting, or
  * the only one captured (two captured and none named is an error, never a
@@ -492,10 +497,10 @@ async function liveProcesses(runtime: RuntimePlugin, container: string, user: st
  * kept there.
  */
 async function accountFor(kernel: Kernel, adapter: Adapter, request: Pick<LaunchRequest, 'account'>): Promise<string> {
-  const choice = await chooseAccount(kernel.omhHome, adapter, { flag: request.account, setting: kernel.settings.account?.value })
+  const choice = await chooseAccount(kernel.omhState, adapter, { flag: request.account, setting: kernel.settings.account?.value })
   return choice.account ?? 'default'
 }
 
 function credentialsOf(kernel: Kernel, adapter: Adapter, account: string): CredentialMount[] {
-  return credentialMounts(adapter.creds, credentialsDir(kernel.omhHome, adapter.name, account))
+  return credentialMounts(adapter.creds, credentialsDir(kernel.omhState, adapter.name, account))
 }

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { statePath } from '@omh/kernel/locations'
 import type { Repository } from './repo.js'
 
 /** Session ids: `s01`, `s02`, …, `s99`, `s100`. */
@@ -8,7 +9,7 @@ export const sessionId = (n: number): string => `s${String(n).padStart(2, '0')}`
 export const sessionNumber = (sid: string): number => Number(sid.slice(1))
 export const branchOf = (sid: string): string => `omh/${sid}`
 
-/** Where everything of one session lives on the host, under `$OMH_HOME`. */
+/** Where everything of one session lives on the host, under `$OMH_STATE`. */
 export interface SessionPaths {
   /** The git worktree on `omh/<sid>`, mounted at `/work`. */
   readonly worktree: string
@@ -18,11 +19,11 @@ export interface SessionPaths {
   readonly run: string
 }
 
-export function sessionPaths(omhHome: string, repo: Repository, sid: string): SessionPaths {
+export function sessionPaths(omhState: string, repo: Repository, sid: string): SessionPaths {
   return {
-    worktree: path.join(omhHome, 'worktrees', repo.id, sid),
-    shadow: path.join(omhHome, 'shadow', repo.id, `${sid}.git`),
-    run: path.join(omhHome, 'run', repo.id, sid),
+    worktree: statePath(omhState, 'worktrees', repo.id, sid),
+    shadow: statePath(omhState, 'shadow', repo.id, `${sid}.git`),
+    run: statePath(omhState, 'run', repo.id, sid),
   }
 }
 
@@ -30,10 +31,10 @@ export function sessionPaths(omhHome: string, repo: Repository, sid: string): Se
 export const stagingDir = (paths: SessionPaths, harness: string): string => path.join(paths.run, harness)
 
 /** The credential store of one account of one harness. */
-export const credentialsDir = (omhHome: string, harness: string, account: string): string =>
-  path.join(omhHome, 'creds', harness, account)
+export const credentialsDir = (omhState: string, harness: string, account: string): string =>
+  statePath(omhState, 'creds', harness, account)
 
-export const repoRunDir = (omhHome: string, repo: Repository): string => path.join(omhHome, 'run', repo.id)
+export const repoRunDir = (omhState: string, repo: Repository): string => statePath(omhState, 'run', repo.id)
 
 /** The container of a session; one per session, whichever harness is in it. */
 export const containerName = (repo: Repository, sid: string): string => `omh-${repo.id}-${sid}`

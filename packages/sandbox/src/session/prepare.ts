@@ -40,11 +40,12 @@ export const stagedMounts = (staged: StageResult): StagedMount[] => {
  */
 export async function prepareCredentials(credentials: readonly CredentialMount[]): Promise<void> {
   for (const c of credentials) {
+    // Logins are for the user's eyes alone: every directory omh makes for one is 0700, every file 0600.
     if (c.kind === 'directory') {
-      await mkdir(c.host, { recursive: true })
+      await mkdir(c.host, { recursive: true, mode: 0o700 })
     } else if (!(await lstat(c.host).catch(() => undefined))) {
-      await mkdir(path.dirname(c.host), { recursive: true })
-      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx' }).catch(() => undefined)
+      await mkdir(path.dirname(c.host), { recursive: true, mode: 0o700 })
+      await writeFile(c.host, c.host.endsWith('.json') ? '{}\n' : '', { flag: 'wx', mode: 0o600 }).catch(() => undefined)
     }
     await handToAgent(c.host)
   }

@@ -1,4 +1,4 @@
-import type { ContainerInfo } from '@omh/plugin-api'
+import type { ContainerInfo, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { LABEL } from './layout.js'
 import { KEEPER } from './plan.js'
 
@@ -12,7 +12,8 @@ export type ReuseDecision =
 /**
  * The plan is the question: a running container stamped with the same plan
  * is reused as it is; one with another plan (or none, or stopped) is
- * replaced, unless something is still running in it, which is never cut off.
+ * replaced, unless something is still running in it (or it cannot tell), which
+ * is never cut off.
  * `processes` is asked only when the answer depends on it.
  */
 export async function decideReuse(
@@ -27,8 +28,10 @@ export async function decideReuse(
   const stamped = container.labels[LABEL.plan]
   if (stamped === digest) return { action: 'attach', container }
   const live = await processes(container)
-  if (live === undefined) return { action: 'restart', container, why: 'it no longer answers' }
   const why = changed(container, harness, stamped)
+  // A running container that cannot say what runs in it is more often a loaded engine than a
+  // broken one, and replacing it could cut a harness off; `sessions down` is the user's call.
+  if (live === undefined) return { action: 'busy', container, why, processes: [] }
   if (live.length) return { action: 'busy', container, why, processes: live }
   return { action: 'restart', container, why }
 }
@@ -68,3 +71,13 @@ export const parseLiveness = (stdout: string): string[] =>
     .map((l) => l.trim())
     .filter(Boolean)
     .map((l) => l.replace(/^\d+\s+/, ''))
+
+/** The processes running in a container besides its keeper, as `user` sees them; undefined when the container cannot say. */
+export async function liveProcesses(runtime: RuntimePlugin, container: string, user: string, context: RuntimeContext): Promise<string[] | undefined> {
+  try {
+    const r = await runtime.exec(container, ['sh', '-c', LIVENESS_SCRIPT], { tty: false, capture: true, user }, context)
+    return r.exitCode === 0 ? parseLiveness(r.stdout) : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -326,9 +326,12 @@ describe('reusing a container', () => {
     const d = await decideReuse([container(true, 'old')], 'd', 'h', async () => ['h --flag'])
     expect(d).toMatchObject({ action: 'busy', processes: ['h --flag'] })
   })
-  it('restarts a stopped container, and one that does not answer', async () => {
+  it('restarts a stopped container', async () => {
     expect((await decideReuse([container(false, 'd')], 'd', 'h', none)).action).toBe('restart')
-    expect((await decideReuse([container(true, 'old')], 'd', 'h', async () => undefined)).action).toBe('restart')
+  })
+  it('never restarts a running container that cannot say what runs in it: a loaded engine may only be slow', async () => {
+    const d = await decideReuse([container(true, 'old')], 'd', 'h', async () => undefined)
+    expect(d).toMatchObject({ action: 'busy', processes: [] })
   })
 })
 

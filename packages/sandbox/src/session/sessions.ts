@@ -35,23 +35,23 @@ export interface PickedSession {
  */
 export class Sessions {
   constructor(
-    readonly omhHome: string,
+    readonly omhState: string,
     readonly repo: Repository,
     readonly env: Env,
   ) {}
 
   /** The sessions of the repository the kernel runs in; NOT_A_REPOSITORY outside one. */
-  static of(kernel: Pick<Kernel, 'repoRoot' | 'options' | 'omhHome'>): Sessions {
-    return new Sessions(kernel.omhHome, requireRepo(kernel), kernel.options.env)
+  static of(kernel: Pick<Kernel, 'repoRoot' | 'options' | 'omhState'>): Sessions {
+    return new Sessions(kernel.omhState, requireRepo(kernel), kernel.options.env)
   }
 
   /** Session ids in id order. */
   list(): Promise<string[]> {
-    return listSessions(this.omhHome, this.repo)
+    return listSessions(this.omhState, this.repo)
   }
 
   paths(sid: string): SessionPaths {
-    return sessionPaths(this.omhHome, this.repo, sid)
+    return sessionPaths(this.omhState, this.repo, sid)
   }
 
   /**
@@ -78,19 +78,19 @@ export class Sessions {
       if (!known.includes(choice.session)) {
         throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, this.repo.root], hintArgs: [known] })
       }
-      return { sid: choice.session, exists: true, lastUsed: await lastUsed(this.omhHome, this.repo, choice.session) }
+      return { sid: choice.session, exists: true, lastUsed: await lastUsed(this.omhState, this.repo, choice.session) }
     }
     if (!choice.fresh) {
       for (const { sid, lastUsed } of await this.#recentFirst(known)) {
-        if (!choice.skip?.includes(sid) && !(await readClaim(this.omhHome, this.repo, sid))) return { sid, exists: true, lastUsed }
+        if (!choice.skip?.includes(sid) && !(await readClaim(this.omhState, this.repo, sid))) return { sid, exists: true, lastUsed }
       }
     }
-    return { sid: await nextSessionId(this.omhHome, this.repo, this.env), exists: false }
+    return { sid: await nextSessionId(this.omhState, this.repo, this.env), exists: false }
   }
 
   /** Sessions (in id order) with the one launched into last first. */
   async #recentFirst(sessions: readonly string[]): Promise<{ sid: string; lastUsed: number }[]> {
-    const stamped = await Promise.all(sessions.map(async (sid) => ({ sid, lastUsed: await lastUsed(this.omhHome, this.repo, sid) })))
+    const stamped = await Promise.all(sessions.map(async (sid) => ({ sid, lastUsed: await lastUsed(this.omhState, this.repo, sid) })))
     // The sort is stable, so reversing first settles ties for the newer id.
     return stamped.reverse().sort((a, b) => b.lastUsed - a.lastUsed)
   }

@@ -14,10 +14,11 @@ export const SANDBOX_AUTHOR = { name: 'omh sandbox', email: 'sandbox@omh.invalid
 export const ARRANGEMENT = `This repository belongs to the sandbox. It holds one commit, the files as the
 session started, and none of the project's history; it has no remote.
 
-Commit here as often as you like: these commits are your own checkpoints. What
-reaches the person you work with is the state of the files in /work, which they
-review with \`omh sessions diff\` and commit to the session's branch with
-\`omh sessions commit\`.`
+Commit here as often as you like. When the person you work with runs
+\`omh sessions commit\`, the commits on this repository's HEAD land on the
+session's branch with your messages (a merge lands as one commit), followed by
+whatever you left uncommitted in /work. They review it with
+\`omh sessions diff\`.`
 
 /** The pointer a container finds at `/work/.git`: the shadow, not the checkout's repository. */
 export const GITFILE = `gitdir: ${GUEST_SHADOW}\n`

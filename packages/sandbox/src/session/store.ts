@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { statePath } from '@omh/kernel/locations'
 import { tryGit } from './git.js'
 import { SESSION_ID, repoRunDir, sessionId, sessionNumber, sessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
@@ -16,8 +17,8 @@ async function names(dir: string): Promise<string[]> {
 }
 
 /** The sessions of a repository: one per worktree directory, in id order. */
-export async function listSessions(omhHome: string, repo: Repository): Promise<string[]> {
-  const ids = (await names(path.join(omhHome, 'worktrees', repo.id))).filter((n) => SESSION_ID.test(n))
+export async function listSessions(omhState: string, repo: Repository): Promise<string[]> {
+  const ids = (await names(statePath(omhState, 'worktrees', repo.id))).filter((n) => SESSION_ID.test(n))
   return ids.sort((a, b) => sessionNumber(a) - sessionNumber(b))
 }
 
@@ -26,18 +27,18 @@ export async function listSessions(omhHome: string, repo: Repository): Promise<s
  * branch, a shadow, a run directory) are skipped, so a new session never
  * adopts what a removed one left behind.
  */
-export async function nextSessionId(omhHome: string, repo: Repository, env: Env): Promise<string> {
+export async function nextSessionId(omhState: string, repo: Repository, env: Env): Promise<string> {
   const used = new Set<number>()
   const add = (n: string) => SESSION_ID.test(n) && used.add(sessionNumber(n))
-  for (const n of await names(path.join(omhHome, 'worktrees', repo.id))) add(n)
-  for (const n of await names(path.join(omhHome, 'shadow', repo.id))) add(n.replace(/\.git$/, ''))
-  for (const n of await names(repoRunDir(omhHome, repo))) add(n)
+  for (const n of await names(statePath(omhState, 'worktrees', repo.id))) add(n)
+  for (const n of await names(statePath(omhState, 'shadow', repo.id))) add(n.replace(/\.git$/, ''))
+  for (const n of await names(repoRunDir(omhState, repo))) add(n)
   const branches = await tryGit(['for-each-ref', '--format=%(refname:strip=3)', 'refs/heads/omh/'], { cwd: repo.root, env })
   if (branches.ok) for (const n of branches.stdout.split('\n')) add(n.trim())
   return sessionId(Math.max(0, ...used) + 1)
 }
 
-const alive = (pid: number): boolean => {
+export const alive = (pid: number): boolean => {
   if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)
@@ -70,8 +71,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * directory (mkdir is atomic) naming its holder; a holder that died leaves
  * a lock the next caller takes over.
  */
-export async function withRepoLock<T>(omhHome: string, repo: Repository, run: () => Promise<T>): Promise<T> {
-  const dir = path.join(repoRunDir(omhHome, repo), '.lock')
+export function withRepoLock<T>(omhState: string, repo: Repository, run: () => Promise<T>): Promise<T> {
+  return withDirLock(path.join(repoRunDir(omhState, repo), '.lock'), run)
+}
+
+/**
+ * Runs `run` holding a lock: a directory (mkdir is atomic) naming its
+ * holder's pid, so a holder that died leaves a lock the next caller takes
+ * over, however long a live one holds it.
+ */
+export async function withDirLock<T>(dir: string, run: () => Promise<T>): Promise<T> {
   await mkdir(path.dirname(dir), { recursive: true })
   for (let attempt = 0; ; attempt++) {
     try {
@@ -83,7 +92,7 @@ export async function withRepoLock<T>(omhHome: string, repo: Repository, run: ()
       const holder = Number(await readFile(path.join(dir, 'pid'), 'utf8').catch(() => ''))
       // A lock without a pid is being taken right now; give it a moment before calling it stale.
       if ((holder && !alive(holder)) || (!holder && attempt > 20)) await rm(dir, { recursive: true, force: true })
-      else if (attempt > 600) throw new Error(`the session lock ${dir} has been held by process ${holder} for a minute`, { cause: error })
+      else if (attempt > 600) throw new Error(`the lock ${dir} has been held by process ${holder} for a minute`, { cause: error })
       await sleep(25 + Math.floor(Math.random() * 50))
     }
   }
@@ -101,21 +110,21 @@ export interface Claim {
   readonly since: string
 }
 
-const claimFile = (omhHome: string, repo: Repository, sid: string) => path.join(sessionPaths(omhHome, repo, sid).run, 'claim')
+const claimFile = (omhState: string, repo: Repository, sid: string) => path.join(sessionPaths(omhState, repo, sid).run, 'claim')
 
 /** When a launch last went into a session; 0 for never. */
-export async function lastUsed(omhHome: string, repo: Repository, sid: string): Promise<number> {
+export async function lastUsed(omhState: string, repo: Repository, sid: string): Promise<number> {
   try {
-    return (await stat(path.join(sessionPaths(omhHome, repo, sid).run, 'last-used'))).mtimeMs
+    return (await stat(path.join(sessionPaths(omhState, repo, sid).run, 'last-used'))).mtimeMs
   } catch {
     return 0
   }
 }
 
 /** The live claim on a session, if an omh process still holds it. */
-export async function readClaim(omhHome: string, repo: Repository, sid: string): Promise<Claim | undefined> {
+export async function readClaim(omhState: string, repo: Repository, sid: string): Promise<Claim | undefined> {
   try {
-    const claim = JSON.parse(await readFile(claimFile(omhHome, repo, sid), 'utf8')) as Claim
+    const claim = JSON.parse(await readFile(claimFile(omhState, repo, sid), 'utf8')) as Claim
     return alive(claim.pid) ? claim : undefined
   } catch {
     return undefined
@@ -123,8 +132,8 @@ export async function readClaim(omhHome: string, repo: Repository, sid: string):
 }
 
 /** Marks a session as used by this process; call under the repository lock. Resolves the release. */
-export async function claim(omhHome: string, repo: Repository, sid: string, harness: string): Promise<() => Promise<void>> {
-  const file = claimFile(omhHome, repo, sid)
+export async function claim(omhState: string, repo: Repository, sid: string, harness: string): Promise<() => Promise<void>> {
+  const file = claimFile(omhState, repo, sid)
   await mkdir(path.dirname(file), { recursive: true })
   const mine: Claim = { pid: process.pid, harness, since: new Date().toISOString() }
   await writeFile(file, `${JSON.stringify(mine)}\n`)

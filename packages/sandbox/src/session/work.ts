@@ -2,7 +2,9 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { GIT_FAILED, NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
+import { carriedPaths } from './carry-in.js'
 import { GitError, tryGit, type GitOptions } from './git.js'
+import { agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
 
@@ -35,6 +37,7 @@ export async function omhPaths(paths: SessionPaths): Promise<string[]> {
   } catch {
     // No mountpoints recorded.
   }
+  for (const rel of await carriedPaths(paths.run)) out.add(rel)
   return [...out].sort()
 }
 
@@ -77,18 +80,18 @@ export interface WorkState {
   readonly uncommitted: Count
 }
 
-const options = (repo: Repository, paths: SessionPaths, env: Env, cwd = paths.worktree): GitOptions => ({
+const options_ = (repo: Repository, paths: SessionPaths, env: Env, cwd = paths.worktree): GitOptions => ({
   cwd,
   env,
   trust: [paths.worktree],
 })
 
-export async function workState(omhHome: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
-  const paths = sessionPaths(omhHome, repo, sid)
-  const at = options(repo, paths, env)
+export async function workState(omhState: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
+  const paths = sessionPaths(omhState, repo, sid)
+  const at = options_(repo, paths, env)
   const head = await tryGit(['symbolic-ref', '--quiet', '--short', 'HEAD'], at)
   const ahead = baseCommit
-    ? await tryGit(['rev-list', '--count', `${baseCommit}..refs/heads/${branchOf(sid)}`], options(repo, paths, env, repo.root))
+    ? await tryGit(['rev-list', '--count', `${baseCommit}..refs/heads/${branchOf(sid)}`], options_(repo, paths, env, repo.root))
     : undefined
   const status = await tryGit(['status', '--porcelain', '--untracked-files=all', '--', ...excluding(await omhPaths(paths))], at)
   return {
@@ -98,8 +101,25 @@ export async function workState(omhHome: string, repo: Repository, sid: string, 
   }
 }
 
+/**
+ * The files a session has changed since the base, committed on its branch
+ * or not, omh's own left out; undefined when git cannot tell.
+ */
+export async function changedFiles(omhState: string, repo: Repository, sid: string, baseCommit: string, env: Env): Promise<string[] | undefined> {
+  const paths = sessionPaths(omhState, repo, sid)
+  const omh = await omhPaths(paths)
+  const [committed, status] = await Promise.all([
+    tryGit(['diff', '--name-only', '--no-renames', '-z', `${baseCommit}...refs/heads/${branchOf(sid)}`, '--', ...excluding(omh)], options_(repo, paths, env, repo.root)),
+    tryGit(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', '--', ...excluding(omh)], options_(repo, paths, env)),
+  ])
+  if (!committed.ok || !status.ok) return undefined
+  const files = new Set(committed.stdout.split('\0').filter(Boolean))
+  for (const entry of status.stdout.split('\0')) if (entry.length > 3) files.add(entry.slice(3))
+  return [...files].sort()
+}
+
 async function requireOnBranch(repo: Repository, paths: SessionPaths, sid: string, env: Env): Promise<void> {
-  const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], options(repo, paths, env))
+  const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], options_(repo, paths, env))
   const branch = branchOf(sid)
   if (head.stdout.trim() !== `refs/heads/${branch}`) {
     const on = head.ok ? head.stdout.trim().replace(/^refs\/heads\//, '') : 'a detached HEAD'
@@ -125,18 +145,18 @@ export interface SessionDiff {
 }
 
 export async function sessionDiff(
-  omhHome: string,
+  omhState: string,
   repo: Repository,
   sid: string,
   baseCommit: string,
   env: Env,
   format: 'patch' | 'stat',
 ): Promise<SessionDiff> {
-  const paths = sessionPaths(omhHome, repo, sid)
+  const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
   // A throwaway index, so untracked files show and the worktree's own index is untouched.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'omh-diff-'))
-  const at = { ...options(repo, paths, env), extraEnv: { GIT_INDEX_FILE: path.join(tmp, 'index') } }
+  const at = { ...options_(repo, paths, env), extraEnv: { GIT_INDEX_FILE: path.join(tmp, 'index') } }
   try {
     const doing = `reading the changes of ${sid}`
     const mergeBase = (await must(doing, repo, ['merge-base', baseCommit, 'HEAD'], at)).trim()
@@ -165,21 +185,122 @@ function parseNumstat(z: string): SessionDiff['files'] {
   return out
 }
 
+/** One of the agent's commits, as it landed on `omh/<sid>` or was left out. */
+export interface KeptCommit {
+  /** The commit in the sandbox repository. */
+  readonly from: string
+  /** The commit on `omh/<sid>`; undefined when it was left out. */
+  readonly commit: string | undefined
+  readonly subject: string
+}
+
+/** What `commitSession` put on the branch. */
+export interface SessionCommit {
+  /** The branch's new tip. */
+  readonly commit: string
+  /** The agent's commits that landed, oldest first. */
+  readonly kept: readonly KeptCommit[]
+  /** The agent's commits left out because they change nothing on the branch (empty, or already there). */
+  readonly skipped: readonly KeptCommit[]
+  /** The commit of the files the agent left uncommitted, with the user's message; undefined when there were none. */
+  readonly rest: string | undefined
+}
+
 /**
- * Commits the worktree's changes to `omh/<sid>` with the user's message and
- * identity. omh's files are never staged; "nothing to commit" is an error,
- * not a success. Resolves the new commit.
+ * Commits a session's work to `omh/<sid>`: first each commit the agent made
+ * in the sandbox repository since the last time (its message, the sandbox
+ * as author, the user as committer), then the files left uncommitted, as
+ * one commit with the user's message and identity. With `squash`, the files
+ * only, as one commit.
+ *
+ * Every commit is built beside the branch, in a throwaway index, and the
+ * branch moves once, from the tip it had when omh started, to the last of
+ * them: all land or none do. omh's files are never staged; nothing to commit
+ * is an error, not a success.
  */
-export async function commitSession(omhHome: string, repo: Repository, sid: string, message: string, env: Env): Promise<string> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function commitSession(
+  omhState: string,
+  repo: Repository,
+  sid: string,
+  message: string,
+  env: Env,
+  options: { squash?: boolean } = {},
+): Promise<SessionCommit> {
+  const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
-  const at = options(repo, paths, env)
   const doing = `committing the work of ${sid}`
-  await must(doing, repo, ['add', '--all', '--', ...excluding(await omhPaths(paths))], at)
-  const staged = await tryGit(['diff', '--cached', '--quiet'], at)
-  if (staged.ok) throw OmhError.of(NOTHING_TO_COMMIT, { args: [branchOf(sid)], hintArgs: [sid] })
-  await must(doing, repo, ['commit', '--quiet', '--no-verify', '--file', '-'], { ...at, input: message })
-  return (await must(doing, repo, ['rev-parse', 'HEAD'], at)).trim()
+  const ref = `refs/heads/${branchOf(sid)}`
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'omh-commit-'))
+  try {
+    const base: GitOptions = { ...options_(repo, paths, env), extraEnv: { GIT_INDEX_FILE: path.join(tmp, 'index') } }
+    const tip = (await must(doing, repo, ['rev-parse', '--verify', `${ref}^{commit}`], base)).trim()
+    const omh = await omhPaths(paths)
+    const isOmh = (p: string) => omh.some((o) => p === o || p.startsWith(`${o}/`))
+    const history = options.squash
+      ? { head: await sandboxHead(paths.shadow, sid).catch(() => undefined), extraEnv: {}, commits: [] }
+      : await readSandboxHistory(paths.shadow, sid, await readCarried(paths.run), isOmh, base)
+    const borrowed: Readonly<Record<string, string>> = history.extraEnv
+    const at: GitOptions = { ...base, extraEnv: { ...base.extraEnv, ...borrowed } }
+    const treeOf = async (commit: string) => (await must(doing, repo, ['rev-parse', `${commit}^{tree}`], at)).trim()
+
+    await must(doing, repo, ['read-tree', tip], at)
+    let last = tip
+    let lastTree = await treeOf(tip)
+    const kept: KeptCommit[] = []
+    const skipped: KeptCommit[] = []
+    for (const c of options.squash ? [] : history.commits) {
+      const subject = c.message.split('\n')[0] ?? ''
+      // Removals first: a path that turns from a file into a directory is free by the time it is added.
+      const ordered = [...c.changes.filter((x) => x.mode === '0'), ...c.changes.filter((x) => x.mode !== '0')]
+      const info = ordered.map((x) => (x.mode === '0' ? `0 ${'0'.repeat(x.object.length)}\t${x.path}` : `${x.mode} ${x.object}\t${x.path}`)).join('\0')
+      if (info) await must(doing, repo, ['update-index', '-z', '--index-info'], { ...at, input: `${info}\0` })
+      const tree = (await must(doing, repo, ['write-tree'], at)).trim()
+      if (tree === lastTree) {
+        skipped.push({ from: c.sha, commit: undefined, subject })
+        continue
+      }
+      const made = (
+        await must(doing, repo, ['commit-tree', tree, '-p', last, '-F', '-'], { ...at, input: c.message, extraEnv: { ...at.extraEnv, ...agentIdentity(c.date) } })
+      ).trim()
+      kept.push({ from: c.sha, commit: made, subject })
+      last = made
+      lastTree = tree
+    }
+
+    await must(doing, repo, ['add', '--all', '--', ...excluding(omh)], at)
+    const tree = (await must(doing, repo, ['write-tree'], at)).trim()
+    let rest: string | undefined
+    if (tree !== lastTree) {
+      rest = (await must(doing, repo, ['commit-tree', tree, '-p', last, '-F', '-'], { ...at, input: message })).trim()
+      last = rest
+    }
+    if (last === tip) throw OmhError.of(NOTHING_TO_COMMIT, { args: [branchOf(sid)], hintArgs: [sid] })
+
+    if (at.extraEnv?.['GIT_ALTERNATE_OBJECT_DIRECTORIES']) await copyObjects(repo, paths, env, at, tip, last, doing)
+    await must(doing, repo, ['update-ref', '-m', `omh: sessions commit ${sid}`, ref, last, tip], base)
+    // The branch moved under the worktree; its index follows, its files already match.
+    await tryGit(['reset', '--quiet'], options_(repo, paths, env))
+    if (history.head) await writeCarried(paths.run, history.head).catch(() => undefined)
+    return { commit: last, kept, skipped, rest }
+  } finally {
+    await rm(tmp, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Copies the objects the new commits reach from the sandbox's store into the
+ * user's repository, and checks that every one of them is there before the
+ * branch may move: once the sandbox repository is gone, nothing on the
+ * branch may be missing.
+ */
+async function copyObjects(repo: Repository, paths: SessionPaths, env: Env, at: GitOptions, from: string, to: string, doing: string): Promise<void> {
+  const common = (await must(doing, repo, ['rev-parse', '--path-format=absolute', '--git-common-dir'], options_(repo, paths, env))).trim()
+  await must(doing, repo, ['pack-objects', '--revs', '--quiet', path.join(common, 'objects', 'pack', 'pack')], { ...at, input: `${to}\n^${from}\n` })
+  const reached = await must(doing, repo, ['rev-list', '--objects', to, `^${from}`], at)
+  const ids = reached.split('\n').map((l) => l.split(' ')[0]).filter(Boolean)
+  const own = options_(repo, paths, env)
+  const check = await must(doing, repo, ['cat-file', '--batch-check=%(objectname)'], { ...own, input: ids.map((id) => `${id}\n`).join('') })
+  if (check.includes(' missing')) throw failed(doing, repo, new GitError(['cat-file'], { ok: false, code: 1, stdout: '', stderr: 'an object of the new commits did not reach the repository' }))
 }
 
 /**
@@ -187,10 +308,10 @@ export async function commitSession(omhHome: string, repo: Repository, sid: stri
  * no other ref reaches, and uncommitted files. `unknown` where git cannot
  * tell, which callers treat as "there may be".
  */
-export async function unsavedWork(omhHome: string, repo: Repository, sid: string, env: Env): Promise<{ commits: Count; uncommitted: Count }> {
-  const paths = sessionPaths(omhHome, repo, sid)
+export async function unsavedWork(omhState: string, repo: Repository, sid: string, env: Env): Promise<{ commits: Count; uncommitted: Count }> {
+  const paths = sessionPaths(omhState, repo, sid)
   const branch = `refs/heads/${branchOf(sid)}`
-  const atRepo = options(repo, paths, env, repo.root)
+  const atRepo = options_(repo, paths, env, repo.root)
   let commits: Count = 'unknown'
   const exists = await tryGit(['rev-parse', '--verify', '--quiet', branch], atRepo)
   if (!exists.ok) commits = exists.code === 1 ? 0 : 'unknown'
@@ -202,6 +323,6 @@ export async function unsavedWork(omhHome: string, repo: Repository, sid: string
       if (count.ok) commits = Number(count.stdout.trim())
     }
   }
-  const state = await workState(omhHome, repo, sid, undefined, env)
+  const state = await workState(omhState, repo, sid, undefined, env)
   return { commits, uncommitted: state.uncommitted }
 }

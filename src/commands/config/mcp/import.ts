@@ -1,9 +1,9 @@
 import os from 'node:os'
 import path from 'node:path'
 import { Args, Flags } from '../../../lib/oclif.js'
-import { IMPORT_INVALID, IMPORT_SOURCE_MISSING, IMPORT_UNSUPPORTED, NOT_A_REPOSITORY, OmhError, type McpServer } from '@omh/plugin-api'
-import { mcpFileOf, openMcpDocument, planPut, readTextSafe, serverFrom, type McpChange } from '@omh/kernel'
-import { carryOut, planFlags, type PlanResult } from '../../../lib/mcp-plan.js'
+import { IMPORT_SOURCE_MISSING, IMPORT_UNSUPPORTED, NOT_A_REPOSITORY, OmhError } from '@omh/plugin-api'
+import { mcpFileOf, openMcpDocument, planPut, readTextSafe } from '@omh/kernel'
+import { carryOut, planFlags, readServers, type PlanResult } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 
 export interface ImportResult extends PlanResult {
@@ -38,20 +38,7 @@ export default class ConfigMcpImport extends OmhCommand<ImportResult> {
     const maxBytes = kernel.settings.fileBytes?.value
     const content = readTextSafe(from, { within, maxBytes })
     if (content === undefined) throw OmhError.of(IMPORT_SOURCE_MISSING, { args: [from] })
-    const parsed = read([{ file: from, content }])
-    if (!parsed.ok) throw OmhError.of(IMPORT_INVALID, { args: [from, binding.render, parsed.problems.length], problems: parsed.problems })
-
-    // What a parser read is checked as a hand-written entry would be: a name or value omh cannot keep is not imported.
-    const servers: McpServer[] = []
-    const conflicting: McpChange[] = []
-    for (const server of parsed.items.mcp ?? []) {
-      const problems: string[] = []
-      const { name, ...rest } = server
-      const checked = serverFrom(name, toEntry(rest as McpServer), (p, message) => problems.push(`${p.length ? `${p.join('.')}: ` : ''}${message}`))
-      if (checked) servers.push(checked)
-      else conflicting.push({ name, change: 'conflicting', reason: problems.join('; ') })
-    }
-    for (const left of parsed.left) conflicting.push({ name: left.name, change: 'conflicting', reason: left.reason })
+    const { servers, conflicting } = readServers(read, from, content, binding.render)
 
     const doc = await openMcpDocument(mcpFileOf(kernel.omhHome), { maxBytes })
     if (!this.jsonEnabled()) this.notice(`${this.errStyle.bold('omh:')} ${adapter.name}: read ${from}`)
@@ -68,8 +55,3 @@ export default class ConfigMcpImport extends OmhCommand<ImportResult> {
     return { from: path.resolve(out.replace(/^\$REPO/, repo)), within: repo }
   }
 }
-
-const toEntry = (server: McpServer): Record<string, unknown> =>
-  server.transport === 'stdio'
-    ? { command: server.command, args: server.args, env: server.env, ...(server.cwd !== undefined ? { cwd: server.cwd } : {}) }
-    : { type: server.transport, url: server.url, headers: server.headers }

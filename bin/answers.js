@@ -1,0 +1,171 @@
+// Answers of read-only commands, kept per user and given again while every
+// file they read is unchanged. Loading oclif, the kernel and the plugins costs
+// several bare `node` start-ups; a command that only reads files can be
+// answered from the last answer when none of those files changed. This module
+// is on the path of every such command, so it imports nothing but `node:fs`,
+// which Node has loaded already.
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+
+/** Bumped whenever the entry format or the recording rules change. */
+const FORMAT = 'omh-answer-2'
+
+/** Entries kept at most; the oldest go first. */
+const KEEP = 256
+
+/**
+ * The commands that only read files: they start no process, open no
+ * connection, write nothing, and print nothing that depends on time.
+ * `render --content` prints secrets, which are never written to a cache.
+ */
+export function cacheable(argv) {
+  if (argv.includes('--content')) return false
+  const [a, b, c] = argv
+  if (a === '--help' || a === 'help' || a === 'plugins' || a === 'render') return true
+  if (a === 'adapters') return b === 'ls' || b === 'show' || b === 'validate'
+  return a === 'config' && b === 'mcp' && c === 'ls'
+}
+
+/**
+ * Where answers are kept: `$XDG_CACHE_HOME/omh/answers`, else
+ * `~/.cache/omh/answers`. The one place that says so.
+ */
+export function cacheDir(env = process.env) {
+  const base = env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : env.HOME?.startsWith('/') ? `${env.HOME}/.cache` : undefined
+  return base && `${base}/omh/answers`
+}
+
+/**
+ * Whether a descriptor is a terminal. `node:tty` loads some thirty modules, so
+ * it is asked only about a character device that is not /dev/null.
+ */
+function isatty(fd) {
+  try {
+    const s = fstatSync(fd)
+    if (!s.isCharacterDevice() || s.rdev === statSync('/dev/null').rdev) return false
+  } catch {
+    return false
+  }
+  return process.getBuiltinModule?.('node:tty').isatty(fd) ?? true
+}
+
+/** Everything besides files that can change an answer: arguments, directory, user, environment, terminal, Node. */
+export function answerKey(argv, env = process.env) {
+  const names = Object.keys(env)
+    .filter((name) => name !== '_' && name !== 'OLDPWD')
+    .sort()
+  const tty = [0, 1, 2].map((fd) => isatty(fd))
+  return JSON.stringify({
+    format: FORMAT,
+    argv,
+    cwd: process.cwd(),
+    uid: process.getuid?.(),
+    node: [process.execPath, process.version, process.execArgv],
+    tty,
+    columns: [tty[1] ? process.stdout.columns : 0, tty[2] ? process.stderr.columns : 0],
+    env: names.map((name) => `${name}=${env[name]}`),
+  })
+}
+
+/** File name for a key: two 32-bit FNV-1a hashes. The entry holds the whole key, compared on use. */
+export function entryName(key) {
+  let a = 0x811c9dc5
+  let b = 0x050c5d1f
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15)
+  }
+  return `${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}.json`
+}
+
+/**
+ * What a path is now: kind, device, inode, size and both times, to the
+ * nanosecond; through a link, the same of what it points at. A file edited,
+ * replaced, created or removed reads differently.
+ */
+export function fingerprint(file) {
+  let fp
+  try {
+    const s = lstatSync(file, { bigint: true, throwIfNoEntry: false })
+    if (!s) return '-'
+    fp = stamp(s)
+    if (s.isSymbolicLink()) {
+      const t = statSync(file, { bigint: true, throwIfNoEntry: false })
+      fp += `>${t ? stamp(t) : '-'}`
+    }
+  } catch (error) {
+    return `!${error.code}`
+  }
+  return fp
+}
+
+const stamp = (s) => `${s.mode}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+
+/** The cache directory, only when it is a real directory of this user's that no one else may read or write. */
+export function privateDir(dir) {
+  try {
+    const s = lstatSync(dir)
+    return s.isDirectory() && s.uid === process.getuid() && (s.mode & 0o077) === 0
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Prints the kept answer for `key` and sets the exit code, when one exists and
+ * every file it read is as it was; false otherwise. An entry that cannot be
+ * read, parsed or trusted is ignored (and replaced by the next run).
+ */
+export function replay(key, dir) {
+  if (!dir || !privateDir(dir)) return false
+  let entry
+  try {
+    const fd = openSync(`${dir}/${entryName(key)}`, 'r')
+    try {
+      const s = fstatSync(fd)
+      if (!s.isFile() || s.uid !== process.getuid() || (s.mode & 0o077) !== 0) return false
+      entry = JSON.parse(readFileSync(fd, 'utf8'))
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return false
+  }
+  if (!entry || entry.key !== key || !Array.isArray(entry.inputs) || !Array.isArray(entry.out) || !Number.isInteger(entry.code)) return false
+  for (const input of entry.inputs) {
+    if (!Array.isArray(input) || fingerprint(input[0]) !== input[1]) return false
+  }
+  for (const [fd, data, base64] of entry.out) {
+    const stream = fd === 1 ? process.stdout : process.stderr
+    stream.write(base64 ? Buffer.from(data, 'base64') : data)
+  }
+  process.exitCode = entry.code
+  return true
+}
+
+/** Writes an entry whole (temporary file, then rename), mode 0600 in a 0700 directory; keeps the newest `KEEP`. */
+export function save(dir, key, entry) {
+  try {
+    // One level at a time: a recursive mkdir can spin where a parent cannot be made (under /proc).
+    const parts = dir.split('/')
+    for (let n = parts.length - 2; n <= parts.length; n++) {
+      try {
+        mkdirSync(parts.slice(0, n).join('/'), { mode: 0o700 })
+      } catch (error) {
+        if (error.code !== 'EEXIST') return
+      }
+    }
+    if (!privateDir(dir)) return
+    const file = `${dir}/${entryName(key)}`
+    const temp = `${file}.${process.pid}.tmp`
+    writeFileSync(temp, JSON.stringify({ key, ...entry }), { mode: 0o600, flag: 'wx' })
+    renameSync(temp, file)
+    const names = readdirSync(dir)
+    if (names.length > KEEP) {
+      const aged = names.map((name) => ({ name, t: lstatSync(`${dir}/${name}`).mtimeMs })).sort((x, y) => x.t - y.t)
+      for (const { name } of aged.slice(0, names.length - KEEP / 2)) unlinkSync(`${dir}/${name}`)
+    }
+  } catch {
+    // A cache that cannot be written only costs the next run its speed.
+  }
+}

@@ -1,0 +1,151 @@
+// Records what a read-only command read and printed, so the next run with the
+// same key can be answered while those files are unchanged (bin/answers.js).
+// Every path the process asks about is noted: through `node:fs` (settings,
+// adapters, plugin manifests, catalogue files, repository files, oclif's own)
+// and through the module loader (omh, plugins, what they import, and the
+// `node_modules` directories a package is looked up in). A run that starts a
+// process, opens a connection or writes a file is not kept: its answer is not
+// a function of files alone.
+import fs from 'node:fs'
+import module from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { fingerprint, save } from './answers.js'
+
+/** A file changed this recently may change again within the file system's time resolution, unseen. */
+const SETTLED_MS = 2000
+
+const READS = ['access', 'exists', 'lstat', 'open', 'opendir', 'readdir', 'readFile', 'readlink', 'realpath', 'stat', 'statfs', 'createReadStream', 'watch', 'watchFile']
+const WRITES = [
+  'appendFile', 'chmod', 'chown', 'copyFile', 'cp', 'createWriteStream', 'fchmod', 'fchown', 'ftruncate', 'futimes', 'lchmod', 'lchown',
+  'link', 'lutimes', 'mkdir', 'mkdtemp', 'rename', 'rm', 'rmdir', 'symlink', 'truncate', 'unlink', 'utimes', 'writeFile', 'writev',
+]
+const SPAWNS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']
+
+export async function record(key, dir) {
+  if (!dir || typeof module.registerHooks !== 'function') return
+  const started = Date.now()
+  const touched = new Set([fileURLToPath(import.meta.url), fileURLToPath(new URL('answers.js', import.meta.url)), fileURLToPath(new URL('run.js', import.meta.url))])
+  const out = []
+  let kept = true
+
+  const touch = (p) => {
+    if (p instanceof URL) p = p.protocol === 'file:' ? fileURLToPath(p) : undefined
+    else if (Buffer.isBuffer(p)) p = p.toString()
+    if (typeof p !== 'string') return
+    const abs = path.resolve(p)
+    // Per-process views: the files behind them are noted by their own paths.
+    if (!/^\/(proc|dev|sys)(\/|$)/.test(abs)) touched.add(abs)
+  }
+  const spoil = () => {
+    kept = false
+  }
+  const writes = (flags) => typeof flags === 'number' ? (flags & 3) !== 0 || (flags & fs.constants.O_CREAT) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags)
+
+  // Before `node:fs` is wrapped: a stream to a file writes through fs.writeSync, taken when the stream is made.
+  for (const [fd, stream] of [
+    [1, process.stdout],
+    [2, process.stderr],
+  ]) {
+    const write = stream.write
+    stream.write = function (chunk, encoding, callback) {
+      if (typeof chunk === 'string' && (typeof encoding !== 'string' || /^utf-?8$/i.test(encoding))) out.push([fd, chunk, false])
+      else out.push([fd, Buffer.from(chunk, typeof encoding === 'string' ? encoding : undefined).toString('base64'), true])
+      return write.call(this, chunk, encoding, callback)
+    }
+  }
+
+  const wrap = (target, name, before) => {
+    const original = target[name]
+    if (typeof original !== 'function') return
+    const wrapped = function (...args) {
+      before(args)
+      return original.apply(this, args)
+    }
+    Object.assign(wrapped, original)
+    Object.defineProperty(wrapped, 'name', { value: original.name })
+    target[name] = wrapped
+  }
+  for (const target of [fs, fs.promises]) {
+    for (const base of READS) {
+      for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
+        wrap(target, name, (args) => {
+          touch(args[0])
+          if (base === 'open' && writes(args[1])) spoil()
+        })
+      }
+    }
+    for (const base of WRITES) for (const name of target === fs ? [base, `${base}Sync`] : [base]) wrap(target, name, spoil)
+  }
+  for (const name of ['realpathSync', 'realpath']) {
+    const native = fs[name].native
+    if (native) {
+      fs[name].native = function (...args) {
+        touch(args[0])
+        return native.apply(this, args)
+      }
+    }
+  }
+  // Output written past the streams; anything else written by descriptor spoils the run.
+  for (const name of ['write', 'writeSync']) {
+    wrap(fs, name, (args) => {
+      if (args[0] === 1 || args[0] === 2) out.push([args[0], Buffer.from(typeof args[1] === 'string' ? args[1] : args[1]).toString('base64'), true])
+      else spoil()
+    })
+  }
+  const childProcess = await import('node:child_process')
+  for (const name of SPAWNS) wrap(childProcess.default, name, spoil)
+  const net = await import('node:net')
+  for (const name of ['connect', 'createConnection', 'createServer']) wrap(net.default, name, spoil)
+  wrap(net.default.Socket.prototype, 'connect', spoil)
+  const workers = await import('node:worker_threads')
+  const { Worker } = workers.default
+  workers.default.Worker = class extends Worker {
+    constructor(...args) {
+      spoil()
+      super(...args)
+    }
+  }
+  module.syncBuiltinESMExports()
+
+
+  module.registerHooks({
+    resolve(specifier, context, nextResolve) {
+      const resolved = nextResolve(specifier, context)
+      if (resolved.url.startsWith('file:')) {
+        const file = fileURLToPath(resolved.url)
+        touch(file)
+        if (context.parentURL?.startsWith('file:') && !/^(\.|\/|#|[a-z]+:)/i.test(specifier)) {
+          // A package installed in a nearer node_modules later would be found instead.
+          const name = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+          for (let d = path.dirname(fileURLToPath(context.parentURL)); ; d = path.dirname(d)) {
+            const candidate = path.join(d, 'node_modules', name)
+            touch(candidate)
+            if (file.startsWith(`${candidate}/`)) {
+              touch(path.join(candidate, 'package.json'))
+              break
+            }
+            if (path.dirname(d) === d) break
+          }
+        }
+      }
+      return resolved
+    },
+  })
+
+  process.on('exit', (code) => {
+    if (!kept) return
+    const inputs = []
+    const settled = BigInt(started - SETTLED_MS) * 1_000_000n
+    for (const file of touched) {
+      const fp = fingerprint(file)
+      // mode:dev:ino:size:mtime:ctime, the times in nanoseconds
+      for (const part of fp.split('>')) {
+        const fields = part.split(':')
+        if (fields.length === 6 && (BigInt(fields[4]) > settled || BigInt(fields[5]) > settled)) return
+      }
+      inputs.push([file, fp])
+    }
+    save(dir, key, { inputs, out, code: code ?? 0 })
+  })
+}

@@ -1,0 +1,330 @@
+/**
+ * A scripted model: an HTTP server on 127.0.0.1 that speaks the wire
+ * protocols the pinned harnesses speak to their models, records every request
+ * it receives, and answers from a script instead of thinking. Its compiled
+ * file imports nothing but Node's built-ins, so it is copied into any harness
+ * container and run there with the container's own `node`:
+ *
+ *   node scripted-model.mjs --script script.json --log requests.jsonl [--port N] [--ready file]
+ *
+ * - the Anthropic Messages API (`POST /v1/messages`, streamed or not), with
+ *   `POST /v1/messages/count_tokens` and `GET /v1/models`: Claude Code, and
+ *   OpenCode through its bundled Anthropic provider;
+ * - the OpenAI Responses API (`POST /v1/responses`, streamed), with
+ *   `GET /v1/models`: Codex through a custom model provider.
+ *
+ * Every request offering tools is the conversation and gets the script's next
+ * reply; a request offering none (a title, a summary) gets `aside` text and
+ * leaves the script where it is. Anything else is answered 404 and recorded.
+ */
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { pathToFileURL } from 'node:url'
+
+/** One scripted answer: text that ends the turn, or one tool call (with optional text before it). */
+export type ScriptReply =
+  | { readonly text: string }
+  | {
+      /**
+       * The tool to call: a name, `/regex/` over the offered names, or a list
+       * of either, first offered wins (each harness names its tools its way).
+       */
+      readonly call: string | readonly string[]
+      /** Arguments: an object for a function tool, a string for a free-form (custom) tool. */
+      readonly input: Readonly<Record<string, unknown>> | string
+      readonly text?: string
+    }
+
+export interface Script {
+  readonly replies: readonly ScriptReply[]
+  /** The answer to a request that offers no tools; default "ok". */
+  readonly aside?: string
+  /** The answer once the replies are spent; default "done". */
+  readonly done?: string
+}
+
+export type Protocol = 'anthropic' | 'responses'
+
+/** One line of the request log. */
+export interface RecordedRequest {
+  readonly n: number
+  readonly method: string
+  readonly path: string
+  readonly protocol: Protocol | null
+  /** Names of the tools the request offered (`<namespace>__<name>` inside a Responses namespace). */
+  readonly tools: readonly string[]
+  /** Index of the script reply given, `null` for an aside or another endpoint. */
+  readonly reply: number | null
+  /** What was answered, for reading a log. */
+  readonly answered: string
+  readonly body: unknown
+}
+
+/** A call the script asked for, resolved against what the request offered. */
+export interface ResolvedCall {
+  readonly name: string
+  readonly input: Readonly<Record<string, unknown>> | string
+  /** Free-form tool (Responses `custom`): the input goes as text. */
+  readonly custom: boolean
+  readonly namespace?: string
+  readonly text?: string
+}
+
+export type Answer = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'call'; readonly call: ResolvedCall; readonly id: string }
+
+/** Every string anywhere in a request body, joined: what the model was told. */
+export function requestText(body: unknown): string {
+  const out: string[] = []
+  const walk = (value: unknown) => {
+    if (typeof value === 'string') out.push(value)
+    else if (Array.isArray(value)) value.forEach(walk)
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk)
+  }
+  walk(body)
+  return out.join('\n')
+}
+
+interface OfferedTool {
+  readonly name: string
+  readonly custom: boolean
+  /** The Responses namespace the tool sits in; a call names it beside the tool's own name. */
+  readonly namespace?: string
+}
+
+/** The tools a request offers: Anthropic `tools[].name`, Responses function/custom tools and namespaced MCP tools. */
+export function offeredTools(body: unknown): OfferedTool[] {
+  const tools = (body as { tools?: unknown })?.tools
+  if (!Array.isArray(tools)) return []
+  const out: OfferedTool[] = []
+  for (const t of tools as Array<Record<string, unknown>>) {
+    if (!t || typeof t !== 'object') continue
+    if (Array.isArray(t['tools'])) {
+      // A Responses namespace groups tools (Codex's MCP servers); its members are called by their own names.
+      const namespace = typeof t['name'] === 'string' ? t['name'] : undefined
+      for (const inner of t['tools'] as Array<Record<string, unknown>>) {
+        if (typeof inner?.['name'] === 'string') out.push({ name: inner['name'], custom: inner['type'] === 'custom', ...(namespace ? { namespace } : {}) })
+      }
+      continue
+    }
+    if (typeof t['name'] === 'string') out.push({ name: t['name'], custom: t['type'] === 'custom' })
+  }
+  return out
+}
+
+const matches = (wanted: string, name: string) => {
+  const re = /^\/(.*)\/$/.exec(wanted)
+  return re ? new RegExp(re[1]!).test(name) : wanted === name
+}
+
+/** The call a reply asks for among the offered tools, or why there is none. */
+export function resolveCall(reply: Extract<ScriptReply, { call: unknown }>, offered: readonly OfferedTool[]): ResolvedCall | { readonly missing: string } {
+  const wanted = typeof reply.call === 'string' ? [reply.call] : reply.call
+  for (const w of wanted) {
+    const tool = offered.find((t) => matches(w, t.name) || (t.namespace !== undefined && matches(w, `${t.namespace}__${t.name}`)))
+    if (tool) return { name: tool.name, input: reply.input, custom: tool.custom, ...(tool.namespace ? { namespace: tool.namespace } : {}), ...(reply.text ? { text: reply.text } : {}) }
+  }
+  return { missing: `scripted model: none of ${wanted.join(', ')} is among the offered tools (${offered.map((t) => t.name).join(', ')})` }
+}
+
+const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+
+const argumentsOf = (call: ResolvedCall) => (typeof call.input === 'string' ? call.input : JSON.stringify(call.input))
+
+/** An Anthropic Messages stream for one answer, in the documented event order. */
+export function anthropicStream(answer: Answer, model: string, id: string): string {
+  const events: string[] = []
+  const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+  events.push(sse('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } }))
+  let index = 0
+  const text = answer.kind === 'text' ? answer.text : answer.call.text
+  if (text) {
+    events.push(sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }))
+    events.push(sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }))
+    events.push(sse('content_block_stop', { type: 'content_block_stop', index }))
+    index++
+  }
+  if (answer.kind === 'call') {
+    events.push(sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: answer.id, name: answer.call.name, input: {} } }))
+    events.push(sse('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: argumentsOf(answer.call) } }))
+    events.push(sse('content_block_stop', { type: 'content_block_stop', index }))
+  }
+  const stop = answer.kind === 'call' ? 'tool_use' : 'end_turn'
+  events.push(sse('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 1 } }))
+  events.push(sse('message_stop', { type: 'message_stop' }))
+  return events.join('')
+}
+
+/** The same answer as one non-streamed Anthropic message. */
+export function anthropicMessage(answer: Answer, model: string, id: string): unknown {
+  const content: unknown[] = []
+  const text = answer.kind === 'text' ? answer.text : answer.call.text
+  if (text) content.push({ type: 'text', text })
+  if (answer.kind === 'call') content.push({ type: 'tool_use', id: answer.id, name: answer.call.name, input: typeof answer.call.input === 'string' ? {} : answer.call.input })
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: answer.kind === 'call' ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  }
+}
+
+/** An OpenAI Responses stream for one answer: created, each output item added and done, completed. */
+export function responsesStream(answer: Answer, model: string, id: string): string {
+  const events: string[] = []
+  let seq = 0
+  const emit = (type: string, data: Record<string, unknown>) => events.push(sse(type, { type, sequence_number: seq++, ...data }))
+  const base = { id, object: 'response', created_at: 0, model, status: 'in_progress', output: [] as unknown[] }
+  emit('response.created', { response: base })
+  emit('response.in_progress', { response: base })
+  const output: unknown[] = []
+  const text = answer.kind === 'text' ? answer.text : answer.call.text
+  if (text) {
+    const index = output.length
+    const itemId = `msg_${id}_${index}`
+    const part = { type: 'output_text', text, annotations: [] }
+    emit('response.output_item.added', { output_index: index, item: { type: 'message', id: itemId, role: 'assistant', status: 'in_progress', content: [] } })
+    emit('response.content_part.added', { item_id: itemId, output_index: index, content_index: 0, part: { ...part, text: '' } })
+    emit('response.output_text.delta', { item_id: itemId, output_index: index, content_index: 0, delta: text })
+    emit('response.output_text.done', { item_id: itemId, output_index: index, content_index: 0, text })
+    emit('response.content_part.done', { item_id: itemId, output_index: index, content_index: 0, part })
+    const item = { type: 'message', id: itemId, role: 'assistant', status: 'completed', content: [part] }
+    emit('response.output_item.done', { output_index: index, item })
+    output.push(item)
+  }
+  if (answer.kind === 'call') {
+    const index = output.length
+    const itemId = `fc_${id}_${index}`
+    const call = answer.call
+    const done = call.custom
+      ? { type: 'custom_tool_call', id: itemId, call_id: answer.id, name: call.name, input: argumentsOf(call), status: 'completed' }
+      : { type: 'function_call', id: itemId, call_id: answer.id, name: call.name, ...(call.namespace ? { namespace: call.namespace } : {}), arguments: argumentsOf(call), status: 'completed' }
+    emit('response.output_item.added', { output_index: index, item: { ...done, status: 'in_progress', ...(call.custom ? { input: '' } : { arguments: '' }) } })
+    if (call.custom) {
+      emit('response.custom_tool_call_input.delta', { item_id: itemId, output_index: index, delta: argumentsOf(call) })
+      emit('response.custom_tool_call_input.done', { item_id: itemId, output_index: index, input: argumentsOf(call) })
+    } else {
+      emit('response.function_call_arguments.delta', { item_id: itemId, output_index: index, delta: argumentsOf(call) })
+      emit('response.function_call_arguments.done', { item_id: itemId, output_index: index, arguments: argumentsOf(call) })
+    }
+    emit('response.output_item.done', { output_index: index, item: done })
+    output.push(done)
+  }
+  emit('response.completed', {
+    response: { ...base, status: 'completed', output, usage: { input_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 } },
+  })
+  return events.join('')
+}
+
+/** The scripted model's state: the script, where it is, and the log. */
+export class ScriptedModel {
+  private next = 0
+  private count = 0
+  readonly requests: RecordedRequest[] = []
+
+  constructor(
+    private readonly script: Script,
+    private readonly log?: string,
+  ) {}
+
+  /** The answer to a conversation request (tools offered), advancing the script, or an aside. */
+  answer(body: unknown): { answer: Answer; reply: number | null } {
+    this.count++
+    const offered = offeredTools(body)
+    if (!offered.length) return { answer: { kind: 'text', text: this.script.aside ?? 'ok' }, reply: null }
+    const at = this.next++
+    const reply = this.script.replies[at]
+    if (!reply) return { answer: { kind: 'text', text: this.script.done ?? 'done' }, reply: at }
+    if ('text' in reply && !('call' in reply)) return { answer: { kind: 'text', text: reply.text }, reply: at }
+    const call = resolveCall(reply as Extract<ScriptReply, { call: unknown }>, offered)
+    if ('missing' in call) return { answer: { kind: 'text', text: call.missing }, reply: at }
+    return { answer: { kind: 'call', call, id: `call_${this.count}` }, reply: at }
+  }
+
+  record(entry: Omit<RecordedRequest, 'n'>): void {
+    const line = { n: this.requests.length + 1, ...entry }
+    this.requests.push(line)
+    if (this.log) appendFileSync(this.log, `${JSON.stringify(line)}\n`)
+  }
+
+  /** Handles one HTTP request. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = []
+    for await (const c of req) chunks.push(c as Buffer)
+    const raw = Buffer.concat(chunks).toString('utf8')
+    let body: unknown = raw
+    try {
+      body = raw ? JSON.parse(raw) : null
+    } catch {
+      // Recorded as the text it was.
+    }
+    const route = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '')
+    const method = req.method ?? 'GET'
+    // A namespaced tool is logged as `<namespace>__<name>`, so the server it belongs to shows.
+    const tools = offeredTools(body).map((t) => (t.namespace ? `${t.namespace}__${t.name}` : t.name))
+    const model = String((body as { model?: unknown })?.model ?? 'scripted')
+    const json = (status: number, value: unknown, answered: string, protocol: Protocol | null = null) => {
+      this.record({ method, path: route, protocol, tools, reply: null, answered, body })
+      res.writeHead(status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(value))
+    }
+
+    if (method === 'POST' && route.endsWith('/messages/count_tokens')) return json(200, { input_tokens: Math.ceil(raw.length / 4) }, 'count_tokens', 'anthropic')
+    if (method === 'GET' && route.endsWith('/models')) {
+      const data = [{ id: model, type: 'model', object: 'model', display_name: 'Scripted', created_at: '2025-01-01T00:00:00Z', created: 0, owned_by: 'omh' }]
+      return json(200, { data, object: 'list', has_more: false, first_id: model, last_id: model, models: [] }, 'models')
+    }
+    const protocol: Protocol | null = method === 'POST' && route.endsWith('/messages') ? 'anthropic' : method === 'POST' && route.endsWith('/responses') ? 'responses' : null
+    if (!protocol) return json(404, { error: { type: 'not_found_error', message: `the scripted model does not answer ${method} ${route}` } }, 'not found')
+
+    const { answer, reply } = this.answer(body)
+    const answered = answer.kind === 'text' ? `text: ${answer.text}` : `call ${answer.call.name}`
+    this.record({ method, path: route, protocol, tools, reply, answered, body })
+    const id = `scripted_${this.requests.length}`
+    const stream = (body as { stream?: unknown })?.stream === true || protocol === 'responses'
+    if (!stream) {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(anthropicMessage(answer, model, id)))
+      return
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'close' })
+    res.end(protocol === 'anthropic' ? anthropicStream(answer, model, id) : responsesStream(answer, model, id))
+  }
+
+  /** Listens on 127.0.0.1 (port 0: any free one); resolves with the port. */
+  listen(port = 0): Promise<{ server: Server; port: number }> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        res.writeHead(500, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { message: String(error) } }))
+      })
+    })
+    return new Promise((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        const address = server.address()
+        resolve({ server, port: typeof address === 'object' && address ? address.port : port })
+      })
+    })
+  }
+}
+
+function option(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(name)
+  return at === -1 ? undefined : args[at + 1]
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const args = process.argv.slice(2)
+  const scriptFile = option(args, '--script')
+  const script: Script = scriptFile ? (JSON.parse(readFileSync(scriptFile, 'utf8')) as Script) : { replies: [] }
+  const log = option(args, '--log')
+  if (log) writeFileSync(log, '')
+  const { port } = await new ScriptedModel(script, log).listen(Number(option(args, '--port') ?? 0))
+  const ready = option(args, '--ready')
+  if (ready) writeFileSync(ready, String(port))
+  process.stdout.write(`scripted model on http://127.0.0.1:${port}\n`)
+}

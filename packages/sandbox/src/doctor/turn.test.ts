@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest'
+import { emptyProfile, type Hook, type ProfileItems } from '@omh/plugin-api'
+import { parseHookFile } from '@omh/kernel'
+import type { Adapter } from '@omh/kernel'
+import { judgeTurn, textMark, turnChecks, turnScript, wordsToCall } from './turn.js'
+import type { TurnOutput } from './runner.js'
+
+const hook = (name: string, file: Record<string, unknown>): Hook => {
+  const parsed = parseHookFile(name, `/h/${name}.json`, JSON.stringify(file))
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems))
+  return parsed.hook
+}
+
+const calls = { shell: { tool: 'Bash', input: { command: 'echo omh-doctor' } }, edit: { tool: 'Write', input: { file_path: '/tmp/x' } } }
+const adapter = { name: 'h', turn: { run: 'h -p', port: 4471, calls } } as unknown as Adapter
+
+const hooks = [
+  hook('start', { on: 'session-start', run: 'true' }),
+  hook('guard', { on: 'before-tool', tools: ['shell'], refuse: 'No pushing from here, $OMH_TOOL_COMMAND.' }),
+  hook('advice', { on: 'after-tool', inject: 'Mind the tests.' }),
+  hook('reader', { on: 'after-tool', tools: ['read'], run: 'true' }),
+  hook('end', { on: 'turn-end', run: 'true' }),
+]
+
+describe('the script of a doctor turn', () => {
+  it('calls each tool word a hook names that the adapter can call, in omh order, and says which it cannot', () => {
+    expect(wordsToCall(hooks, calls)).toEqual({ call: ['shell'], unreached: ['read'] })
+    expect(wordsToCall([hook('any', { on: 'after-tool', run: 'true' })], calls)).toEqual({ call: ['shell'], unreached: [] })
+    expect(turnScript(adapter, hooks)).toEqual({ replies: [{ call: 'Bash', input: { command: 'echo omh-doctor' } }, { text: 'omh doctor: the turn is over.' }] })
+  })
+
+  it("marks a hook text by its longest run of own words, not its variables", () => {
+    expect(textMark('No pushing from here, $OMH_TOOL_COMMAND.')).toBe('No pushing from here,')
+    expect(textMark('$OMH_TOOL_COMMAND')).toBeUndefined()
+  })
+})
+
+describe('the verdicts on a doctor turn', () => {
+  const profile: ProfileItems = {
+    ...emptyProfile(),
+    hooks,
+    rules: [{ name: 'style', origin: 'catalogue', source: '/r', text: 'Answer in one short paragraph.\n' }],
+    skills: [{ name: 'lint-fix', description: 'd', source: '/s' }],
+    mcp: [{ name: 'docs', source: '/m', server: {} } as unknown as ProfileItems['mcp'][number]],
+  }
+  const out = (trace: string[], texts: string[], tools: string[] = []): TurnOutput => ({
+    output: { exit: 0, stdout: '', stderr: '' },
+    requests: texts.map((t, n) => ({ n, method: 'POST', path: '/v1/messages', protocol: 'anthropic', tools, reply: n, answered: '', body: { system: t } })),
+    trace,
+  })
+
+  it('reports each hook invoked or not, and whether its text reached a request', () => {
+    const report = judgeTurn(hooks, profile, [], out(['start', 'guard', 'end'], ['Answer in one short paragraph. lint-fix', 'No pushing from here, echo'], ['Bash', 'mcp__docs__search']), ['read'])
+    expect(report.hooks).toEqual([
+      { name: 'start', moment: 'session-start', invoked: true, delivered: null },
+      { name: 'guard', moment: 'before-tool', invoked: true, delivered: true },
+      { name: 'advice', moment: 'after-tool', invoked: false, delivered: false },
+      { name: 'reader', moment: 'after-tool', invoked: false, delivered: null },
+      { name: 'end', moment: 'turn-end', invoked: true, delivered: null },
+    ])
+    expect(report.items).toEqual([
+      { capability: 'rules', name: 'style', carried: true, firstIn: 1 },
+      { capability: 'skills', name: 'lint-fix', carried: true, firstIn: 1 },
+      { capability: 'mcp', name: 'docs', carried: true, firstIn: 1 },
+    ])
+    const failed = turnChecks(report, out([], []), hooks).filter((c) => !c.ok)
+    expect(failed.map((c) => [c.name, c.detail])).toEqual([['advice (after-tool)', 'not invoked by the harness']])
+    expect(turnChecks(report, out([], []), hooks).find((c) => c.name === 'reader (after-tool)')).toMatchObject({ ok: true, detail: "not reached: the adapter's [turn] has no call for read" })
+  })
+
+  it('fails the turn itself when the harness did not exit 0 or the model was never asked', () => {
+    const report = judgeTurn([], { ...emptyProfile() }, [], { ...out([], []), output: { exit: 1, stdout: '', stderr: 'no key' } }, [])
+    expect(turnChecks(report, { ...out([], []), output: { exit: 1, stdout: '', stderr: 'no key' } }, [])[0]).toMatchObject({ name: 'turn', ok: false, detail: 'exited 1: no key' })
+  })
+})

@@ -1,0 +1,136 @@
+/**
+ * Stopping idle session containers without a daemon: each launch leaves a
+ * record beside the session's bookkeeping (`run/<repo>/<sid>/up.json`) naming
+ * the engine, the container and how long it may sit idle; any omh command
+ * then looks, at most once per CHECK_EVERY_MS and with nothing but a stat
+ * until then, for records whose session has been idle that long, and stops
+ * those containers as `omh sessions down` does. The worktree and branch stay.
+ */
+import { existsSync, statSync } from 'node:fs'
+import { readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
+import { statePath } from '@omh/kernel/locations'
+import { agentUser, userSpec } from '../agent-user.js'
+import { egressDir, removeEgress } from './egress.js'
+import { SESSION_ID } from './layout.js'
+import { clearMountpoints } from './mountpoints.js'
+import { liveProcesses } from './reuse.js'
+import { alive, withDirLock } from './store.js'
+
+/** How long a session container may sit with nothing run in it, when `[session] idle_stop` does not say. */
+export const DEFAULT_IDLE_STOP = '4h'
+/** How often a command looks for idle containers at most. */
+export const CHECK_EVERY_MS = 10 * 60_000
+
+const UP = 'up.json'
+const CHECKED = '.idle-checked'
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+
+/** A duration as settings and flags write it: `90m`, `4h`, `2d`. */
+export const DURATION = /^[1-9]\d*[smhd]$/
+
+/** A DURATION in milliseconds. */
+export const durationMs = (text: string): number => Number(text.slice(0, -1)) * UNIT_MS[text.slice(-1) as keyof typeof UNIT_MS]
+
+/** What a launch records once its session's container is up. */
+export interface UpRecord {
+  readonly engine: string
+  readonly container: string
+  readonly idleStopMs: number
+}
+
+/** A session container found idle, with the record that named it. */
+export interface IdleContainer extends UpRecord {
+  readonly repo: string
+  readonly session: string
+  /** The session's bookkeeping directory. */
+  readonly run: string
+  readonly idleMs: number
+}
+
+export const recordUp = (run: string, record: UpRecord): Promise<void> => writeFile(path.join(run, UP), `${JSON.stringify(record)}\n`)
+
+/** Marks the session as used just now: the idle clock starts again when a launch ends. */
+export async function touchUp(run: string): Promise<void> {
+  const now = new Date()
+  await utimes(path.join(run, UP), now, now).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error
+  })
+}
+
+/** The container is gone (down, removed, reaped): nothing to stop any more. */
+export const forgetUp = (run: string): Promise<void> => rm(path.join(run, UP), { force: true })
+
+/** Whether a look for idle containers is due: one stat, so every command can afford to ask. */
+export function idleCheckDue(state: string, now = Date.now()): boolean {
+  const run = statePath(state, 'run')
+  if (!existsSync(run)) return false
+  const checked = statSync(path.join(run, CHECKED), { throwIfNoEntry: false })?.mtimeMs ?? 0
+  return now - checked >= CHECK_EVERY_MS
+}
+
+/**
+ * The session containers idle for longer than their record allows, and no
+ * omh process holds their session. Stamps the check, so the next command
+ * within CHECK_EVERY_MS does not look again.
+ */
+export async function findIdle(state: string, now = Date.now()): Promise<IdleContainer[]> {
+  const root = statePath(state, 'run')
+  await writeFile(path.join(root, CHECKED), '')
+  const idle: IdleContainer[] = []
+  for (const repo of await readdir(root).catch(() => [])) {
+    for (const session of await readdir(path.join(root, repo)).catch(() => [])) {
+      if (!SESSION_ID.test(session)) continue
+      const found = await idleOne(path.join(root, repo, session), now)
+      if (found) idle.push({ ...found, repo, session, run: path.join(root, repo, session) })
+    }
+  }
+  return idle
+}
+
+async function idleOne(run: string, now: number): Promise<(UpRecord & { idleMs: number }) | undefined> {
+  let record: UpRecord
+  let recorded: number
+  try {
+    record = JSON.parse(await readFile(path.join(run, UP), 'utf8')) as UpRecord
+    recorded = (await stat(path.join(run, UP))).mtimeMs
+  } catch {
+    return undefined
+  }
+  if (await claimed(run)) return undefined
+  const used = await stat(path.join(run, 'last-used')).then((s) => s.mtimeMs, () => 0)
+  const idleMs = now - Math.max(recorded, used)
+  return typeof record.idleStopMs === 'number' && idleMs >= record.idleStopMs ? { ...record, idleMs } : undefined
+}
+
+const claimed = async (run: string): Promise<boolean> => {
+  const pid = await readFile(path.join(run, 'claim'), 'utf8').then((text) => (JSON.parse(text) as { pid?: number }).pid, () => undefined)
+  return typeof pid === 'number' && alive(pid)
+}
+
+// The listener `omh attach` starts: alone it serves no one, so it does not keep a container busy.
+const SSHD_LISTENER = '/usr/sbin/sshd -f /tmp/omh-sshd/sshd_config'
+
+/**
+ * Stops one idle container under its repository's session lock, so a launch
+ * never has the container stopped under it: a launch that claimed the
+ * session meanwhile, or a process still running in the container (an editor
+ * over ssh), keeps it, and restarts its idle clock. Resolves whether it stopped.
+ */
+export async function stopIdle(found: IdleContainer, runtime: RuntimePlugin, context: RuntimeContext): Promise<boolean> {
+  return withDirLock(path.join(path.dirname(found.run), '.lock'), async () => {
+    if (!(await idleOne(found.run, Date.now()))) return false
+    const processes = await liveProcesses(runtime, found.container, userSpec(agentUser()), context)
+    if (processes?.some((cmd) => !cmd.startsWith(SSHD_LISTENER))) {
+      await touchUp(found.run)
+      return false
+    }
+    await runtime.down(found.container, context)
+    // The proxy of a stopped session serves no one; the next launch starts both anew.
+    await removeEgress(runtime, found.container, egressDir(found.run), context).catch(() => undefined)
+    await clearMountpoints(found.run)
+    await forgetUp(found.run)
+    return true
+  })
+}

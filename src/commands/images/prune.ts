@@ -1,0 +1,37 @@
+import { Flags } from '../../lib/oclif.js'
+import { removeImages, unused } from '@omh/sandbox'
+import { ImagesCommand, size, type ImageRow } from '../../lib/images-command.js'
+
+export interface ImagesPruneResult {
+  removed: ImageRow[]
+  refused: { image: ImageRow; why: string }[]
+  /** Bytes the removed images took, as the engine counted them (layers they share with kept images stay). */
+  bytes: number
+}
+
+export default class ImagesPrune extends ImagesCommand<ImagesPruneResult> {
+  static override summary = "Remove omh's images that no session uses."
+  static override description =
+    "An image a session's container uses, running or stopped, stays; so does a base image a kept harness image was built from. Nothing but omh's images is touched. An image the engine refuses to remove is reported and the rest still go."
+  static override flags = {
+    ...ImagesCommand.imageFlags,
+    'older-than': Flags.string({ summary: 'Only images built longer ago than this: 90m, 12h, 7d.', helpValue: '<duration>' }),
+    'dry-run': Flags.boolean({ summary: 'List what would be removed, and remove nothing.', default: false }),
+  }
+
+  async run(): Promise<ImagesPruneResult> {
+    const { flags } = await this.parse(ImagesPrune)
+    const olderThan = this.durationFlag('older-than', flags['older-than'])
+    const { rows, resolved } = await this.images(flags)
+    const doomed = unused(rows, olderThan) as ImageRow[]
+    const { removed, refused } = flags['dry-run'] ? { removed: doomed, refused: [] } : await removeImages(resolved.runtime, doomed, this.runtimeContext())
+    const bytes = removed.reduce((sum, i) => sum + i.size, 0)
+    for (const r of refused) this.warn(`${r.image.tags[0] ?? r.image.id} stays: ${r.why}`)
+    if (!this.jsonEnabled()) {
+      const verb = flags['dry-run'] ? 'would remove' : 'removed'
+      for (const i of removed) this.log(`${verb} ${i.tags.join(' ') || i.id}`)
+      this.log(removed.length ? `${verb} ${removed.length} images, ${size(bytes)}` : 'No image to remove.')
+    }
+    return { removed: removed as ImageRow[], refused: refused as ImagesPruneResult['refused'], bytes }
+  }
+}

@@ -1,0 +1,83 @@
+import { OmhError, SETTINGS_UNEDITABLE } from '@omh/plugin-api'
+import { tomlString } from '@omh/plugin-kit'
+import { parseToml } from '@omh/plugin-kit/toml'
+
+/**
+ * The settings text with `plugins` set to what `change` makes of it, every
+ * other byte kept: comments and the order of keys are the user's. The
+ * result is parsed again and must differ from the original in `plugins`
+ * alone; anything else (a dotted `plugins.x`, a value omh cannot read back)
+ * is SETTINGS_UNEDITABLE, so a file is never rewritten into something its
+ * owner did not write.
+ */
+export function withPlugins(text: string, file: string, change: (current: readonly string[]) => string[]): string {
+  const doc = parseToml(text, file)
+  const current = doc.data['plugins'] ?? []
+  const refuse = (why: string, want: readonly string[]) =>
+    OmhError.of(SETTINGS_UNEDITABLE, { args: [file, why], hintArgs: [`plugins = ${list(want)}`] })
+  if (!Array.isArray(current) || current.some((p) => typeof p !== 'string')) {
+    throw refuse('`plugins` is not a list of strings', [])
+  }
+  const next = change(current as string[])
+  const assignment = `plugins = ${list(next)}`
+  let out: string
+  if (doc.data['plugins'] === undefined) {
+    // A top-level key must come before the first table; the very top is always before it.
+    out = `${assignment}\n${text}`
+  } else {
+    const at = doc.locate(['plugins'])
+    const start = at ? lineStart(text, at.line) : -1
+    const end = start < 0 ? -1 : arrayEnd(text, start)
+    if (end < 0) throw refuse('its `plugins` is not written as `plugins = [ … ]` on a line of its own', next)
+    out = text.slice(0, start) + assignment + text.slice(end)
+  }
+  const expected = { ...doc.data, plugins: next }
+  let reread: Record<string, unknown> | undefined
+  try {
+    reread = parseToml(out, file).data
+  } catch {}
+  if (!reread || canonical(reread) !== canonical(expected)) throw refuse('the edit would change more than `plugins`', next)
+  return out
+}
+
+/** A parsed document as text that does not depend on the order of its keys. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  )
+
+const list = (items: readonly string[]): string =>
+  items.length < 2 ? `[${items.map(tomlString).join('')}]` : `[\n${items.map((i) => `  ${tomlString(i)},\n`).join('')}]`
+
+function lineStart(text: string, line: number): number {
+  let at = 0
+  for (let n = 1; n < line; n++) {
+    at = text.indexOf('\n', at) + 1
+    if (at === 0) return -1
+  }
+  return at
+}
+
+/**
+ * Where `plugins = [ … ]` starting at `from` ends (just after its `]`), read
+ * past strings and comments; -1 when the line is not that shape.
+ */
+function arrayEnd(text: string, from: number): number {
+  const head = /^[ \t]*(?:plugins|"plugins"|'plugins')[ \t]*=[ \t]*\[/.exec(text.slice(from))
+  if (!head) return -1
+  let depth = 1
+  for (let i = from + head[0].length; i < text.length; i++) {
+    const c = text[i]
+    if (c === '#') i = text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i)
+    else if (c === '"' || c === "'") {
+      const quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c
+      let j = i + quote.length
+      while (j < text.length && !text.startsWith(quote, j)) j += c === '"' && text[j] === '\\' ? 2 : 1
+      i = j + quote.length - 1
+    } else if (c === '[') depth++
+    else if (c === ']' && --depth === 0) return i + 1
+  }
+  return -1
+}

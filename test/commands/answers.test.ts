@@ -1,0 +1,76 @@
+import { readdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { omh } from '../helpers/run.js'
+import { gitRepo, testdir } from '../helpers/testdir.js'
+
+const plugin = (entry: string) =>
+  JSON.stringify({ name: 'omh-renderer-shout', version: '1.0.0', type: 'module', exports: { '.': { import: entry } } })
+
+const shout = (version: string) => `export default {
+  kind: 'renderer', apiVersion: 1, meta: { name: 'omh-renderer-shout', version: '${version}' }, formats: ['shout'], classes: ['rules'],
+  render(input) { return { files: [{ kind: 'file', guest: input.binding.path, content: input.items.map((s) => s.text.toUpperCase()).join('\\n') }], dropped: [] } },
+}
+`
+
+/** Files changed in the last two seconds are never trusted to show their next change, so nothing is kept until then. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2100))
+
+describe('kept answers of read-only commands', () => {
+  it('see an edited adapter, settings file, plugin package.json and catalogue file on the next run', async () => {
+    const repo = gitRepo()
+    const cache = testdir()
+    const home = testdir({
+      'settings.toml': 'plugins = ["omh-renderer-shout"]\n[use]\nrules = ["style"]\n',
+      'rules/style.md': 'Be brief.\n',
+      'adapters/loud.toml': 'name = "loud"\nbin = "loud"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "shout"\n',
+      'node_modules/omh-renderer-shout/package.json': plugin('./index.js'),
+      'node_modules/omh-renderer-shout/index.js': shout('1.0.0'),
+      'node_modules/omh-renderer-shout/next.js': shout('2.0.0'),
+    })
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    const run = (...args: string[]) => {
+      const ran = omh([...args, '--json'], { cwd: repo, env })
+      expect(ran.status, ran.stderr).toBe(0)
+      return ran.json().result
+    }
+    const adapter = () => run('adapters', 'show', 'loud').adapter
+    const rules = () => run('render', 'loud').capabilities[0].files[0].bytes
+    const version = () => run('plugins').plugins.find((p: { name: string }) => p.name === 'omh-renderer-shout').version
+    const selected = () => run('render', 'loud').selection.find((s: { capability: string }) => s.capability === 'rules').selected
+
+    await settle()
+    const before = { adapter: JSON.stringify(adapter()), rules: rules(), version: version(), selected: selected() }
+    expect(before).toMatchObject({ rules: 'BE BRIEF.\n'.length, version: '1.0.0', selected: ['style'] })
+    // The same runs again are answered from what was kept.
+    expect({ adapter: JSON.stringify(adapter()), rules: rules(), version: version(), selected: selected() }).toEqual(before)
+    const kept = readdirSync(path.join(cache, 'omh/answers'))
+    expect(kept.length).toBeGreaterThanOrEqual(3)
+
+    writeFileSync(path.join(home, 'adapters/loud.toml'), 'name = "loud"\nbin = "louder"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "shout"\n')
+    expect(JSON.stringify(adapter())).not.toEqual(before.adapter)
+    expect(JSON.stringify(adapter())).toContain('louder')
+
+    writeFileSync(path.join(home, 'rules/style.md'), 'Be very brief.\n')
+    expect(rules()).toBe('BE VERY BRIEF.\n'.length)
+
+    writeFileSync(path.join(home, 'node_modules/omh-renderer-shout/package.json'), plugin('./next.js'))
+    expect(version()).toBe('2.0.0')
+
+    writeFileSync(path.join(home, 'settings.toml'), 'plugins = ["omh-renderer-shout"]\n[use]\nrules = []\n')
+    expect(selected()).toEqual([])
+  })
+
+  it('ignore a corrupt entry and answer afresh', async () => {
+    const cache = testdir()
+    const home = testdir()
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    await settle()
+    const first = omh(['adapters', 'ls'], { cwd: home, env })
+    expect(first.status).toBe(0)
+    const dir = path.join(cache, 'omh/answers')
+    for (const name of readdirSync(dir)) writeFileSync(path.join(dir, name), '{"key": 1, "out": [[1, "stale"')
+    const again = omh(['adapters', 'ls'], { cwd: home, env })
+    expect(again).toMatchObject({ status: 0, stdout: first.stdout, stderr: first.stderr })
+  })
+})

@@ -1,0 +1,99 @@
+/**
+ * `omh doctor <harness> --turn` against the real harnesses: the doctor's
+ * profile (test/fixtures/doctor, the images doctor.e2e.test.ts builds) with
+ * hooks at every moment added (test/fixtures/turns), driven through one turn
+ * against the scripted model inside the doctor's container. Every hook omh
+ * expresses must be reported invoked (or not reached, where the adapter's
+ * [turn] cannot call its tool), and every item carried by the first request.
+ * Then a hook the harness never runs must fail doctor, named.
+ */
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { DoctorReport } from '@omh/sandbox'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ENGINES, TEST_BASE, removeBuiltImages, type Engine } from '../helpers/engines.js'
+import { ROOT, omhAsync } from '../helpers/run.js'
+
+const HARNESSES = ['claude', 'codex', 'opencode'] as const
+const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
+
+const reportOf = (stdout: string): DoctorReport => {
+  const doc = JSON.parse(stdout)
+  return doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
+}
+
+describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
+  let scratch: string
+  let home: string
+  let repo: string
+  const images = new Set<string>()
+  const omh = (args: readonly string[]) => omhAsync(args, { cwd: repo, env: { OMH_HOME: home } })
+
+  beforeAll(() => {
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-doctor-turn-e2e-'))
+    home = path.join(scratch, 'omh')
+    cpSync(path.join(ROOT, 'test/fixtures/doctor/profile'), home, { recursive: true })
+    const hooks = path.join(ROOT, 'test/fixtures/turns/profile/hooks')
+    // The same hooks as the session turns, their marks kept in the container's /tmp.
+    for (const f of readdirSync(hooks)) writeFileSync(path.join(home, 'hooks', f), readFileSync(path.join(hooks, f), 'utf8').replaceAll('/work/.omh-turn/marks', '/tmp/omh-marks'))
+    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
+    repo = path.join(scratch, 'repo')
+    cpSync(path.join(ROOT, 'test/fixtures/doctor/project'), repo, { recursive: true })
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, stdio: 'pipe' })
+    git('init', '-q', '-b', 'main')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'init')
+  })
+
+  afterAll(() => {
+    removeBuiltImages(engine, images)
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  it.each(HARNESSES)('%s runs every hook omh expresses in a scripted turn, and its first request carries the profile', async (harness) => {
+    const ran = await omh(['doctor', harness, '--turn', '--json'])
+    const report = reportOf(ran.stdout)
+    images.add(report.image)
+    const turn = report.turn!
+    process.stderr.write(`\ndoctor --turn ${harness} on ${engine}: ${JSON.stringify(turn)}\n`)
+    expect(report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`), ran.stderr.split('\n').slice(-20).join('\n')).toEqual([])
+    expect(ran.status).toBe(0)
+    expect(turn.exit).toBe(0)
+    const dropped = report.dropped.filter((d) => d.capability === 'hooks').map((d) => d.name)
+    // Every hook of the profile is either dropped (announced) or reported, never both, never neither.
+    expect(turn.hooks.map((h) => h.name).sort()).toEqual(readdirSync(path.join(home, 'hooks')).map((f) => f.replace(/\.json$/, '')).filter((n) => !dropped.includes(n)).sort())
+    const notInvoked = turn.hooks.filter((h) => !h.invoked).map((h) => h.name)
+    // Codex's turn cannot call apply_patch (docs/doctor.md), so its edit hook is the one not reached.
+    expect(notInvoked).toEqual(harness === 'codex' ? ['edit-run'] : [])
+    expect(turn.unreached).toEqual(harness === 'codex' ? ['edit'] : [])
+    for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
+    // Codex starts MCP servers beside its first request: its server's tools may come one request late.
+    const late = turn.items.filter((i) => !i.carried)
+    expect(late.every((i) => harness === 'codex' && i.capability === 'mcp' && i.firstIn === 2), JSON.stringify(late)).toBe(true)
+    expect(new Set(turn.items.map((i) => i.capability))).toEqual(new Set(['rules', 'skills', 'subagents', 'mcp']))
+  })
+
+  it('fails with exit 1 naming a hook the harness never runs', async () => {
+    // Claude with its after-tool event misspelled: omh writes the hook, Claude never calls it.
+    const adapters = path.join(home, 'adapters')
+    mkdirSync(adapters, { recursive: true })
+    const bundled = readFileSync(path.join(ROOT, 'adapters/claude.toml'), 'utf8')
+    const wrong = bundled.replace('after-tool    = "PostToolUse"', 'after-tool    = "PostToolUsed"')
+    expect(wrong).not.toBe(bundled)
+    writeFileSync(path.join(adapters, 'claude.toml'), wrong)
+    try {
+      const ran = await omh(['doctor', 'claude', '--turn', '--json'])
+      expect(ran.status, ran.stderr).toBe(1)
+      const report = reportOf(ran.stdout)
+      expect(report.turn!.hooks.filter((h) => !h.invoked).map((h) => h.name).sort()).toEqual(['after-inject', 'after-run', 'edit-run', 'read-run'])
+      expect(report.checks.filter((c) => !c.ok && c.kind === 'turn').map((c) => c.name).sort()).toEqual(['after-inject (after-tool)', 'after-run (after-tool)', 'edit-run (after-tool)', 'read-run (after-tool)'])
+      const human = await omh(['doctor', 'claude', '--turn'])
+      expect(human.status).toBe(1)
+      expect(human.stdout).toMatch(/✗ +turn +after-run \(after-tool\) +not invoked by the harness/)
+    } finally {
+      rmSync(path.join(adapters, 'claude.toml'))
+    }
+  })
+})

@@ -1,0 +1,72 @@
+/**
+ * A fourth harness from outside: the Gemini CLI package in examples/plugins,
+ * installed with `omh plugins add` from a temporary folder (no change to omh),
+ * then `omh doctor gemini` on each engine with the real Gemini CLI from npm
+ * and the profile of test/fixtures/doctor. Gemini itself must show every item
+ * of every class the adapter binds; the classes it does not bind are dropped
+ * by name.
+ */
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { DoctorReport } from '@omh/sandbox'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TEST_BASE, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
+import { ROOT, omh, omhAsync } from '../helpers/run.js'
+
+const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
+const PACKAGE = 'examples/plugins/omh-plugin-gemini'
+const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker,podman').split(',') as Engine[]
+
+describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
+  let scratch: string
+  let home: string
+  let repo: string
+  const images = new Set<string>()
+
+  beforeAll(async () => {
+    await requireEngine(engine)
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-gemini-e2e-'))
+    home = path.join(scratch, 'omh')
+    cpSync(path.join(FIXTURE, 'profile'), home, { recursive: true })
+    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
+    cpSync(path.join(ROOT, PACKAGE), path.join(scratch, PACKAGE), { recursive: true })
+    repo = path.join(scratch, 'repo')
+    cpSync(path.join(FIXTURE, 'project'), repo, { recursive: true })
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, stdio: 'pipe' })
+    git('init', '-q', '-b', 'main')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'init')
+  })
+
+  afterAll(() => {
+    removeBuiltImages(engine, images)
+    rmSync(scratch, { recursive: true, force: true })
+  })
+
+  it('installs with `omh plugins add`, lists gemini, and Gemini confirms every class its adapter binds', async () => {
+    const env = { OMH_HOME: home }
+    const added = omh(['plugins', 'add', `./${PACKAGE}`, '--json'], { cwd: scratch, env })
+    expect(added.status, added.stderr).toBe(0)
+    expect(added.json().result).toMatchObject({ name: 'omh-plugin-gemini', adapters: ['gemini'] })
+    const adapters = omh(['adapters', 'ls', '--json'], { cwd: scratch, env }).json().result.adapters
+    expect(adapters).toContainEqual(expect.objectContaining({ name: 'gemini', origin: 'plugin', plugin: 'omh-plugin-gemini', valid: true }))
+
+    const ran = await omhAsync(['doctor', 'gemini', '--json'], { cwd: repo, env })
+    const doc = JSON.parse(ran.stdout)
+    const report: DoctorReport = doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
+    images.add(report.image)
+    expect(
+      report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`),
+      ran.stderr.split('\n').slice(-20).join('\n'),
+    ).toEqual([])
+    expect(ran.status).toBe(0)
+    expect(report.engine).toBe(engine)
+    expect(report.classes).toEqual({ rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'dropped', hooks: 'dropped' })
+    expect(report.dropped.map((d) => `${d.capability} ${d.name}`).sort()).toEqual(['hooks omh-hook-guard', 'hooks omh-hook-start', 'subagents omh-agent-probe'])
+    for (const capability of ['rules', 'skills', 'mcp', 'commands']) {
+      expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok), capability).toBe(true)
+    }
+  })
+})

@@ -1,0 +1,275 @@
+/**
+ * Real turns: Claude Code (`claude -p`), Codex (`codex exec`) and OpenCode
+ * (`opencode run`) in omh's own session containers, on Docker and Podman,
+ * driven by the scripted model (packages/sandbox/src/doctor/scripted-model.ts)
+ * on 127.0.0.1 inside the container. The profile (test/fixtures/turns) holds
+ * rules, a skill, a command, a subagent, a stdio MCP server built on the
+ * official SDK (baked into the image by the adapters below) and hooks at every
+ * moment, each of which leaves a mark or says a marked text. Everything is
+ * asserted from the requests the model received and from the container's
+ * files: nothing is taken from a listing.
+ *
+ * One session container per harness per engine; its image is built once.
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import { requestText } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import { ENGINES, TEST_BASE, client, type Engine } from '../helpers/engines.js'
+import { BIN, ROOT, finished } from '../helpers/run.js'
+
+const FIXTURE = path.join(ROOT, 'test/fixtures/turns')
+const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
+const ALL = ['claude', 'codex', 'opencode'] as const
+type Harness = (typeof ALL)[number]
+/** Every harness on both engines; OMH_TURN_HARNESSES and OMH_TURN_ENGINES (comma lists) narrow a run by hand. */
+const HARNESSES = ALL.filter((h) => (process.env['OMH_TURN_HARNESSES'] ?? h).split(',').includes(h))
+const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
+/** The scripted model's port inside each container (every session container has its own loopback). */
+const PORT = 4470
+
+/** The SDK server, installed at image build beside the harness. Pinned, so the image tag stays put. */
+const MCP_INSTALL = `
+mkdir -p /opt/omh-turn-mcp
+cd /opt/omh-turn-mcp
+printf '{"type":"module","private":true}\\n' > package.json
+npm install --no-audit --no-fund @modelcontextprotocol/sdk@1.32.2 zod@4.6.7
+cat > server.mjs <<'JS'
+${readFileSync(path.join(FIXTURE, 'mcp-record.mjs'), 'utf8')}JS
+`
+
+/** The bundled adapter, its install extended by the MCP server: everything else as shipped. */
+function adapterWithMcp(harness: Harness): string {
+  const bundled = readFileSync(path.join(ROOT, 'adapters', `${harness}.toml`), 'utf8')
+  const line = /^install = "(.*)"$/m.exec(bundled)
+  if (!line) throw new Error(`adapters/${harness}.toml: no one-line install`)
+  return bundled.replace(line[0], `install = '''\n${line[1]}\n${MCP_INSTALL}'''`)
+}
+
+/** What each harness is told to do, in its own tool names, and the arguments its turn needs. */
+const SCRIPTS: Record<Harness, Script> = {
+  claude: {
+    replies: [
+      { call: 'Bash', input: { command: 'git push origin HEAD', description: 'push' } },
+      // Claude defers MCP tools behind its tool search by default: the model loads one before calling it.
+      { call: 'ToolSearch', input: { query: 'select:mcp__turn__record', max_results: 5 } },
+      { call: '/^mcp__turn__record$/', input: { note: 'turn-note-claude' } },
+      { call: 'Bash', input: { command: 'echo shell-ok', description: 'say ok' } },
+      { call: 'Write', input: { file_path: '/work/turn-made.txt', content: 'made by the turn\n' } },
+      { call: 'Read', input: { file_path: '/work/turn-made.txt' } },
+      { text: 'Done.' },
+    ],
+  },
+  codex: {
+    replies: [
+      { call: 'exec_command', input: { cmd: 'git push origin HEAD' } },
+      // Codex starts MCP servers beside its first request, so the call comes once a shell call has run.
+      { call: 'exec_command', input: { cmd: 'echo shell-ok' } },
+      { call: '/^mcp__turn__record$/', input: { note: 'turn-note-codex' } },
+      { call: 'exec_command', input: { cmd: "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: turn-made.txt\n+made by the turn\n*** End Patch\nEOF" } },
+      { text: 'Done.' },
+    ],
+  },
+  opencode: {
+    replies: [
+      { call: 'bash', input: { command: 'git push origin HEAD', description: 'push' } },
+      { call: '/^turn_record$/', input: { note: 'turn-note-opencode' } },
+      { call: 'bash', input: { command: 'echo shell-ok', description: 'say ok' } },
+      { call: 'write', input: { filePath: '/work/turn-made.txt', content: 'made by the turn\n' } },
+      { call: 'read', input: { filePath: '/work/turn-made.txt' } },
+      { text: 'Done.' },
+    ],
+  },
+}
+
+const PROMPT = 'Do the scripted task.'
+const TURN_ARGS: Record<Harness, string[]> = {
+  claude: ['-p', PROMPT, '--dangerously-skip-permissions'],
+  codex: [
+    'exec',
+    '--skip-git-repo-check',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '-c',
+    'model_provider=omh',
+    '-c',
+    `model_providers.omh={name="omh",base_url="http://127.0.0.1:${PORT}/v1",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
+    '-m',
+    'gpt-5.1-codex',
+    PROMPT,
+  ],
+  opencode: ['run', PROMPT],
+}
+
+/** Each hook's evidence: a line of the marks file, or a text the model must have been told. */
+const HOOKS: Record<string, { mark: string } | { text: string }> = {
+  'start-run': { mark: 'start-run' },
+  'start-inject': { text: 'TURN-START-INJECT-b3e1' },
+  'no-push': { text: 'TURN-REFUSE-0a9c' },
+  'before-run': { mark: 'before-run' },
+  'before-inject': { text: 'TURN-BEFORE-INJECT-77d2' },
+  'after-run': { mark: 'after-run' },
+  'after-inject': { text: 'TURN-AFTER-INJECT-e5c4' },
+  'edit-run': { mark: 'edit-run' },
+  'read-run': { mark: 'read-run' },
+  'end-run': { mark: 'end-run' },
+  'end-inject': { text: 'TURN-END-INJECT-31aa' },
+}
+
+/**
+ * Hooks a harness expresses (omh does not drop them) but that no scripted turn
+ * can reach, with the reason: facts of the pinned release, asserted as such.
+ */
+const UNREACHABLE: Partial<Record<Harness, Record<string, string>>> = {
+  codex: {
+    'edit-run':
+      'Codex 0.171.0 offers a custom provider no apply_patch tool; a patch sent through exec_command is applied but runs as Bash, so apply_patch hooks never fire',
+  },
+}
+
+const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
+
+/** One assertion's outcome, for the checklist printed at the end. */
+interface Outcome {
+  readonly what: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+describe.each(ON)('real turns on %s', (engine: Engine) => {
+  let scratch: string
+  let home: string
+  let repo: string
+  const checklist: Record<string, Outcome[]> = {}
+  const omh = (args: readonly string[]) =>
+    finished(spawn(process.execPath, [BIN, ...args], { cwd: repo, env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, ...identity }, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
+
+  beforeAll(() => {
+    scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-turns-e2e-')))
+    home = path.join(scratch, 'omh')
+    cpSync(path.join(FIXTURE, 'profile'), home, { recursive: true })
+    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
+    mkdirSync(path.join(home, 'adapters'))
+    for (const h of ALL) writeFileSync(path.join(home, 'adapters', `${h}.toml`), adapterWithMcp(h))
+    repo = path.join(scratch, 'repo')
+    cpSync(path.join(FIXTURE, 'project'), repo, { recursive: true })
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe', env: { ...process.env, ...identity } })
+    git('init', '-q', '-b', 'main')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'init')
+  })
+
+  afterAll(async () => {
+    if (!home) return
+    const worktrees = path.join(home, 'worktrees')
+    for (const key of existsSync(worktrees) ? readdirSync(worktrees) : []) for (const sid of readdirSync(path.join(worktrees, key))) await omh(['sessions', 'rm', sid, '--force'])
+    const tags = client(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind=harness']).stdout.split('\n')
+    for (const tag of tags.filter(Boolean)) {
+      const adapter = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.adapter"}}', tag]).stdout.trim()
+      if (adapter.startsWith(home)) {
+        const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag]).stdout.trim()
+        client(engine, ['rmi', tag])
+        if (from) client(engine, ['rmi', from])
+      }
+    }
+    rmSync(scratch, { recursive: true, force: true })
+    const lines = Object.entries(checklist).flatMap(([harness, outcomes]) => [
+      `${harness} on ${engine}:`,
+      ...outcomes.map((o) => `  ${o.ok ? '✓' : '✗'} ${o.what}${o.detail ? ` — ${o.detail}` : ''}`),
+    ])
+    if (lines.length) process.stderr.write(`\nreal turns on ${engine}:\n${lines.join('\n')}\n`)
+  })
+
+  it.each(HARNESSES)('%s: a scripted turn reaches the model with the profile, the MCP server, and every hook omh did not announce as dropped', async (harness) => {
+    const outcomes: Outcome[] = []
+    checklist[harness] = outcomes
+    const check = (what: string, ok: boolean, detail = '') => {
+      outcomes.push({ what, ok, detail })
+      expect.soft(ok, `${what}${detail ? `: ${detail}` : ''}`).toBe(true)
+    }
+
+    // The session and its container: a first launch that only asks the version.
+    const first = await omh(['--new', harness, '--', '--version'])
+    expect(first.status, first.stderr).toBe(0)
+    const sid = /omh: \S+ on omh\/(s\d+)/.exec(first.stderr)?.[1]
+    expect(sid, first.stderr).toBeDefined()
+    const key = readdirSync(path.join(home, 'worktrees'))[0]!
+    const worktree = path.join(home, 'worktrees', key, sid!)
+    const container = client(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+    expect(container, `no running container for ${worktree}`).not.toBe('')
+
+    // The scripted model, started inside that container beside the harness.
+    const turn = path.join(worktree, '.omh-turn')
+    mkdirSync(turn)
+    chmodSync(turn, 0o777)
+    copyFileSync(MODEL, path.join(turn, 'model.mjs'))
+    writeFileSync(path.join(turn, 'script.json'), JSON.stringify(SCRIPTS[harness]))
+    const started = client(engine, ['exec', '-d', container, 'node', '/work/.omh-turn/model.mjs', '--script', '/work/.omh-turn/script.json', '--log', '/work/.omh-turn/requests.jsonl', '--port', String(PORT), '--ready', '/work/.omh-turn/port'])
+    expect(started.status, started.stderr).toBe(0)
+    for (let i = 0; i < 100 && !existsSync(path.join(turn, 'port')); i++) await new Promise((r) => setTimeout(r, 100))
+    expect(existsSync(path.join(turn, 'port')), 'the scripted model did not start').toBe(true)
+
+    const render = await omh(['render', harness, '--json'])
+    const dropped = new Set<string>(JSON.parse(render.stdout).result.dropped.filter((d: { capability: string }) => d.capability === 'hooks').map((d: { name: string }) => d.name))
+
+    const ran = await omh(['--session', sid!, harness, '--', ...TURN_ARGS[harness]])
+    const said = `${ran.stdout}\n${ran.stderr}`.split('\n').slice(-30).join('\n')
+    check('the turn ends with exit 0', ran.status === 0, ran.status === 0 ? '' : said)
+
+    const requests: RecordedRequest[] = readFileSync(path.join(turn, 'requests.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+    const conversation = requests.filter((r) => r.reply !== null)
+    const replies = SCRIPTS[harness].replies.length
+    check(`the model was asked ${replies} times in the conversation, one per scripted reply`, conversation.length === replies, requests.map((r) => `${r.path} ${r.answered}`).join('; '))
+    const texts = conversation.map((r) => requestText(r.body))
+    const firstText = texts[0] ?? ''
+    const firstTools = conversation[0]?.tools ?? []
+    const marks = existsSync(path.join(turn, 'marks')) ? readFileSync(path.join(turn, 'marks'), 'utf8') : ''
+    const mcpCalls = existsSync(path.join(turn, 'mcp.jsonl')) ? readFileSync(path.join(turn, 'mcp.jsonl'), 'utf8') : ''
+
+    check('the first request carries the rules text', firstText.includes('TURN-RULE-5c1e'))
+    check('the first request lists the skill', firstText.includes('turn-skill') && firstText.includes('TURN-SKILL-9d2b'))
+    check('the first request lists the subagent', firstText.includes('turn-agent') && firstText.includes('TURN-AGENT-61f0'))
+    const mcpTool = (r: RecordedRequest | undefined) => (r?.tools ?? []).some((t) => /record$/.test(t))
+    if (harness === 'claude') {
+      // A fact of Claude Code 2.1.332, not omh's choice: MCP tools are deferred (docs/scripted-model.md).
+      check("the MCP server's tool is deferred: not in the first request, offered once the tool search loads it", !mcpTool(conversation[0]) && mcpTool(conversation[2]), conversation.map((r) => String(mcpTool(r))).join(' '))
+    } else if (harness === 'codex') {
+      // Codex starts MCP servers beside its first request: a fast server is in it, a slow one in the next.
+      const at = conversation.findIndex(mcpTool)
+      check("the MCP server's tool is offered from the first or second request", at === 0 || at === 1, `first offered in request ${at + 1}`)
+    } else check("the first request lists the MCP server's tool", mcpTool(conversation[0]), firstTools.join(', '))
+    check('the scripted MCP call reaches the server', mcpCalls.includes(`turn-note-${harness}`), mcpCalls.trim())
+    const afterPush = texts[1] ?? ''
+    check('the scripted `git push` is refused, the refusal in the next request', afterPush.includes('TURN-REFUSE-0a9c'))
+    check('the refusal names the command it refused', afterPush.includes('git push origin HEAD'))
+
+    // Every hook omh did not announce as dropped left its evidence; every one it did, none.
+    const fired = Object.entries(HOOKS)
+      .filter(([, e]) => ('mark' in e ? marks.split('\n').some((l) => l.startsWith(e.mark)) : texts.some((t) => t.includes(e.text))))
+      .map(([name]) => name)
+    const unreachable = UNREACHABLE[harness] ?? {}
+    for (const [name, evidence] of Object.entries(HOOKS)) {
+      const expected = !dropped.has(name) && !unreachable[name]
+      const seen = fired.includes(name)
+      const label = dropped.has(name) ? 'was announced dropped and did not fire' : unreachable[name] ? `did not fire: ${unreachable[name]}` : 'fired'
+      check(`hook ${name} ${label}`, seen === expected, 'mark' in evidence ? `marks: ${marks.trim().split('\n').join(' | ')}` : `text ${evidence.text}`)
+    }
+    for (const [name, evidence] of Object.entries(HOOKS)) {
+      if (!('text' in evidence) || dropped.has(name) || name === 'no-push') continue
+      // An inject's text reaches the request after its moment, never the one before.
+      // Start: the first request; before-tool: the one after the refused push; after-tool: the one after the first call that ran.
+      const at = texts.findIndex((t) => t.includes(evidence.text))
+      const moment = name.startsWith('start') ? 0 : name.startsWith('before') ? 1 : harness === 'opencode' ? 3 : 2
+      // OpenCode 1.18.33 builds an MCP tool's result from the server's content, not from the output its
+      // plugins amend: after-tool advice on the MCP call is lost, and first arrives after the shell call.
+      const why = harness === 'opencode' && name === 'after-inject' ? ' (advice on the MCP call is lost)' : ''
+      check(`hook ${name}'s text is first in request ${moment + 1}${why}`, at === moment, `first in request ${at + 1}`)
+    }
+    check('the dropped hooks are announced at launch', dropped.size === 0 || new RegExp(`dropped .*\\b${dropped.size} hooks? `).test(first.stderr), `${[...dropped].join(', ')} / ${first.stderr.split('\n').find((l) => l.includes('dropped')) ?? 'no announcement'}`)
+  })
+})

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest'
+import { withPlugins } from '../../src/lib/settings-plugins.js'
+
+const add = (name: string) => (current: readonly string[]) => [...current, name]
+
+describe('withPlugins', () => {
+  it('adds `plugins` at the top when the file has none, keeping every byte after it', () => {
+    const text = '# mine\n[image]\nbase = "x" # a comment\n'
+    expect(withPlugins(text, 's.toml', add('a'))).toBe(`plugins = ["a"]\n${text}`)
+    expect(withPlugins('', 's.toml', add('a'))).toBe('plugins = ["a"]\n')
+  })
+
+  it('rewrites only the array, read past strings and comments that hold brackets', () => {
+    const text = 'runtime = "auto"\nplugins = [\n  "./a]b.js", # not the end ]\n  \'c[d\',\n] # after\n[image]\nbase = "x"\n'
+    expect(withPlugins(text, 's.toml', add('e'))).toBe(
+      'runtime = "auto"\nplugins = [\n  "./a]b.js",\n  "c[d",\n  "e",\n] # after\n[image]\nbase = "x"\n',
+    )
+    expect(withPlugins(text, 's.toml', () => [])).toBe('runtime = "auto"\nplugins = [] # after\n[image]\nbase = "x"\n')
+  })
+
+  it('refuses to edit a `plugins` it cannot rewrite without touching anything else', () => {
+    expect(() => withPlugins('plugins = "a"\n', 's.toml', add('b'))).toThrow(/`plugins` is not a list of strings/)
+    expect(() => withPlugins('plugins.x = 1\n', 's.toml', add('b'))).toThrow(/`plugins` is not a list of strings/)
+    expect(() => withPlugins('"plugins" = []\n', 's.toml', add('b'))).not.toThrow()
+    expect(() => withPlugins('a = [\n1]\n[t]\nplugins = []\n', 's.toml', add('b'))).not.toThrow()
+  })
+})
