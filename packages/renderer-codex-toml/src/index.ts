@@ -12,7 +12,8 @@ const smolToml = () => (toml ??= require('smol-toml') as typeof import('smol-tom
 const BEARER = /^Bearer (\S.*)$/
 
 /** The container variable that carries a server's bearer token. */
-export const tokenVariable = (server: string) => `OMH_MCP_${server.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_TOKEN`
+const OMH_TOKEN_PREFIX = 'OMH_MCP_'
+export const tokenVariable = (server: string) => `${OMH_TOKEN_PREFIX}${server.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_TOKEN`
 
 /**
  * Servers as `[mcp_servers.<name>]` tables, with only the keys Codex accepts
@@ -98,9 +99,8 @@ const REMOTE_KEYS = ['url', 'bearer_token_env_var', 'http_headers', 'env_http_he
 
 /**
  * Reads `[mcp_servers.*]` back. Values Codex takes from its environment
- * (`env_vars`, `bearer_token_env_var`, `env_http_headers`) are read from the
- * host environment, since omh keeps literal values; a server naming a
- * variable that is not set is left out, with the reason.
+ * (`env_vars`, `bearer_token_env_var`, `env_http_headers`) read back as
+ * `<secret VAR>`, the inverse of rendering: named, never copied.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
   return readServers(documents, tomlSyntax, {
@@ -110,12 +110,14 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       const stdio = raw['command'] !== undefined
       if (!stdio && raw['url'] === undefined) return void read.problem(at(), 'has neither `command` nor `url`')
       read.keep([...(stdio ? STDIO_KEYS : REMOTE_KEYS), 'enabled'])
-      const unset: string[] = []
       const fromEnv = (variable: unknown, path: (string | number)[]): string | undefined => {
-        if (typeof variable !== 'string') return void read.problem(path, 'expected a variable name')
-        const value = env[variable]
-        if (value === undefined) unset.push(variable)
-        return value
+        if (typeof variable !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) return void read.problem(path, 'expected a variable name')
+        // What omh itself put there (a launch's variables): the secret it carries, or the literal
+        // token omh moved out of the file because Codex takes none there. Anything else is the
+        // user's variable, named and never copied.
+        const set = env[variable]
+        if (set !== undefined && (/^<secret [A-Za-z_][A-Za-z0-9_]*>$/.test(set) || variable.startsWith(OMH_TOKEN_PREFIX))) return set
+        return `<secret ${variable}>`
       }
       const text = (key: string): string | undefined => {
         const v = raw[key]
@@ -160,7 +162,6 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
         const url = text('url')
         if (url !== undefined) server = { name, transport: 'http', url, headers }
       }
-      if (unset.length) read.leave(`${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} not set here, so the value is unknown`)
       return server
     },
   })

@@ -47,7 +47,7 @@ describe('codex-toml', () => {
     expect(out.env).toEqual({ OMH_MCP_GH_MCP_TOKEN: 's3cret' })
   })
 
-  it('reads env_vars, env_http_headers and bearer_token_env_var from the host, leaving servers that name unset ones', () => {
+  it('names the variables of env_vars, env_http_headers and bearer_token_env_var as <secret VAR>, never their values', () => {
     const content = [
       '[mcp_servers.a]',
       'command = "node"',
@@ -68,13 +68,13 @@ describe('codex-toml', () => {
       ok: true,
       items: {
         mcp: [
-          { name: 'a', transport: 'stdio', command: 'node', args: [], env: { FOO: 'bar' } },
-          { name: 'c', transport: 'http', url: 'https://c', headers: { X: 'bar' } },
+          { name: 'a', transport: 'stdio', command: 'node', args: [], env: { FOO: '<secret FOO>' } },
+          { name: 'b', transport: 'http', url: 'https://h', headers: { Authorization: 'Bearer <secret NOPE>' } },
+          { name: 'c', transport: 'http', url: 'https://c', headers: { X: '<secret FOO>' } },
         ],
       },
       left: [
         { name: 'a.startup_timeout_sec', reason: 'omh keeps no such field' },
-        { name: 'b', reason: 'NOPE is not set here, so the value is unknown' },
         { name: 'd', reason: 'disabled in this file (`enabled = false`)' },
       ],
     })

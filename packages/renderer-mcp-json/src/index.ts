@@ -9,6 +9,9 @@ const SUBSTITUTION = /\$\{([^}]*)\}/
 
 type Entry = Record<string, unknown>
 
+/** A variable name `<secret NAME>` can carry. */
+const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/
+
 /**
  * One server in the `mcpServers` shape: `type` always written, so the file
  * says what each server is. A `<secret NAME>` becomes `${NAME}`, which the
@@ -72,10 +75,10 @@ export function combineJson(parts: readonly CombinePart[]): CombineResult {
 
 /**
  * Reads an `mcpServers` document back (`.mcp.json`, or the user scope of
- * `~/.claude.json`). `${VAR}` and `${VAR:-default}` are resolved against the
- * host environment, as the harness would resolve them at launch, because omh
- * keeps literal values; a server naming a variable that is not set is left
- * out, with the reason.
+ * `~/.claude.json`). In `env` and `headers`, `${VAR}` reads back as
+ * `<secret VAR>`, the inverse of rendering; elsewhere, and `${VAR:-default}`
+ * anywhere, is resolved against the host environment, as the harness would at
+ * launch; a server naming a variable that is not set is left out, with the reason.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
   return readServers(documents, jsonSyntax, {
@@ -86,9 +89,12 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       if (type !== 'stdio' && type !== 'http' && type !== 'sse') return void read.problem(at('type'), `expected "stdio", "http", "sse" or "ws", found ${JSON.stringify(type)}`)
       read.keep(type === 'stdio' ? ['type', 'command', 'args', 'env'] : ['type', 'url', 'headers'])
       const unset = new Set<string>()
-      const value = (v: unknown, p: (string | number)[]): string | undefined => {
+      const value = (v: unknown, p: (string | number)[], secrets = false): string | undefined => {
         if (typeof v !== 'string') return void read.problem(p, 'expected a string')
         return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, inner: string) => {
+          // In env and headers a bare variable is a secret the harness takes from its environment:
+          // named, never copied, so the import writes no value into mcp.json.
+          if (secrets && VARIABLE.test(inner)) return `<secret ${inner}>`
           const [variable = '', fallback] = inner.split(/:-(.*)/s, 2)
           const set = env[variable]
           if (set !== undefined && set !== '') return set
@@ -103,11 +109,11 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
         const rawArgs = raw['args'] ?? []
         if (!Array.isArray(rawArgs)) read.problem(at('args'), 'expected a list of strings')
         const args = Array.isArray(rawArgs) ? rawArgs.map((a, n) => value(a, at('args', n)) ?? '') : []
-        const envs = read.strings('env', value)
+        const envs = read.strings('env', (v, p) => value(v, p, true))
         if (command !== undefined) server = { name, transport: 'stdio', command, args, env: envs }
       } else {
         const url = value(raw['url'], at('url'))
-        const headers = read.strings('headers', value)
+        const headers = read.strings('headers', (v, p) => value(v, p, true))
         if (url !== undefined) server = { name, transport: type, url, headers }
       }
       if (unset.size) read.leave(`${[...unset].map((v) => `\${${v}}`).join(', ')} is not set here, so its value is unknown`)
@@ -133,7 +139,7 @@ export default defineRenderer({
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
     const { mcpServers, dropped, refused, env } = renderServers(input.items, input.adapter.name)
     if (!Object.keys(mcpServers).length) return { files: [], dropped, refused }
-    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused, env }
+    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused, ...(Object.keys(env).length ? { env } : {}) }
   },
   parse: (documents, context) => parseServers(documents, context.env),
   combine: { json: combineJson },

@@ -261,7 +261,7 @@ export async function readDecisions(runtime: RuntimePlugin, container: string, c
 
 /**
  * Removes the session's proxy and networks (the recorded one, and the unsuffixed one of sessions
- * made before names had a suffix), if any. `dir`: the session's egress directory.
+ * made before names had a suffix), if any, from the egress directory of the session.
  */
 export async function removeEgress(runtime: RuntimePlugin, container: string, dir: string, context: RuntimeContext): Promise<void> {
   const recorded = await recordedNetwork(dir)
