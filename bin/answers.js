@@ -20,7 +20,9 @@ const KEEP = 256
 export function cacheable(argv) {
   if (argv.includes('--content')) return false
   const [a, b, c] = argv
-  if (a === '--help' || a === 'help' || a === 'plugins' || a === 'render') return true
+  if (a === '--help' || a === 'help' || a === 'render') return true
+  // `plugins add` and `rm` install and write; only the listing reads.
+  if (a === 'plugins') return b === undefined || b.startsWith('-')
   if (a === 'adapters') return b === 'ls' || b === 'show' || b === 'validate'
   return a === 'config' && b === 'mcp' && c === 'ls'
 }

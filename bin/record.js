@@ -62,8 +62,9 @@ export async function record(key, dir) {
       before(args)
       return original.apply(this, args)
     }
-    Object.assign(wrapped, original)
-    Object.defineProperty(wrapped, 'name', { value: original.name })
+    // Every own property, symbols and non-enumerable ones too: `util.promisify.custom` on
+    // execFile is what makes its promise resolve to { stdout, stderr }.
+    Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(original))
     target[name] = wrapped
   }
   for (const target of [fs, fs.promises]) {

@@ -12,7 +12,7 @@ export async function completionValues(root: string, kind: Dynamic): Promise<str
     const kernel = await createKernel(root)
     if (kind === 'harness') return (await kernel.adapterSources()).map((a) => a.name)
     if (kind === 'editor') return (await kernel.editorSources()).map((e) => e.name)
-    return kernel.repoRoot ? await listSessions(kernel.omhHome, repository(kernel.repoRoot)) : []
+    return kernel.repoRoot ? await listSessions(kernel.omhState, repository(kernel.repoRoot)) : []
   } catch {
     return []
   }

@@ -39,6 +39,9 @@ describe('kept answers of read-only commands', () => {
     const version = () => run('plugins').plugins.find((p: { name: string }) => p.name === 'omh-renderer-shout').version
     const selected = () => run('render', 'loud').selection.find((s: { capability: string }) => s.capability === 'rules').selected
 
+    // The first command makes omh's state directory (a write, so nothing is kept), and what it
+    // made must settle before anything that reads it is kept.
+    omh(['adapters', 'ls'], { cwd: repo, env })
     await settle()
     const before = { adapter: JSON.stringify(adapter()), rules: rules(), version: version(), selected: selected() }
     expect(before).toMatchObject({ rules: 'BE BRIEF.\n'.length, version: '1.0.0', selected: ['style'] })
@@ -65,6 +68,7 @@ describe('kept answers of read-only commands', () => {
     const cache = testdir()
     const home = testdir()
     const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    omh(['adapters', 'ls'], { cwd: home, env })
     await settle()
     const first = omh(['adapters', 'ls'], { cwd: home, env })
     expect(first.status).toBe(0)

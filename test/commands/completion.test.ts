@@ -3,7 +3,7 @@ import { symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { repository } from '@omh/sandbox'
-import { BIN, omh } from '../helpers/run.js'
+import { BIN, omh, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 /** A profile with a harness of its own, and a repository with two sessions. */
@@ -12,11 +12,11 @@ function setup() {
     'adapters/mine.toml': 'name = "mine"\nbin = "mine"\ninstall = "true"\n[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"\n',
   })
   const repo = gitRepo()
-  write(home, { [`worktrees/${repository(repo).id}/s01/.keep`]: '', [`worktrees/${repository(repo).id}/s02/.keep`]: '' })
+  write(stateOf(home), { [`worktrees/${repository(repo).id}/s01/.keep`]: '', [`worktrees/${repository(repo).id}/s02/.keep`]: '' })
   // `omh` on PATH, as an installed omh is.
   const bin = testdir()
   symlinkSync(BIN, path.join(bin, 'omh'))
-  const env = { ...process.env, OMH_HOME: home, HOME: testdir(), PATH: `${bin}:${process.env['PATH']}`, NO_COLOR: '1' }
+  const env = { ...process.env, OMH_HOME: home, OMH_STATE: stateOf(home), HOME: testdir(), PATH: `${bin}:${process.env['PATH']}`, NO_COLOR: '1' }
   const scripts = new Map<string, string>()
   const script = (shell: string) => {
     if (!scripts.has(shell)) scripts.set(shell, omh(['completion', shell], { env }).stdout)
@@ -74,7 +74,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
     })
 
     it('completes subcommands, and session ids after omh sessions …', () => {
-      expect(bash('omh sessions ')).toEqual(['commit', 'diff', 'down', 'ls', 'rm'])
+      expect(bash('omh sessions ')).toEqual(['commit', 'diff', 'down', 'ls', 'push', 'rm'])
       expect(bash('omh sessions rm ')).toEqual(['s01', 's02'])
       expect(bash('omh sessions diff --stat s0')).toEqual(['s01', 's02'])
       expect(bash('omh attach --session ')).toEqual(['s01', 's02'])
@@ -102,7 +102,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
 
     it('completes commands, harnesses, subcommands, session ids and flags', () => {
       expect(fish('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'claude', 'mine']))
-      expect(fish('omh sessions ')).toEqual(['commit', 'diff', 'down', 'ls', 'rm'])
+      expect(fish('omh sessions ')).toEqual(['commit', 'diff', 'down', 'ls', 'push', 'rm'])
       expect(fish('omh sessions commit ')).toEqual(['s01', 's02'])
       expect(fish('omh doctor --r')).toEqual(['--runtime'])
     })
@@ -129,7 +129,7 @@ _omh`
     it('passes zsh -n, and completes commands, harnesses, subcommands, session ids and flags', () => {
       run('zsh', ['-n', '-c', t.script('zsh')], { cwd: t.repo, env: t.env })
       expect(zsh('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'claude', 'mine']))
-      expect(zsh('omh sessions ')).toEqual(['commit', 'diff', 'down', 'ls', 'rm'])
+      expect(zsh('omh sessions ')).toEqual(['commit', 'diff', 'down', 'ls', 'push', 'rm'])
       expect(zsh('omh sessions down ')).toEqual(['s01', 's02'])
       expect(zsh('omh trust --')).toEqual(expect.arrayContaining(['--show', '--revoke']))
     })

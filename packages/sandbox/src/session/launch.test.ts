@@ -120,7 +120,7 @@ describe('launch', () => {
     expect(t.fake.calls).toEqual([])
     expect(t.announced).toEqual([])
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
-    expect(readdirSync(path.join(t.home, 'worktrees', t.repo.id))).toEqual([])
+    expect(readdirSync(path.join(t.state, 'worktrees', t.repo.id))).toEqual([])
   })
 
   it('leaves an existing session untouched when the harness does not exist', async () => {
