@@ -68,8 +68,23 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
 
   afterAll(async () => {
     if (!home) return
+    const repoId = existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.join(stateOf(home), 'worktrees'))[0] : undefined
     for (const sid of existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.dirname(worktree('s01'))) : []) {
       await run(['sessions', 'rm', sid, '--force'])
+    }
+    // Egress proxies and networks a failed test left, by their label (`<repo id>-<sid>`), endpoints first.
+    if (repoId) {
+      const ours = (kind: string[], format: string) =>
+        spawnSync(engine, [...kind, '-q', '--filter', 'label=omh.egress'], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter(Boolean)
+          .map((id) => ({ id, label: spawnSync(engine, [kind[0] === 'network' ? 'network' : 'container', 'inspect', '--format', format, id], { encoding: 'utf8' }).stdout.trim() }))
+          .filter((o) => o.label.startsWith(`${repoId}-`))
+      for (const proxy of ours(['ps', '-a'], '{{index .Config.Labels "omh.egress"}}')) spawnSync(engine, ['rm', '-f', proxy.id])
+      for (const network of ours(['network', 'ls'], '{{index .Labels "omh.egress"}}')) {
+        for (const member of [`omh-${network.label}`, `omh-${network.label}-egress`]) spawnSync(engine, ['network', 'disconnect', '-f', network.id, member])
+        spawnSync(engine, ['network', 'rm', network.id])
+      }
     }
     // Whatever a failed test left: containers by this repository's label.
     const ids = spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
@@ -320,8 +335,20 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const again = await run(['--session', sid, 'probe', '--', 'node client.cjs connect other.test:80'])
       expect(again.stderr).not.toContain('restarting')
       expect(facts(again.stdout)['result']).toBe('200 hello from other.test:80')
+
+      // A new container of the session gets a network never used before; the old one is gone.
+      const repoId = path.basename(path.dirname(worktree(sid)))
+      const recorded = () => readFileSync(path.join(stateOf(home), 'run', repoId, sid, 'egress', 'network'), 'utf8').trim()
+      const before = recorded()
+      expect((await run(['sessions', 'down', sid])).status).toBe(0)
+      expect(facts((await run(['--session', sid, 'probe', '--', 'node client.cjs get http://web.test/'])).stdout)['result']).toBe('200 hello from web.test')
+      expect(recorded()).not.toBe(before)
+      const label = `label=omh.egress=${repoId}-${sid}`
+      const networks = () => spawnSync(engine, ['network', 'ls', '--format', '{{.Name}}', '--filter', label], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+      expect(networks()).toEqual([recorded()])
       expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
-      expect(spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.egress`], { encoding: 'utf8' }).stdout).not.toContain(sid)
+      expect(spawnSync(engine, ['ps', '-aq', '--filter', label], { encoding: 'utf8' }).stdout).toBe('')
+      expect(networks()).toEqual([])
     } finally {
       write(home, { 'settings.toml': settings })
       spawnSync(engine, ['rm', '-f', web])
