@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/scripted-model.js'
 import { requestText } from '../../packages/sandbox/src/doctor/scripted-model.js'
 import { ENGINES, TEST_BASE, client, type Engine } from '../helpers/engines.js'
-import { BIN, ROOT, finished } from '../helpers/run.js'
+import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/turns')
 const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
@@ -144,7 +144,7 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
   let repo: string
   const checklist: Record<string, Outcome[]> = {}
   const omh = (args: readonly string[]) =>
-    finished(spawn(process.execPath, [BIN, ...args], { cwd: repo, env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, ...identity }, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
+    finished(spawn(process.execPath, [BIN, ...args], { cwd: repo, env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ...identity }, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
 
   beforeAll(() => {
     scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-turns-e2e-')))
@@ -163,7 +163,7 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
 
   afterAll(async () => {
     if (!home) return
-    const worktrees = path.join(home, 'worktrees')
+    const worktrees = path.join(stateOf(home), 'worktrees')
     for (const key of existsSync(worktrees) ? readdirSync(worktrees) : []) for (const sid of readdirSync(path.join(worktrees, key))) await omh(['sessions', 'rm', sid, '--force'])
     const tags = client(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind=harness']).stdout.split('\n')
     for (const tag of tags.filter(Boolean)) {
@@ -195,8 +195,8 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     expect(first.status, first.stderr).toBe(0)
     const sid = /omh: \S+ on omh\/(s\d+)/.exec(first.stderr)?.[1]
     expect(sid, first.stderr).toBeDefined()
-    const key = readdirSync(path.join(home, 'worktrees'))[0]!
-    const worktree = path.join(home, 'worktrees', key, sid!)
+    const key = readdirSync(path.join(stateOf(home), 'worktrees'))[0]!
+    const worktree = path.join(stateOf(home), 'worktrees', key, sid!)
     const container = client(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
     expect(container, `no running container for ${worktree}`).not.toBe('')
 
