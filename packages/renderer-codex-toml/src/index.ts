@@ -13,7 +13,10 @@ const BEARER = /^Bearer (\S.*)$/
 
 /** The container variable that carries a server's bearer token. */
 const OMH_TOKEN_PREFIX = 'OMH_MCP_'
-export const tokenVariable = (server: string) => `${OMH_TOKEN_PREFIX}${server.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_TOKEN`
+const variablePart = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]/g, '_')
+export const tokenVariable = (server: string) => `${OMH_TOKEN_PREFIX}${variablePart(server)}_TOKEN`
+/** The container variable that carries a header holding a secret. */
+const headerVariable = (server: string, header: string) => `${OMH_TOKEN_PREFIX}${variablePart(server)}_${variablePart(header)}`
 
 /**
  * Servers as `[mcp_servers.<name>]` tables, with only the keys Codex accepts
@@ -47,17 +50,26 @@ export function renderServers(servers: readonly McpServer[]) {
     }
     const { Authorization: auth, ...rest } = server.headers
     const bearer = auth !== undefined ? BEARER.exec(auth)?.[1] : undefined
-    const headers = bearer === undefined ? server.headers : rest
-    let variable: string | undefined
-    if (bearer !== undefined) {
-      variable = tokenVariable(server.name)
-      for (let n = 2; env[variable] !== undefined && env[variable] !== bearer; n++) variable = `${tokenVariable(server.name)}_${n}`
-      env[variable] = bearer
+    const unique = (base: string, value: string) => {
+      let variable = base
+      for (let n = 2; env[variable] !== undefined && env[variable] !== value; n++) variable = `${base}_${n}`
+      env[variable] = value
+      return variable
+    }
+    const variable = bearer !== undefined ? unique(tokenVariable(server.name), bearer) : undefined
+    // Codex sends http_headers as written: a header holding a secret (all of it, or within text) is
+    // taken from a variable instead (env_http_headers), which the launch fills with the resolved value.
+    const headers: Record<string, string> = {}
+    const fromEnv: Record<string, string> = {}
+    for (const [name, value] of Object.entries(bearer === undefined ? server.headers : rest)) {
+      if (secretNames(value).length) fromEnv[name] = unique(headerVariable(server.name, name), value)
+      else headers[name] = value
     }
     tables[server.name] = {
       url: server.url,
       ...(variable ? { bearer_token_env_var: variable } : {}),
-      ...(Object.keys(headers).length ? { http_headers: { ...headers } } : {}),
+      ...(Object.keys(headers).length ? { http_headers: headers } : {}),
+      ...(Object.keys(fromEnv).length ? { env_http_headers: fromEnv } : {}),
     }
   }
   return { tables, dropped, env }
