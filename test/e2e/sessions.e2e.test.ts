@@ -2,7 +2,7 @@
 // (test/fixtures/adapters/probe.toml) runs in a real container, and each test
 // asks from inside what the sandbox lets it see and do.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -82,7 +82,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
           .filter((o) => o.label.startsWith(`${repoId}-`))
       for (const proxy of ours(['ps', '-a'], '{{index .Config.Labels "omh.egress"}}')) spawnSync(engine, ['rm', '-f', proxy.id])
       for (const network of ours(['network', 'ls'], '{{index .Labels "omh.egress"}}')) {
-        for (const member of [`omh-${network.label}`, `omh-${network.label}-egress`]) spawnSync(engine, ['network', 'disconnect', '-f', network.id, member])
+        for (const member of [`omh-${network.label}`, `omh-${network.label}-egress`, `omh-${network.label}-creds`]) spawnSync(engine, ['network', 'disconnect', '-f', network.id, member])
         spawnSync(engine, ['network', 'rm', network.id])
       }
     }
@@ -213,7 +213,10 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const bomb = await run([
         '--new', 'probe', '--',
         `max=${cg('pids/pids.max', 'pids.max')}; cur=${cg('pids/pids.current', 'pids.current')}; read m < $max; echo "max=$m"; ` +
-          `(f(){ f | f & }; f) >/dev/null 2>&1; i=0; while [ $i -lt 200000 ]; do read c < $cur; [ "$c" -ge "$m" ] && break; i=$((i+1)); done; read c < $cur; echo "current=$c"; echo "host=$(echo alive 2>/dev/null || true)"`,
+          // Waits on the clock (/proc/uptime, read by a builtin), not on a count of reads: on a loaded
+          // machine the bomb grows slowly, and a fixed count of reads could end before it reached anything.
+          `read up _ < /proc/uptime; end=$((\${up%.*} + 60)); (f(){ f | f & }; f) >/dev/null 2>&1; ` +
+          `while :; do read c < $cur; [ "$c" -ge "$m" ] && break; read up _ < /proc/uptime; [ "\${up%.*}" -ge "$end" ] && break; done; read c < $cur; echo "current=$c"`,
       ])
       const f = facts(bomb.stdout)
       expect(f['max']).toBe('96')
@@ -306,7 +309,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       copyFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree(sid), 'client.cjs'))
       const ask = async (...args: string[]) => facts((await run(['--session', sid, 'probe', '--', `node client.cjs ${args.join(' ')}`])).stdout)['result']
       const env = facts((await run(['--session', sid, 'probe', '--', 'echo "proxy=$HTTPS_PROXY"; echo "noproxy=$NO_PROXY"'])).stdout)
-      expect(env).toMatchObject({ proxy: 'http://omh-egress:3128', noproxy: 'localhost,127.0.0.1,::1' })
+      expect(env).toMatchObject({ proxy: 'http://omh-egress:3128', noproxy: 'localhost,127.0.0.1,::1,omh-creds' })
 
       expect(await ask('get', 'http://web.test/')).toBe('200 hello from web.test')
       expect(await ask('connect', 'web.test:80')).toBe('200 hello from web.test:80')
@@ -330,14 +333,36 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect(decisions.every((d) => !Number.isNaN(Date.parse(d.time)))).toBe(true)
       expect((await run(['sessions', 'egress', sid])).stdout).toMatch(/denied\s+CONNECT\s+other\.test:80/)
 
-      // An edit to the allowlist reaches the running proxy: no new container for the session.
+      // An edit to the allowlist reaches the proxy while the harness runs: no restart, no other omh command.
+      const repoId = path.basename(path.dirname(worktree(sid)))
+      const allowConf = path.join(stateOf(home), 'run', repoId, sid, 'egress', 'allow.conf')
+      const live = run([
+        '--session', sid, 'probe', '--',
+        'node client.cjs connect other.test:80 | sed s/^result=/first=/; touch .asked; i=0; while [ ! -e .go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; node client.cjs connect other.test:80 | sed s/^result=/second=/',
+      ])
+      const until = async (ok: () => boolean, what: string) => {
+        for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 100))
+        expect(ok(), what).toBe(true)
+      }
+      await until(() => existsSync(path.join(worktree(sid), '.asked')), 'the first request was made')
       write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "other.test:80"]\n` })
+      await until(() => readFileSync(allowConf, 'utf8').includes('other.test'), 'the proxy got the edited allowlist')
+      // squid answers from the new rules once it has reread them, which the reload waits for.
+      await new Promise((r) => setTimeout(r, 1500))
+      writeFileSync(path.join(worktree(sid), '.go'), '')
+      const during = await live
+      expect(during.stderr).not.toContain('restarting')
+      expect(facts(during.stdout)).toMatchObject({ first: '403', second: '200 hello from other.test:80' })
+      rmSync(path.join(worktree(sid), '.asked'))
+      rmSync(path.join(worktree(sid), '.go'))
+
+      // A launch into the running session also applies it: no new container for the session.
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "other.test:81", "other.test:80"]\n` })
       const again = await run(['--session', sid, 'probe', '--', 'node client.cjs connect other.test:80'])
       expect(again.stderr).not.toContain('restarting')
       expect(facts(again.stdout)['result']).toBe('200 hello from other.test:80')
 
       // A new container of the session gets a network never used before; the old one is gone.
-      const repoId = path.basename(path.dirname(worktree(sid)))
       const recorded = () => readFileSync(path.join(stateOf(home), 'run', repoId, sid, 'egress', 'network'), 'utf8').trim()
       const before = recorded()
       expect((await run(['sessions', 'down', sid])).status).toBe(0)

@@ -47,6 +47,16 @@ export function resolveSecrets(vars: Readonly<Record<string, string>>, sources: 
   return out
 }
 
+/** A secret's value from the same sources, in the same order; absent: none holds it. */
+export function findSecret(name: string, sources: SecretSources): string | undefined {
+  const keyring = sources.keyring ?? ((n: string) => secretTool(n, sources.env))
+  const fromFile = () => {
+    const value = readSecretsFile(secretsFile(sources.omhHome))[name]
+    return typeof value === 'string' ? value : undefined
+  }
+  return nonEmpty(sources.env[name]) ?? nonEmpty(fromFile()) ?? nonEmpty(keyring(name))
+}
+
 const nonEmpty = (value: string | undefined) => (value === undefined || value === '' ? undefined : value)
 
 function readSecretsFile(file: string): Record<string, unknown> {

@@ -1,9 +1,9 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type RuntimePlugin } from '@omh/plugin-api'
-import { allowRules, egressDir, ensureEgress, freshNetwork, networkName, parseDecisions, recordedNetwork, removeEgress } from './egress.js'
+import { allowRules, egressDir, ensureEgress, freshNetwork, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
 
 describe('egress', () => {
   it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, never a forbidden address', () => {
@@ -76,17 +76,27 @@ describe('egress', () => {
     calls.length = 0
     const second = await up(true)
     expect(second).not.toBe(first)
-    expect(calls.slice(0, 4)).toEqual(['down omh-r-s01-egress', `disconnect -f ${first} omh-r-s01`, `disconnect -f ${first} omh-r-s01-egress`, `rm ${first}`])
+    expect(calls.slice(0, 6)).toEqual([
+      'down omh-r-s01-egress',
+      'down omh-r-s01-creds',
+      `disconnect -f ${first} omh-r-s01`,
+      `disconnect -f ${first} omh-r-s01-egress`,
+      `disconnect -f ${first} omh-r-s01-creds`,
+      `rm ${first}`,
+    ])
 
     calls.length = 0
     await removeEgress(runtime, 'omh-r-s01', dir, context)
     expect(calls).toEqual([
       'down omh-r-s01-egress',
+      'down omh-r-s01-creds',
       `disconnect -f ${second} omh-r-s01`,
       `disconnect -f ${second} omh-r-s01-egress`,
+      `disconnect -f ${second} omh-r-s01-creds`,
       `rm ${second}`,
       'disconnect -f omh-r-s01-net omh-r-s01',
       'disconnect -f omh-r-s01-net omh-r-s01-egress',
+      'disconnect -f omh-r-s01-net omh-r-s01-creds',
       'rm omh-r-s01-net',
     ])
     expect(await recordedNetwork(dir)).toBeUndefined()
@@ -104,6 +114,65 @@ describe('egress', () => {
 const context = { env: {}, progress: () => undefined, verbose: false }
 
 /** A runtime that records what it is asked, in the engine's words, and holds containers by name. */
+describe('a live allowlist', () => {
+  it('hands the running proxy the allowlist an edited settings file gives, keeps the one in force when the edit is not valid, and stops when told', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'omh-egress-watch-'))
+    const settings = path.join(root, 'home', 'settings.toml')
+    mkdirSync(path.dirname(settings))
+    const dir = egressDir(root)
+    mkdirSync(dir)
+    writeFileSync(path.join(dir, 'allow.conf'), allowRules(['a.test']))
+    const execs: string[] = []
+    const runtime = {
+      engine: 'recording',
+      async exec(name: string, argv: readonly string[]) {
+        execs.push(`${name} ${argv.join(' ')}`)
+        return { exitCode: 0, stdout: '', stderr: '' }
+      },
+    } as unknown as RuntimePlugin
+    const heard: unknown[] = []
+    const next = () => new Promise<void>((resolve) => (wake = resolve))
+    let wake = () => undefined as void
+    // An editor's save: a new file renamed over the old one.
+    const save = (text: string) => {
+      writeFileSync(`${settings}.swp`, text)
+      renameSync(`${settings}.swp`, settings)
+    }
+    const stop = watchAllowlist({
+      runtime,
+      context: { env: {}, progress: () => undefined, verbose: false },
+      container: 'omh-r-s01',
+      dir,
+      files: [settings, path.join(root, 'nowhere', 'settings.toml')],
+      allow: async () => JSON.parse(readFileSync(settings, 'utf8')) as string[],
+      heard: (outcome) => {
+        heard.push(outcome)
+        wake()
+      },
+    })
+    try {
+      let arrived = next()
+      save('["a.test", "b.test:8443"]')
+      await arrived
+      expect(heard.at(-1)).toEqual({ ok: true, allow: ['a.test', 'b.test:8443'] })
+      expect(readFileSync(path.join(dir, 'allow.conf'), 'utf8')).toBe(allowRules(['a.test', 'b.test:8443']))
+      expect(execs).toEqual(['omh-r-s01-egress squid -k reconfigure -f /omh/egress/squid.conf'])
+
+      arrived = next()
+      save('["a.test", ')
+      await arrived
+      expect(heard.at(-1)).toMatchObject({ ok: false })
+      expect(readFileSync(path.join(dir, 'allow.conf'), 'utf8')).toBe(allowRules(['a.test', 'b.test:8443']))
+      expect(execs).toHaveLength(1)
+    } finally {
+      stop()
+    }
+    save('["c.test"]')
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(heard).toHaveLength(2)
+  })
+})
+
 function recordingRuntime(options: { failing?: RegExp } = {}) {
   const calls: string[] = []
   const running = new Set<string>()

@@ -4,11 +4,13 @@
  * through only allowed `host[:port]` patterns and logging every decision.
  */
 import { createHash, randomBytes } from 'node:crypto'
+import { watch } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter, EffectiveSettings } from '@omh/kernel'
 import type { ImageOptions } from '../image.js'
+import { CREDS_HOST, credsName } from './credentials.js'
 
 /** The proxy's name on the session's network, and its port. */
 export const PROXY_HOST = 'omh-egress'
@@ -37,7 +39,8 @@ export function egressOf(settings: EffectiveSettings, adapter: Pick<Adapter, 'eg
 /** Variables that point a session's clients at the proxy. */
 export function proxyEnv(): Record<string, string> {
   const url = `http://${PROXY_HOST}:${PROXY_PORT}`
-  const none = 'localhost,127.0.0.1,::1'
+  // The credential proxy is on the session's own network: it is reached directly, never through squid.
+  const none = `localhost,127.0.0.1,::1,${CREDS_HOST}`
   return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: none, no_proxy: none }
 }
 
@@ -163,10 +166,7 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
   }
   const running: ContainerInfo | undefined = await runtime.inspect?.(proxy, context)
   if (running?.running && !at.fresh) {
-    const reload = await runtime.exec(proxy, ['squid', '-k', 'reconfigure', '-f', `${GUEST_CONF}/squid.conf`], { tty: false, capture: true }, context)
-    if (reload.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `reload the egress proxy ${proxy}`, reload.stderr.trim().split('\n').at(-1) ?? ''], hintArgs: [] })
-    // squid answers from the new rules once it has reread them; a request in between gets the old ones.
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    await reconfigure(runtime, proxy, context)
     return network
   }
   if (running) await runtime.down(proxy, context)
@@ -211,6 +211,75 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
     }
   }
   return network
+}
+
+/** Has a running squid reread its rules; it keeps open tunnels. */
+async function reconfigure(runtime: RuntimePlugin, proxy: string, context: RuntimeContext): Promise<void> {
+  const reload = await runtime.exec(proxy, ['squid', '-k', 'reconfigure', '-f', `${GUEST_CONF}/squid.conf`], { tty: false, capture: true }, context)
+  if (reload.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `reload the egress proxy ${proxy}`, reload.stderr.trim().split('\n').at(-1) ?? ''], hintArgs: [] })
+  // squid answers from the new rules once it has reread them; a request in between gets the old ones.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+}
+
+export interface AllowlistWatch {
+  readonly runtime: RuntimePlugin
+  readonly context: RuntimeContext
+  readonly container: string
+  /** The session's egress directory. */
+  readonly dir: string
+  /** Settings files whose change may change the allowlist (they need not exist yet). */
+  readonly files: readonly string[]
+  /** The allowlist as the settings now say; throws when they are not valid, which keeps the one in force. */
+  readonly allow: () => Promise<readonly string[]>
+  /** Hears each reload that changed the rules, and each that failed. */
+  readonly heard?: (outcome: { ok: true; allow: readonly string[] } | { ok: false; error: unknown }) => void
+}
+
+/**
+ * Watches the settings files while a harness runs and hands the running proxy the allowlist they
+ * now give: an edit applies to the session at once, with no restart and no other omh command.
+ * Directories are watched, not files: an editor saves by renaming a new file over the old one.
+ * Returns a function that stops watching.
+ */
+export function watchAllowlist(at: AllowlistWatch): () => void {
+  const byDir = new Map<string, Set<string>>()
+  for (const file of at.files) {
+    const names = byDir.get(path.dirname(file)) ?? new Set<string>()
+    names.add(path.basename(file))
+    byDir.set(path.dirname(file), names)
+  }
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+  const apply = async () => {
+    try {
+      const allow = await at.allow()
+      const text = allowRules(allow)
+      const file = path.join(at.dir, 'allow.conf')
+      if ((await readFile(file, 'utf8').catch(() => '')) === text) return
+      await writeAtomic(file, text)
+      await reconfigure(at.runtime, proxyName(at.container), at.context)
+      at.heard?.({ ok: true, allow })
+    } catch (error) {
+      at.heard?.({ ok: false, error })
+    }
+  }
+  const changed = () => {
+    clearTimeout(timer)
+    // A save is often several events (write, rename, chmod): one reload after they settle.
+    timer = setTimeout(() => (running = running.then(apply)), 200)
+  }
+  const watchers = [...byDir].flatMap(([dir, names]) => {
+    try {
+      return [watch(dir, { persistent: false }, (_event, name) => name && names.has(String(name)) && changed())]
+    } catch {
+      // A directory that does not exist holds no settings to watch.
+      return []
+    }
+  })
+  return () => {
+    clearTimeout(timer)
+    for (const w of watchers) w.close()
+  }
 }
 
 /** One decision of the proxy. */
@@ -269,14 +338,15 @@ export async function removeEgress(runtime: RuntimePlugin, container: string, di
   await rm(path.join(dir, RECORD), { force: true })
 }
 
-/** Stops the proxy and takes the networks away, endpoints first. */
+/** Stops the proxies (egress and credentials) and takes the networks away, endpoints first. */
 export async function dropEgress(runtime: RuntimePlugin, container: string, networks: readonly string[], context: RuntimeContext): Promise<void> {
   await runtime.down(proxyName(container), context)
+  await runtime.down(credsName(container), context)
   const ignore = () => undefined
   for (const network of networks) {
     // An engine may keep the endpoint of a removed container, which makes `network rm` fail; a
     // forced disconnect by name drops it whether or not the container still exists.
-    for (const member of [container, proxyName(container)]) await runtime.networks?.disconnect(network, member, context).catch(ignore)
+    for (const member of [container, proxyName(container), credsName(container)]) await runtime.networks?.disconnect(network, member, context).catch(ignore)
     // A network left behind is no reason to fail a removal the user asked for: its name is never used again.
     await runtime.networks?.remove(network, context).catch(ignore)
   }

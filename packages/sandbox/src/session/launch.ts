@@ -1,3 +1,4 @@
+import path from 'node:path'
 import {
   GUEST_WORK,
   OmhError,
@@ -19,8 +20,9 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
-import { resolveSecrets } from '../secrets.js'
-import { egressDir, egressOf, ensureEgress, networkName, proxyEnv, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { findSecret, resolveSecrets } from '../secrets.js'
+import { ensureCredentialProxy, keptKeys, type KeptKeys } from './credentials.js'
+import { EGRESS_LABEL, egressDir, egressOf, ensureEgress, watchAllowlist, networkName, proxyEnv, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
@@ -187,6 +189,8 @@ interface Prepared {
   readonly spec: ContainerSpec
   /** The spec's variables with every `<secret NAME>` resolved: for the engine only, never shown or staged. */
   readonly secretEnv?: Readonly<Record<string, string>>
+  /** API keys the host holds, for the credential proxy alone. */
+  readonly kept?: KeptKeys
 }
 
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
@@ -321,6 +325,11 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
   const credentials = credentialsOf(kernel, adapter, at.account)
   const egress = egressOf(kernel.settings, adapter)
+  // Keys stay outside only where the session's network is omh's: with egress open or none there is
+  // no place beside the session for the proxy, and the harness keeps its mounted login. The keyring
+  // is not asked: a locked one would prompt at every launch for a key the user may not have.
+  const sources = { env: kernel.options.env, omhHome: kernel.omhHome, keyring: () => undefined }
+  const kept = egress.mode === 'allowlist' ? keptKeys(adapter, (name) => findSecret(name, sources)) : undefined
   const planned = planSession({
     repo: sessions.repo,
     session: sid,
@@ -330,7 +339,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     shadow: paths.shadow,
     staged: stagedMounts(staged),
     credentials,
-    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...render.env } : render.env,
+    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...render.env, ...kept?.env } : render.env,
     contents: contentDigests(files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
@@ -354,7 +363,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   if (options.dryRun) return { paths, render, planned, plan, spec }
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
   await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))])
-  return { paths, render, planned, plan, spec, secretEnv }
+  return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}) }
 }
 
 /** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
@@ -378,6 +387,23 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
       ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
       image: imageOptions(at.kernel.settings),
     })
+    if (prepared.kept) {
+      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
+      await ensureCredentialProxy({
+        runtime,
+        context: host.context,
+        container: prepared.spec.name!,
+        labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
+        network,
+        image: prepared.spec.image,
+        dir: path.join(prepared.paths.run, 'creds'),
+        kept: prepared.kept,
+        fresh: decision.action === 'up' || decision.action === 'restart',
+        file: egress.file,
+        ...(ca ? { ca } : {}),
+        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+      })
+    }
   } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
     // Egress changed from the allowlist: the old proxy serves no one, and its record would make
     // `omh attach` take the new container for one behind it.
@@ -390,18 +416,33 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
 async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost): Promise<number> {
-  const result = await runtime.exec(
-    prepared.spec.name!,
-    prepared.plan.exec,
-    {
-      tty: at.request.tty,
-      interactive: true,
-      user: userSpec(at.agent),
-      workdir: GUEST_WORK,
-      env: { OMH_HARNESS: at.adapter.name },
-    },
-    host.context,
-  )
+  const { kernel, adapter } = at
+  // While the harness runs, an edit to the allowlist reaches its proxy at once.
+  const stop =
+    egressOf(kernel.settings, adapter).mode === 'allowlist'
+      ? watchAllowlist({
+          runtime,
+          context: host.context,
+          container: prepared.spec.name!,
+          dir: egressDir(prepared.paths.run),
+          files: [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file)],
+          allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow,
+        })
+      : undefined
+  const result = await runtime
+    .exec(
+      prepared.spec.name!,
+      prepared.plan.exec,
+      {
+        tty: at.request.tty,
+        interactive: true,
+        user: userSpec(at.agent),
+        workdir: GUEST_WORK,
+        env: { OMH_HARNESS: at.adapter.name },
+      },
+      host.context,
+    )
+    .finally(() => stop?.())
   await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
   return result.exitCode
 }
