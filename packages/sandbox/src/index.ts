@@ -18,3 +18,4 @@ export { changedFiles, commitSession, sessionDiff, unsavedWork, workState, type 
 export { editorArgs } from './ssh.js'
 export { egressDir, parseDecisions, readDecisions, removeEgress, type EgressDecision } from './session/egress.js'
 export { containerName } from './session/layout.js'
+export { stage, type StageResult } from './stage.js'
