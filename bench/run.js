@@ -7,6 +7,7 @@ import { compare, peakRss, report } from './lib.js'
 import { profileBench } from './profile.js'
 import { benchRuntimes } from './runtimes.js'
 import { benchSessions } from './sessions.js'
+import { benchCredentials } from './credentials.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
@@ -56,6 +57,12 @@ try {
   console.log(`  first stage: files and links written  ${String(profile.first).padStart(6)}`)
   console.log(`  re-stage of the unchanged profile     ${String(profile.again).padStart(6)}     (target 0 ${met(profile.again === 0)})`)
   benchRuntimes({ runs })
+  const credentialRuns = Number(process.env.OMH_BENCH_CREDENTIAL_RUNS ?? 200)
+  const creds = await benchCredentials(credentialRuns)
+  report(`Credential proxy: a first turn's model request (~40 KB, streamed answer), median of ${credentialRuns}, interleaved`, {
+    floor: { label: 'straight to the API host over TLS', ms: creds.direct },
+    results: [{ label: 'through the credential proxy', ms: creds.through, ratio: creds.through / creds.direct }],
+  })
 } finally {
   rmSync(home, { recursive: true, force: true })
   rmSync(cache, { recursive: true, force: true })

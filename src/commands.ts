@@ -20,6 +20,7 @@ import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
+import SessionsEgress from './commands/sessions/egress.js'
 import SessionsLs from './commands/sessions/ls.js'
 import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
@@ -53,6 +54,7 @@ export const COMMANDS = {
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,
+  'sessions:egress': SessionsEgress,
   'sessions:ls': SessionsLs,
   'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,

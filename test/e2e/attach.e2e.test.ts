@@ -34,7 +34,8 @@ describe(`omh attach on ${engine}`, () => {
     repo = path.join(scratch, 'repo')
     // A network that can publish ports: an engine's default may have none.
     network = testNetwork(engine, 'attach')
-    write(home, { 'settings.toml': `runtime = "${engine}"\n[session]\nnetwork = "${network}"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n` })
+    // sshd's published port needs the session on a network the host reaches: egress open (see the last test).
+    write(home, { 'settings.toml': `runtime = "${engine}"\n[session]\nnetwork = "${network}"\n[network]\negress = "open"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n` })
     mkdirSync(path.join(home, 'adapters'))
     copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
     write(user, { '.ssh/config': 'Host *\n  ServerAliveInterval 30\n' })
@@ -105,5 +106,25 @@ describe(`omh attach on ${engine}`, () => {
     expect(ran.status).toBe(2)
     expect(ran.stderr).toContain('No editor is called "vscode".')
     expect(ran.stderr).toMatch(/Known editors: code, cursor, nvim, reader, zed/)
+  })
+
+  it('refuses a session behind the egress proxy, naming the setting, instead of waiting for an sshd nothing reaches', async () => {
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    write(home, { 'settings.toml': settings.replace('egress = "open"', 'egress = "allowlist"') })
+    let sid = ''
+    try {
+      const launched = await omh(['--new', 'probe'])
+      expect(launched.status, launched.stderr).toBe(0)
+      sid = /omh: probe on omh\/(s\d+)/.exec(launched.stderr)![1]!
+      const ran = await omh(['attach', '-s', sid])
+      expect(ran.status).toBe(2)
+      expect(ran.stderr).toContain('Code: ATTACH_UNREACHABLE')
+      expect(ran.stderr).toContain(`Session ${sid} runs behind its egress proxy`)
+      expect(ran.stderr).toContain('[network] egress = "open"')
+      expect(ran.stderr).toContain(path.join(home, 'settings.toml'))
+    } finally {
+      write(home, { 'settings.toml': settings })
+      if (sid) expect((await omh(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    }
   })
 })

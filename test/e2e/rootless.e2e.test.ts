@@ -2,7 +2,7 @@
 // rootless Podman (the default on Fedora and RHEL) and on Docker through the
 // `docker` group. The worktree and credentials belong to that user, and the
 // agent must be able to write them, leaving files that user owns.
-import { chownSync, cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chownSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, TEST_RUN, type Engine } from '../helpers/engines.js'
@@ -36,11 +36,27 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
     repo = path.join(dir, 'repo')
     cpSync(path.join(ROOT, 'examples/profile'), profile, { recursive: true })
     cpSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(profile, 'adapters/probe.toml'))
-    writeFileSync(path.join(profile, 'settings.toml'), `runtime = "${engine}"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
+    // Rootless Podman here cannot join a container to an internal network (tested below): these tests run open.
+    writeFileSync(path.join(profile, 'settings.toml'), `runtime = "${engine}"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n${engine === 'podman' ? '[network]\negress = "open"\n' : ''}`)
     mkdirSync(repo, { recursive: true })
     writeFileSync(path.join(repo, 'README.md'), 'the checkout\n')
     chownTree(dir, user)
     for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'init']]) expect((await git(...args)).status).toBe(0)
+  })
+
+  it.runIf(engine === 'podman')('refuses to run a session open where rootless Podman cannot make the egress network, naming the setting', async () => {
+    const settings = path.join(profile, 'settings.toml')
+    const open = readFileSync(settings, 'utf8')
+    writeFileSync(settings, open.replace('egress = "open"', 'egress = "allowlist"'))
+    try {
+      const ran = await omh(['--new', 'probe'])
+      expect(ran.status).toBe(2)
+      expect(ran.stderr).toContain('Code: EGRESS_UNSUPPORTED')
+      expect(ran.stderr).toContain('[network] egress = "open"')
+      expect(ran.stderr).toContain(settings)
+    } finally {
+      writeFileSync(settings, open)
+    }
   })
 
   afterAll(async () => {

@@ -2,7 +2,7 @@
 // (test/fixtures/adapters/probe.toml) runs in a real container, and each test
 // asks from inside what the sandbox lets it see and do.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -68,8 +68,23 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
 
   afterAll(async () => {
     if (!home) return
+    const repoId = existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.join(stateOf(home), 'worktrees'))[0] : undefined
     for (const sid of existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.dirname(worktree('s01'))) : []) {
       await run(['sessions', 'rm', sid, '--force'])
+    }
+    // Egress proxies and networks a failed test left, by their label (`<repo id>-<sid>`), endpoints first.
+    if (repoId) {
+      const ours = (kind: string[], format: string) =>
+        spawnSync(engine, [...kind, '-q', '--filter', 'label=omh.egress'], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter(Boolean)
+          .map((id) => ({ id, label: spawnSync(engine, [kind[0] === 'network' ? 'network' : 'container', 'inspect', '--format', format, id], { encoding: 'utf8' }).stdout.trim() }))
+          .filter((o) => o.label.startsWith(`${repoId}-`))
+      for (const proxy of ours(['ps', '-a'], '{{index .Config.Labels "omh.egress"}}')) spawnSync(engine, ['rm', '-f', proxy.id])
+      for (const network of ours(['network', 'ls'], '{{index .Labels "omh.egress"}}')) {
+        for (const member of [`omh-${network.label}`, `omh-${network.label}-egress`, `omh-${network.label}-creds`]) spawnSync(engine, ['network', 'disconnect', '-f', network.id, member])
+        spawnSync(engine, ['network', 'rm', network.id])
+      }
     }
     // Whatever a failed test left: containers by this repository's label.
     const ids = spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
@@ -187,6 +202,183 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(afterRemoval.status).toBe(0)
     expect(afterRemoval.stdout).toContain('probe: 1000:1000 in /work of session s01 as probe')
     expect(id()).not.toBe('')
+  })
+
+  it('keeps a fork bomb and a memory hog inside the session, and the host, sessions ls and the next launch still answer', async () => {
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    write(home, { 'settings.toml': `${settings}[session]\nmemory = "192m"\npids = 96\n` })
+    try {
+      // Builtins only once the bomb runs: every fork fails at the ceiling, so the report must not need one.
+      const cg = (v1: string, v2: string) => `$(test -e /sys/fs/cgroup/${v1} && echo /sys/fs/cgroup/${v1} || echo /sys/fs/cgroup/${v2})`
+      const bomb = await run([
+        '--new', 'probe', '--',
+        `max=${cg('pids/pids.max', 'pids.max')}; cur=${cg('pids/pids.current', 'pids.current')}; read m < $max; echo "max=$m"; ` +
+          // Waits on the clock (/proc/uptime, read by a builtin), not on a count of reads: on a loaded
+          // machine the bomb grows slowly, and a fixed count of reads could end before it reached anything.
+          `read up _ < /proc/uptime; end=$((\${up%.*} + 60)); (f(){ f | f & }; f) >/dev/null 2>&1; ` +
+          `while :; do read c < $cur; [ "$c" -ge "$m" ] && break; read up _ < /proc/uptime; [ "\${up%.*}" -ge "$end" ] && break; done; read c < $cur; echo "current=$c"`,
+      ])
+      const f = facts(bomb.stdout)
+      expect(f['max']).toBe('96')
+      expect(Number(f['current'])).toBeLessThanOrEqual(96)
+      expect(Number(f['current'])).toBeGreaterThan(16)
+      const sid = /omh: probe on omh\/(s\d+)/.exec(bomb.stderr)![1]!
+      // The host, the session list and a launch in another session all still answer while the bomb runs.
+      expect(execFileSync('sh', ['-c', 'echo alive'], { encoding: 'utf8' })).toBe('alive\n')
+      const ls = await run(['--json', 'sessions', 'ls'])
+      expect(ls.status).toBe(0)
+      expect(JSON.parse(ls.stdout).result.sessions.map((s: { id: string }) => s.id)).toContain(sid)
+      const next = await run(['--session', 's01', 'probe', '--', 'echo next=answers'])
+      expect(facts(next.stdout)['next']).toBe('answers')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+
+      const hog = await run([
+        '--new', 'probe', '--',
+        `node -e 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))'; echo "status=$?"; m=${cg('memory/memory.max_usage_in_bytes', 'memory.peak')}; echo "peak=$(cat $m)"`,
+      ])
+      const h = facts(hog.stdout)
+      expect(h['status']).toBe('137')
+      expect(Number(h['peak'])).toBeLessThanOrEqual(192 * 1024 * 1024)
+      const hogSid = /omh: probe on omh\/(s\d+)/.exec(hog.stderr)![1]!
+      expect((await run(['--json', 'sessions', 'ls'])).status).toBe(0)
+      expect((await run(['sessions', 'rm', hogSid, '--force'])).status).toBe(0)
+    } finally {
+      write(home, { 'settings.toml': settings })
+    }
+  })
+
+  it('hands a <secret NAME> to the harness as a variable, never in a staged file or any output, and refuses a launch without it', async () => {
+    const VALUE = 's3cr3t-e2e-4f9a1c'
+    const adapter = readFileSync(path.join(home, 'adapters/probe.toml'), 'utf8')
+    write(home, {
+      'adapters/probe.toml': `${adapter}\n[capabilities.mcp]\npath   = "/work/.mcp.json"\nrender = "mcp-json"\n`,
+      'mcp.json': JSON.stringify({ mcpServers: { sentry: { command: 'sentry-mcp', args: [], env: { SENTRY_TOKEN: '<secret OMH_E2E_SENTRY>' } } } }),
+    })
+    const secrets = path.join(home, 'secrets.toml')
+    try {
+      const missing = await run(['--new', 'probe'])
+      expect(missing.status).toBe(2)
+      expect(missing.stderr).toContain('<secret OMH_E2E_SENTRY> (OMH_E2E_SENTRY of probe')
+      expect(missing.stderr).toContain('Code: SECRET_MISSING')
+
+      write(home, { 'secrets.toml': `OMH_E2E_SENTRY = "${VALUE}"\n` })
+      chmodSync(secrets, 0o644)
+      const exposed = await run(['--new', 'probe'])
+      expect(exposed.status).toBe(2)
+      expect(exposed.stderr).toContain('Code: SECRET_EXPOSED')
+      expect(`${exposed.stdout}${exposed.stderr}`).not.toContain(VALUE)
+
+      chmodSync(secrets, 0o600)
+      const launched = await run(['--new', 'probe', '--', 'echo "token=$OMH_E2E_SENTRY"; echo "doc=$(grep SENTRY_TOKEN /work/.mcp.json | tr -d " ")"'])
+      expect(launched.status).toBe(0)
+      expect(facts(launched.stdout)).toMatchObject({ token: VALUE, doc: '"SENTRY_TOKEN":"${OMH_E2E_SENTRY}"' })
+      expect(launched.stderr).not.toContain(VALUE)
+      const sid = /omh: probe on omh\/(s\d+)/.exec(launched.stderr)![1]!
+      // Nothing staged for any session holds it.
+      const staged = spawnSync('grep', ['-rl', VALUE, path.join(stateOf(home), 'run')], { encoding: 'utf8' })
+      expect(staged.stdout).toBe('')
+      for (const args of [['render', 'probe', '--content'], ['render', 'probe', '--json'], ['--dry-run', '--json', 'probe'], ['--json', 'sessions', 'ls']]) {
+        const shown = await run(args)
+        expect(shown.status).toBe(0)
+        expect(`${shown.stdout}${shown.stderr}`).not.toContain(VALUE)
+      }
+      const rendered = await run(['render', 'probe', '--content'])
+      expect(rendered.stdout).toContain('${OMH_E2E_SENTRY}')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    } finally {
+      write(home, { 'adapters/probe.toml': adapter })
+      rmSync(path.join(home, 'mcp.json'), { force: true })
+      rmSync(secrets, { force: true })
+    }
+  })
+
+  it('lets a session out only through its egress proxy, to allowed names, logging every decision, and applies an allowlist edit live', async () => {
+    const outside = `omh-e2e-out-${engine}-${process.pid}`
+    const web = `${outside}-web`
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
+    try {
+      expect(spawnSync(engine, ['network', 'create', '--label', 'omh.test=e2e', outside], { encoding: 'utf8' }).status).toBe(0)
+      const started = spawnSync(engine, ['run', '-d', '--pull=never', '--name', web, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', 'web.test', '--network-alias', 'other.test', BASE, 'node', '-e', server], { encoding: 'utf8' })
+      expect(started.stderr).toBe('')
+      const webIp = spawnSync(engine, ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', web], { encoding: 'utf8' }).stdout.trim()
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "localhost", "169.254.169.254"]\n` })
+      const first = await run(['--new', 'probe'])
+      expect(first.status).toBe(0)
+      const sid = /omh: probe on omh\/(s\d+)/.exec(first.stderr)![1]!
+      copyFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree(sid), 'client.cjs'))
+      const ask = async (...args: string[]) => facts((await run(['--session', sid, 'probe', '--', `node client.cjs ${args.join(' ')}`])).stdout)['result']
+      const env = facts((await run(['--session', sid, 'probe', '--', 'echo "proxy=$HTTPS_PROXY"; echo "noproxy=$NO_PROXY"'])).stdout)
+      expect(env).toMatchObject({ proxy: 'http://omh-egress:3128', noproxy: 'localhost,127.0.0.1,::1,omh-creds' })
+
+      expect(await ask('get', 'http://web.test/')).toBe('200 hello from web.test')
+      expect(await ask('connect', 'web.test:80')).toBe('200 hello from web.test:80')
+      expect(await ask('connect', 'other.test:80')).toBe('403')
+      expect(await ask('direct', webIp)).toMatch(/^error /)
+      expect(await ask('connect', 'localhost:3128')).toBe('403')
+      expect(await ask('get', 'http://169.254.169.254/latest/meta-data/')).toBe('403')
+
+      const log = await run(['--json', 'sessions', 'egress', sid])
+      expect(log.status).toBe(0)
+      const decisions = JSON.parse(log.stdout).result.decisions as { allowed: boolean; host: string; port: number; method: string; time: string }[]
+      expect(decisions).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ allowed: true, host: 'web.test', port: 80, method: 'GET' }),
+          expect.objectContaining({ allowed: true, host: 'web.test', port: 80, method: 'CONNECT' }),
+          expect.objectContaining({ allowed: false, host: 'other.test', port: 80, method: 'CONNECT' }),
+          expect.objectContaining({ allowed: false, host: 'localhost', port: 3128 }),
+          expect.objectContaining({ allowed: false, host: '169.254.169.254', port: 80 }),
+        ]),
+      )
+      expect(decisions.every((d) => !Number.isNaN(Date.parse(d.time)))).toBe(true)
+      expect((await run(['sessions', 'egress', sid])).stdout).toMatch(/denied\s+CONNECT\s+other\.test:80/)
+
+      // An edit to the allowlist reaches the proxy while the harness runs: no restart, no other omh command.
+      const repoId = path.basename(path.dirname(worktree(sid)))
+      const allowConf = path.join(stateOf(home), 'run', repoId, sid, 'egress', 'allow.conf')
+      const live = run([
+        '--session', sid, 'probe', '--',
+        'node client.cjs connect other.test:80 | sed s/^result=/first=/; touch .asked; i=0; while [ ! -e .go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; node client.cjs connect other.test:80 | sed s/^result=/second=/',
+      ])
+      const until = async (ok: () => boolean, what: string) => {
+        for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 100))
+        expect(ok(), what).toBe(true)
+      }
+      await until(() => existsSync(path.join(worktree(sid), '.asked')), 'the first request was made')
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "other.test:80"]\n` })
+      await until(() => readFileSync(allowConf, 'utf8').includes('other.test'), 'the proxy got the edited allowlist')
+      // squid answers from the new rules once it has reread them, which the reload waits for.
+      await new Promise((r) => setTimeout(r, 1500))
+      writeFileSync(path.join(worktree(sid), '.go'), '')
+      const during = await live
+      expect(during.stderr).not.toContain('restarting')
+      expect(facts(during.stdout)).toMatchObject({ first: '403', second: '200 hello from other.test:80' })
+      rmSync(path.join(worktree(sid), '.asked'))
+      rmSync(path.join(worktree(sid), '.go'))
+
+      // A launch into the running session also applies it: no new container for the session.
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "other.test:81", "other.test:80"]\n` })
+      const again = await run(['--session', sid, 'probe', '--', 'node client.cjs connect other.test:80'])
+      expect(again.stderr).not.toContain('restarting')
+      expect(facts(again.stdout)['result']).toBe('200 hello from other.test:80')
+
+      // A new container of the session gets a network never used before; the old one is gone.
+      const recorded = () => readFileSync(path.join(stateOf(home), 'run', repoId, sid, 'egress', 'network'), 'utf8').trim()
+      const before = recorded()
+      expect((await run(['sessions', 'down', sid])).status).toBe(0)
+      expect(facts((await run(['--session', sid, 'probe', '--', 'node client.cjs get http://web.test/'])).stdout)['result']).toBe('200 hello from web.test')
+      expect(recorded()).not.toBe(before)
+      const label = `label=omh.egress=${repoId}-${sid}`
+      const networks = () => spawnSync(engine, ['network', 'ls', '--format', '{{.Name}}', '--filter', label], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+      expect(networks()).toEqual([recorded()])
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+      expect(spawnSync(engine, ['ps', '-aq', '--filter', label], { encoding: 'utf8' }).stdout).toBe('')
+      expect(networks()).toEqual([])
+    } finally {
+      write(home, { 'settings.toml': settings })
+      spawnSync(engine, ['rm', '-f', web])
+      spawnSync(engine, ['network', 'rm', outside])
+    }
   })
 
   const sessionOf = (r: Ran) => /omh: [\w-]+ on omh\/(s\d+)/.exec(r.stderr)?.[1] ?? ''

@@ -56,6 +56,11 @@ describe('containerArgs', () => {
     expect(containerArgs(bare, {}, true).args).toEqual(['--pull=never', '-w', '/w', '-u', '1000:1000', 'i', 'true'])
   })
 
+  it('caps memory with no swap on top, processes and CPUs', () => {
+    const limited: ContainerSpec = { image: 'i', mounts: [], env: {}, labels: {}, workdir: '/w', user: '1000:1000', argv: ['true'], limits: { memory: 1_073_741_824, pids: 512, cpus: 1.5 } }
+    expect(containerArgs(limited, {}, true).args).toEqual(['--pull=never', '-w', '/w', '-u', '1000:1000', '--memory', '1073741824', '--memory-swap', '1073741824', '--pids-limit', '512', '--cpus', '1.5', 'i', 'true'])
+  })
+
   it('gives no terminal to an attached process when omh has none', () => {
     expect(containerArgs(spec, {}, false).args).not.toContain('-t')
   })

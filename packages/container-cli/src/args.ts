@@ -69,6 +69,12 @@ export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: bo
   for (const [key, value] of Object.entries(spec.labels)) args.push('--label', `${key}=${value}`)
   args.push('-w', spec.workdir, '-u', spec.user, ...userFlags)
   if (spec.network) args.push('--network', spec.network)
+  for (const alias of spec.aliases ?? []) args.push('--network-alias', alias)
+  const { memory, pids, cpus } = spec.limits ?? {}
+  // Swap equal to memory: no swap on top, so the ceiling is the one named.
+  if (memory) args.push('--memory', String(memory), '--memory-swap', String(memory))
+  if (pids) args.push('--pids-limit', String(pids))
+  if (cpus) args.push('--cpus', String(cpus))
   for (const p of spec.ports ?? []) args.push('-p', `127.0.0.1:${p.host ?? ''}:${p.guest}`)
   for (const cap of spec.capDrop ?? []) args.push('--cap-drop', cap)
   if (spec.noNewPrivileges) args.push('--security-opt', 'no-new-privileges')

@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageInfo, type ImageRecipe, type PluginMeta, type PublishedPort, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageInfo, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, labelFilters, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
 import { runClient, type ClientResult } from './client.js'
@@ -47,6 +47,14 @@ export interface EngineDialect {
    * Absent: the engine never maps.
    */
   mapUser?(host: HostUser, guest: HostUser, env: Readonly<Record<string, string | undefined>>): readonly string[] | undefined
+  /**
+   * Flags for `limits` where this engine, as `env` reaches it, cannot put them
+   * on a container's control group, with the limits left unenforced (named as
+   * settings); undefined where it can. Absent: it always can.
+   */
+  /** Flags `network create --internal` needs so no route leads out, not even through the host. */
+  readonly internalNetwork?: readonly string[]
+  limitFlags?(limits: ResourceLimits, env: Readonly<Record<string, string | undefined>>): { readonly flags: readonly string[]; readonly unenforced: readonly string[] } | undefined
 }
 
 /** Runs the client once with output captured; never rejects. */
@@ -119,6 +127,16 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       `${engine} gives containers the host's user IDs, so files of ${host.uid}:${host.gid} cannot appear as ${guest.uid}:${guest.gid}'s`,
       'Run the container as the host user, or use an engine that maps users, such as rootless Podman.',
     )
+  }
+
+  /** The spec's flags: its limits as the engine can hold them, said aloud where it cannot. */
+  const specArgs = (spec: ContainerSpec, context: RuntimeContext, attachedTTY: boolean): ClientCall => {
+    const user = userFlags(spec, context.env)
+    const instead = spec.limits && dialect.limitFlags?.(spec.limits, context.env)
+    if (!instead) return containerArgs(spec, context.env, attachedTTY, user)
+    if (instead.unenforced.length) context.progress(`${engine} cannot limit ${instead.unenforced.join(' or ')} here (rootless on cgroups v1): the session runs without that ceiling`)
+    const { limits: _limits, ...rest } = spec
+    return containerArgs(rest, context.env, attachedTTY, [...user, ...instead.flags])
   }
 
   /** Runs an attached client: the user's terminal when asked for, output captured otherwise. */
@@ -232,7 +250,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
 
     async up(spec, context) {
       refuseUnmountable(spec)
-      const call = containerArgs(spec, context.env, true, userFlags(spec, context.env))
+      const call = specArgs(spec, context, true)
       const result = await check(context, `start the container ${spec.name ?? `from ${spec.image}`}`, ['run', '-d', ...call.args], call.env)
       return result.stdout.trim().split('\n').at(-1) ?? ''
     },
@@ -250,7 +268,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     async run(spec, context) {
       refuseUnmountable(spec)
       const terminal = Boolean(spec.tty) && stdinIsTerminal()
-      const call = containerArgs(spec, context.env, terminal, userFlags(spec, context.env))
+      const call = specArgs(spec, context, terminal)
       const result = await attached({ args: ['run', '--rm', ...call.args], env: call.env }, context, terminal, Boolean(spec.interactive))
       if (result.exitCode === undefined || result.exitCode === ENGINE_FAILED_RUN) {
         throw failed(`run a container from ${spec.image}`, result)
@@ -305,6 +323,27 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       // Never --force: Podman's would remove the containers using the image.
       const result = await callWith(context)(['image', 'rm', image])
       if (result.failed && !NO_SUCH_IMAGE.test(result.stderr)) throw failed(`remove the image ${image}`, result)
+    },
+
+    networks: {
+      async create(name, options, context) {
+        const labels = Object.entries(options.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`])
+        const internal = options.internal ? ['--internal', ...(dialect.internalNetwork ?? [])] : []
+        const result = await callWith(context)(['network', 'create', ...internal, ...labels, name])
+        if (result.failed && !/already exists/i.test(result.stderr)) throw failed(`create the network ${name}`, result)
+      },
+      async connect(network, container, aliases, context) {
+        const result = await callWith(context)(['network', 'connect', ...aliases.flatMap((a) => ['--alias', a]), network, container])
+        if (result.failed && !/already (exists|connected)/i.test(result.stderr)) throw failed(`join ${container} to the network ${network}`, result)
+      },
+      async disconnect(network, container, context) {
+        const result = await callWith(context)(['network', 'disconnect', '-f', network, container])
+        if (result.failed && !/no such|not found|unable to find|not connected|is not connected/i.test(result.stderr)) throw failed(`take ${container} off the network ${network}`, result)
+      },
+      async remove(name, context) {
+        const result = await callWith(context)(['network', 'rm', name])
+        if (result.failed && !/no such network|not found|unable to find/i.test(result.stderr)) throw failed(`remove the network ${name}`, result)
+      },
     },
   })
 }

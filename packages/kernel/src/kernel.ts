@@ -216,15 +216,15 @@ export class Kernel {
   /** Loads settings and every plugin they name, and lets each extension tap its hooks. */
   static async create(options: KernelOptions): Promise<Kernel> {
     const kernel = new Kernel(options)
-    kernel.#settings = await loadSettings({
-      defaults: options.defaultsFile,
-      omhHome: kernel.omhHome,
-      omhState: kernel.omhState,
-      cwd: options.cwd,
-      ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
-    })
+    kernel.#settings = await kernel.rereadSettings()
     await kernel.#loadPlugins()
     return kernel
+  }
+
+  /** The settings as their files say now (plugins stay as loaded): for a command that outlives an edit. */
+  rereadSettings(): Promise<EffectiveSettings> {
+    const { defaultsFile: defaults, cwd } = this.options
+    return loadSettings({ defaults, omhHome: this.omhHome, omhState: this.omhState, cwd, ...(this.repoRoot ? { repoRoot: this.repoRoot } : {}) })
   }
 
   get settings(): EffectiveSettings {

@@ -91,6 +91,15 @@ export const ATTACH_FAILED = define({
     'The image needs openssh-server (omh\'s base image has it), and the session container must publish its port: on an engine whose default network has none, set `[session] network` to a network that does.',
 })
 
+export const ATTACH_UNREACHABLE = define({
+  code: 'ATTACH_UNREACHABLE',
+  exit: 2,
+  message: (sid: string) =>
+    `Session ${sid} runs behind its egress proxy, on a network with no route to or from this host, so nothing here can reach its sshd.`,
+  hint: (file: string, sid: string) =>
+    `To attach, set \`[network] egress = "open"\` in ${file} (with a \`[session] network\` that publishes ports), then \`omh sessions down ${sid}\` and launch again. The session then reaches every host, unfiltered.`,
+})
+
 export const AUTH_UNSUPPORTED = define({
   code: 'AUTH_UNSUPPORTED',
   exit: 2,
@@ -202,6 +211,14 @@ export const EDITOR_NOT_FOUND = define({
   message: (name: string) => `No editor is called "${name}".`,
   hint: (known: readonly string[], dir: string, closest?: string) =>
     `${closest ? `Did you mean "${closest}"? ` : ''}Known editors: ${list(known)}. Add one by writing ${dir}/<name>.toml (\`name\`, \`bin\`, \`args\`).`,
+})
+
+export const EGRESS_UNSUPPORTED = define({
+  code: 'EGRESS_UNSUPPORTED',
+  exit: 2,
+  message: (engine: string, why: string) => `${engine} cannot give the session a network whose only way out is omh's egress proxy: ${why}.`,
+  hint: (file: string) =>
+    `omh never runs a session open without being told. Use an engine that can, or set \`[network] egress = "open"\` (the engine's network, unfiltered) or \`"none"\` (no network) in ${file}.`,
 })
 
 export const FILE_CHANGED = define({
@@ -520,6 +537,21 @@ export const SANDBOX_HISTORY_REFUSED = define({
     `Take the files as they stand, as one commit, with \`omh sessions commit ${sid} --squash -m <message>\`; or tidy the sandbox's history from inside the session and commit again.`,
 })
 
+export const SECRET_EXPOSED = define({
+  code: 'SECRET_EXPOSED',
+  exit: 2,
+  message: (file: string, mode: string) => `${file} holds secrets and is readable by others than you (mode ${mode}), so omh will not read it.`,
+  hint: (file: string) => `Run \`chmod 600 ${file}\`, then launch again.`,
+})
+
+export const SECRET_MISSING = define({
+  code: 'SECRET_MISSING',
+  exit: 2,
+  message: (name: string, where: string) => `<secret ${name}> (${where}) has no value: it is not in the environment, in the secrets file, or in the keyring.`,
+  hint: (name: string, file: string) =>
+    `Set it one of these ways: export ${name}=… before omh; add \`${name} = "…"\` to ${file} (mode 600); or \`secret-tool store --label=omh omh ${name}\`.`,
+})
+
 export const SESSION_BUSY = define({
   code: 'SESSION_BUSY',
   exit: 1,
@@ -673,6 +705,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
   ATTACH_FAILED,
+  ATTACH_UNREACHABLE,
   AUTH_UNSUPPORTED,
   BASE_UNKNOWN,
   CARRY_IN_REFUSED,
@@ -686,6 +719,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
+  EGRESS_UNSUPPORTED,
   FILE_CHANGED,
   FILE_LOCKED,
   FILE_NOT_REGULAR,
@@ -725,6 +759,8 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
   SANDBOX_HISTORY_REFUSED,
+  SECRET_EXPOSED,
+  SECRET_MISSING,
   SESSION_BUSY,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,

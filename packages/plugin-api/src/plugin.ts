@@ -353,6 +353,11 @@ export interface ContainerSpec {
   /** An engine network name (`none`, `host`, …). Absent: the engine's default. */
   readonly network?: string
   /**
+   * Further names the container answers to on `network`.
+   * @since 1
+   */
+  readonly aliases?: readonly string[]
+  /**
    * Ports published on the host, bound to 127.0.0.1. Without `host`, the
    * engine picks a free one as the container starts (`inspect` and `list`
    * say which), so a port taken on the host never stops a container.
@@ -368,6 +373,22 @@ export interface ContainerSpec {
   readonly noNewPrivileges?: boolean
   /** Run a minimal init as PID 1 so orphaned processes are reaped. */
   readonly init?: boolean
+  /**
+   * What the container may use at most. An engine that cannot enforce a
+   * limit it is given rejects (CONTAINER_FAILED) rather than run without it.
+   * @since 1
+   */
+  readonly limits?: ResourceLimits
+}
+
+/** A container's ceilings; an absent one is the engine's default (none). */
+export interface ResourceLimits {
+  /** Bytes of memory, swap included: the kernel kills inside the container past it. */
+  readonly memory?: number
+  /** Processes and threads at once: `fork` fails past it. */
+  readonly pids?: number
+  /** CPUs' worth of time, fractions allowed. */
+  readonly cpus?: number
 }
 
 export interface RunResult {
@@ -480,6 +501,31 @@ export interface RuntimePlugin {
   images?(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ImageInfo[]>
   /** Removes an image tag (the image with its last tag), or an untagged image by id; an image a container uses is refused (CONTAINER_FAILED). Optional, with `images`. */
   removeImage?(image: string, context: RuntimeContext): Promise<void>
+  /**
+   * Engine networks. Optional: without it, or when `create` cannot make an
+   * internal network here, sessions cannot be limited to an egress proxy
+   * (EGRESS_UNSUPPORTED).
+   * @since 1
+   */
+  readonly networks?: RuntimeNetworks
+}
+
+/** What a runtime does with engine networks. Every operation rejects with CONTAINER_FAILED. */
+export interface RuntimeNetworks {
+  /**
+   * Makes the network unless it exists. `internal`: no route out of it, not
+   * even to the host; reject when the engine cannot promise that.
+   */
+  create(name: string, options: { readonly internal: boolean; readonly labels: Readonly<Record<string, string>> }, context: RuntimeContext): Promise<void>
+  /** Joins a running container to a network, reachable there under `aliases`; already joined is not an error. */
+  connect(network: string, container: string, aliases: readonly string[], context: RuntimeContext): Promise<void>
+  /**
+   * Takes a container off a network by force, also when the container is gone and the engine
+   * kept its endpoint; not joined, or no such network, is not an error.
+   */
+  disconnect(network: string, container: string, context: RuntimeContext): Promise<void>
+  /** Removes the network; one already gone is not an error. */
+  remove(name: string, context: RuntimeContext): Promise<void>
 }
 
 // ─── Extensions ──────────────────────────────────────────────────────────────

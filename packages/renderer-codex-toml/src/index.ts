@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type Problem, type RenderOutput } from '@omh/plugin-api'
-import { isObject, readServers, stringifyToml, tomlLocator, type SyntaxRead, type TomlValue } from '@omh/plugin-kit'
+import { isObject, readServers, secretNames, stringifyToml, tomlLocator, type SyntaxRead, type TomlValue } from '@omh/plugin-kit'
 
 const require = createRequire(import.meta.url)
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
@@ -14,7 +14,11 @@ const smolToml = () => (toml ??= require('smol-toml') as typeof import('smol-tom
 const BEARER = /^Bearer (\S.*)$/
 
 /** The container variable that carries a server's bearer token. */
-export const tokenVariable = (server: string) => `OMH_MCP_${server.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_TOKEN`
+const OMH_TOKEN_PREFIX = 'OMH_MCP_'
+const variablePart = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]/g, '_')
+export const tokenVariable = (server: string) => `${OMH_TOKEN_PREFIX}${variablePart(server)}_TOKEN`
+/** The container variable that carries a header holding a secret. */
+const headerVariable = (server: string, header: string) => `${OMH_TOKEN_PREFIX}${variablePart(server)}_${variablePart(header)}`
 
 /**
  * Servers as `[mcp_servers.<name>]` tables, with only the keys Codex accepts
@@ -29,11 +33,16 @@ export function renderServers(servers: readonly McpServer[]) {
   const tables: Record<string, Record<string, TomlValue>> = {}
   for (const server of servers) {
     if (server.transport === 'stdio') {
+      // A variable holding a secret is passed through from Codex's own environment (`env_vars`), where omh puts it.
+      const secret = Object.keys(server.env).filter((k) => secretNames(server.env[k]!).length)
+      const literal = Object.fromEntries(Object.entries(server.env).filter(([k]) => !secret.includes(k)))
+      for (const k of secret) env[k] = server.env[k]!
       tables[server.name] = {
         command: server.command,
         ...(server.args.length ? { args: [...server.args] } : {}),
         ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
-        ...(Object.keys(server.env).length ? { env: { ...server.env } } : {}),
+        ...(Object.keys(literal).length ? { env: literal } : {}),
+        ...(secret.length ? { env_vars: secret } : {}),
       }
       continue
     }
@@ -43,17 +52,26 @@ export function renderServers(servers: readonly McpServer[]) {
     }
     const { Authorization: auth, ...rest } = server.headers
     const bearer = auth !== undefined ? BEARER.exec(auth)?.[1] : undefined
-    const headers = bearer === undefined ? server.headers : rest
-    let variable: string | undefined
-    if (bearer !== undefined) {
-      variable = tokenVariable(server.name)
-      for (let n = 2; env[variable] !== undefined && env[variable] !== bearer; n++) variable = `${tokenVariable(server.name)}_${n}`
-      env[variable] = bearer
+    const unique = (base: string, value: string) => {
+      let variable = base
+      for (let n = 2; env[variable] !== undefined && env[variable] !== value; n++) variable = `${base}_${n}`
+      env[variable] = value
+      return variable
+    }
+    const variable = bearer !== undefined ? unique(tokenVariable(server.name), bearer) : undefined
+    // Codex sends http_headers as written: a header holding a secret (all of it, or within text) is
+    // taken from a variable instead (env_http_headers), which the launch fills with the resolved value.
+    const headers: Record<string, string> = {}
+    const fromEnv: Record<string, string> = {}
+    for (const [name, value] of Object.entries(bearer === undefined ? server.headers : rest)) {
+      if (secretNames(value).length) fromEnv[name] = unique(headerVariable(server.name, name), value)
+      else headers[name] = value
     }
     tables[server.name] = {
       url: server.url,
       ...(variable ? { bearer_token_env_var: variable } : {}),
-      ...(Object.keys(headers).length ? { http_headers: { ...headers } } : {}),
+      ...(Object.keys(headers).length ? { http_headers: headers } : {}),
+      ...(Object.keys(fromEnv).length ? { env_http_headers: fromEnv } : {}),
     }
   }
   return { tables, dropped, env }
@@ -95,9 +113,8 @@ const REMOTE_KEYS = ['url', 'bearer_token_env_var', 'http_headers', 'env_http_he
 
 /**
  * Reads `[mcp_servers.*]` back. Values Codex takes from its environment
- * (`env_vars`, `bearer_token_env_var`, `env_http_headers`) are read from the
- * host environment, since omh keeps literal values; a server naming a
- * variable that is not set is left out, with the reason.
+ * (`env_vars`, `bearer_token_env_var`, `env_http_headers`) read back as
+ * `<secret VAR>`, the inverse of rendering: named, never copied.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
   return readServers(documents, tomlSyntax, {
@@ -107,12 +124,14 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       const stdio = raw['command'] !== undefined
       if (!stdio && raw['url'] === undefined) return void read.problem(at(), 'has neither `command` nor `url`')
       read.keep([...(stdio ? STDIO_KEYS : REMOTE_KEYS), 'enabled'])
-      const unset: string[] = []
       const fromEnv = (variable: unknown, path: (string | number)[]): string | undefined => {
-        if (typeof variable !== 'string') return void read.problem(path, 'expected a variable name')
-        const value = env[variable]
-        if (value === undefined) unset.push(variable)
-        return value
+        if (typeof variable !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) return void read.problem(path, 'expected a variable name')
+        // What omh itself put there (a launch's variables): the secret it carries, or the literal
+        // token omh moved out of the file because Codex takes none there. Anything else is the
+        // user's variable, named and never copied.
+        const set = env[variable]
+        if (set !== undefined && (/^<secret [A-Za-z_][A-Za-z0-9_]*>$/.test(set) || variable.startsWith(OMH_TOKEN_PREFIX))) return set
+        return `<secret ${variable}>`
       }
       const text = (key: string): string | undefined => {
         const v = raw[key]
@@ -157,7 +176,6 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
         const url = text('url')
         if (url !== undefined) server = { name, transport: 'http', url, headers }
       }
-      if (unset.length) read.leave(`${unset.join(', ')} ${unset.length === 1 ? 'is' : 'are'} not set here, so the value is unknown`)
       return server
     },
   })

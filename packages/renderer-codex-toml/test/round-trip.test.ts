@@ -47,7 +47,21 @@ describe('codex-toml', () => {
     expect(out.env).toEqual({ OMH_MCP_GH_MCP_TOKEN: 's3cret' })
   })
 
-  it('reads env_vars, env_http_headers and bearer_token_env_var from the host, leaving servers that name unset ones', () => {
+  it('carries a secret in any other header through env_http_headers, never as text in the file', () => {
+    const server: McpServer = { name: 'sentry', transport: 'http', url: 'https://h/mcp', headers: { 'X-Api-Key': '<secret SENTRY>', 'X-Org': 'Org <secret ORG>', X: 'v' } }
+    const out = plugin.render(mcpInput('codex-toml', [server], '/home/agent/.codex/config.toml'), renderContext) as RenderOutput
+    const content = String((out.files[0] as StagedFile).content)
+    expect(content).not.toContain('<secret')
+    expect(content).toBe(
+      '[mcp_servers.sentry]\nurl = "https://h/mcp"\n\n[mcp_servers.sentry.http_headers]\nX = "v"\n\n[mcp_servers.sentry.env_http_headers]\nX-Api-Key = "OMH_MCP_SENTRY_X_API_KEY"\nX-Org = "OMH_MCP_SENTRY_X_ORG"\n',
+    )
+    expect(out.env).toEqual({ OMH_MCP_SENTRY_X_API_KEY: '<secret SENTRY>', OMH_MCP_SENTRY_X_ORG: 'Org <secret ORG>' })
+    // Read back, the file names the variables: what omh put there, never a value.
+    const back = plugin.parse!([{ file: 'c.toml', content }], parseContext('codex-toml', {}))
+    expect(back.ok && back.items.mcp?.[0]).toMatchObject({ headers: { X: 'v', 'X-Api-Key': '<secret OMH_MCP_SENTRY_X_API_KEY>' } })
+  })
+
+  it('names the variables of env_vars, env_http_headers and bearer_token_env_var as <secret VAR>, never their values', () => {
     const content = [
       '[mcp_servers.a]',
       'command = "node"',
@@ -68,13 +82,13 @@ describe('codex-toml', () => {
       ok: true,
       items: {
         mcp: [
-          { name: 'a', transport: 'stdio', command: 'node', args: [], env: { FOO: 'bar' } },
-          { name: 'c', transport: 'http', url: 'https://c', headers: { X: 'bar' } },
+          { name: 'a', transport: 'stdio', command: 'node', args: [], env: { FOO: '<secret FOO>' } },
+          { name: 'b', transport: 'http', url: 'https://h', headers: { Authorization: 'Bearer <secret NOPE>' } },
+          { name: 'c', transport: 'http', url: 'https://c', headers: { X: '<secret FOO>' } },
         ],
       },
       left: [
         { name: 'a.startup_timeout_sec', reason: 'omh keeps no such field' },
-        { name: 'b', reason: 'NOPE is not set here, so the value is unknown' },
         { name: 'd', reason: 'disabled in this file (`enabled = false`)' },
       ],
     })

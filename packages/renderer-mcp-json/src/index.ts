@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
-import { jsonSyntax, readServers } from '@omh/plugin-kit'
+import { jsonSyntax, readServers, referSecrets } from '@omh/plugin-kit'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
 const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
@@ -10,18 +10,28 @@ const SUBSTITUTION = /\$\{([^}]*)\}/
 
 type Entry = Record<string, unknown>
 
-/** One server in the `mcpServers` shape: `type` always written, so the file says what each server is. */
-export function entryOf(server: McpServer): Entry {
+/** A variable name `<secret NAME>` can carry. */
+const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * One server in the `mcpServers` shape: `type` always written, so the file
+ * says what each server is. A `<secret NAME>` becomes `${NAME}`, which the
+ * harness fills from the container's variable NAME (recorded in `env`).
+ */
+export function entryOf(server: McpServer, env: Record<string, string> = {}): Entry {
+  const values = (record: Readonly<Record<string, string>>) =>
+    Object.fromEntries(Object.entries(record).map(([k, v]) => [k, referSecrets(v, (n) => `\${${n}}`, env)]))
   if (server.transport === 'stdio') {
-    return { type: 'stdio', command: server.command, args: [...server.args], env: { ...server.env } }
+    return { type: 'stdio', command: server.command, args: [...server.args], env: values(server.env) }
   }
-  return { type: server.transport, url: server.url, headers: { ...server.headers } }
+  return { type: server.transport, url: server.url, headers: values(server.headers) }
 }
 
 export function renderServers(servers: readonly McpServer[], harness: string) {
   const dropped: DroppedItem[] = []
   const refused: RefusedValue[] = []
   const mcpServers: Record<string, Entry> = {}
+  const env: Record<string, string> = {}
   for (const server of servers) {
     if (server.transport === 'stdio' && server.cwd !== undefined) {
       dropped.push({ capability: 'mcp', name: server.name, reason: 'no `cwd` for MCP servers' })
@@ -32,9 +42,9 @@ export function renderServers(servers: readonly McpServer[], harness: string) {
         refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} substitutes \`\${…}\` in this file` })
       }
     }
-    mcpServers[server.name] = entryOf(server)
+    mcpServers[server.name] = entryOf(server, env)
   }
-  return { mcpServers, dropped, refused }
+  return { mcpServers, dropped, refused, env }
 }
 
 export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
@@ -66,10 +76,10 @@ export function combineJson(parts: readonly CombinePart[]): CombineResult {
 
 /**
  * Reads an `mcpServers` document back (`.mcp.json`, or the user scope of
- * `~/.claude.json`). `${VAR}` and `${VAR:-default}` are resolved against the
- * host environment, as the harness would resolve them at launch, because omh
- * keeps literal values; a server naming a variable that is not set is left
- * out, with the reason.
+ * `~/.claude.json`). In `env` and `headers`, `${VAR}` reads back as
+ * `<secret VAR>`, the inverse of rendering; elsewhere, and `${VAR:-default}`
+ * anywhere, is resolved against the host environment, as the harness would at
+ * launch; a server naming a variable that is not set is left out, with the reason.
  */
 export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
   return readServers(documents, jsonSyntax, {
@@ -80,9 +90,12 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       if (type !== 'stdio' && type !== 'http' && type !== 'sse') return void read.problem(at('type'), `expected "stdio", "http", "sse" or "ws", found ${JSON.stringify(type)}`)
       read.keep(type === 'stdio' ? ['type', 'command', 'args', 'env'] : ['type', 'url', 'headers'])
       const unset = new Set<string>()
-      const value = (v: unknown, p: (string | number)[]): string | undefined => {
+      const value = (v: unknown, p: (string | number)[], secrets = false): string | undefined => {
         if (typeof v !== 'string') return void read.problem(p, 'expected a string')
         return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, inner: string) => {
+          // In env and headers a bare variable is a secret the harness takes from its environment:
+          // named, never copied, so the import writes no value into mcp.json.
+          if (secrets && VARIABLE.test(inner)) return `<secret ${inner}>`
           const [variable = '', fallback] = inner.split(/:-(.*)/s, 2)
           const set = env[variable]
           if (set !== undefined && set !== '') return set
@@ -97,11 +110,11 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
         const rawArgs = raw['args'] ?? []
         if (!Array.isArray(rawArgs)) read.problem(at('args'), 'expected a list of strings')
         const args = Array.isArray(rawArgs) ? rawArgs.map((a, n) => value(a, at('args', n)) ?? '') : []
-        const envs = read.strings('env', value)
+        const envs = read.strings('env', (v, p) => value(v, p, true))
         if (command !== undefined) server = { name, transport: 'stdio', command, args, env: envs }
       } else {
         const url = value(raw['url'], at('url'))
-        const headers = read.strings('headers', value)
+        const headers = read.strings('headers', (v, p) => value(v, p, true))
         if (url !== undefined) server = { name, transport: type, url, headers }
       }
       if (unset.size) read.leave(`${[...unset].map((v) => `\${${v}}`).join(', ')} is not set here, so its value is unknown`)
@@ -125,9 +138,9 @@ export default defineRenderer({
   classes: ['mcp'],
   render(input): RenderOutput {
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
-    const { mcpServers, dropped, refused } = renderServers(input.items, input.adapter.name)
+    const { mcpServers, dropped, refused, env } = renderServers(input.items, input.adapter.name)
     if (!Object.keys(mcpServers).length) return { files: [], dropped, refused }
-    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused }
+    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused, ...(Object.keys(env).length ? { env } : {}) }
   },
   parse: (documents, context) => parseServers(documents, context.env),
   combine: { json: combineJson },

@@ -40,18 +40,25 @@ describe('mcp-json', () => {
     ])
   })
 
-  it('resolves ${VAR} and ${VAR:-default} from the host when importing, and leaves a server naming an unset one', () => {
+  it('names ${VAR} in env and headers as <secret VAR>, resolves the rest from the host, and leaves a server naming an unset one', () => {
     const content = JSON.stringify({
       mcpServers: {
-        a: { command: 'node', args: ['${ARG:-dflt}', '${SET}'], env: { K: 'x${SET}' } },
+        a: { command: 'node', args: ['${ARG:-dflt}', '${SET}'], env: { K: 'x${SET}', D: '${UNSET:-d}' } },
         b: { type: 'http', url: 'https://h/${MISSING}' },
+        h: { type: 'http', url: 'https://h', headers: { Authorization: 'Bearer ${TOKEN}' } },
         c: { type: 'ws', url: 'wss://h' },
       },
     })
     const parsed = plugin.parse!([{ file: 'f.json', content }], parseContext('mcp-json', { SET: 'v' }))
     expect(parsed).toEqual({
       ok: true,
-      items: { mcp: [{ name: 'a', transport: 'stdio', command: 'node', args: ['dflt', 'v'], env: { K: 'xv' } }] },
+      // The value of SET is read nowhere into env or headers: the import writes no secret into mcp.json.
+      items: {
+        mcp: [
+          { name: 'a', transport: 'stdio', command: 'node', args: ['dflt', 'v'], env: { K: 'x<secret SET>', D: 'd' } },
+          { name: 'h', transport: 'http', url: 'https://h', headers: { Authorization: 'Bearer <secret TOKEN>' } },
+        ],
+      },
       left: [
         { name: 'b', reason: '${MISSING} is not set here, so its value is unknown' },
         { name: 'c', reason: 'a WebSocket server; omh reaches servers over http or sse' },

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
-import { jsonSyntax, readServers } from '@omh/plugin-kit'
+import { jsonSyntax, readServers, referSecrets } from '@omh/plugin-kit'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
 const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
@@ -18,6 +18,7 @@ export const SCHEMA = 'https://opencode.ai/config.json'
 export function renderServers(servers: readonly McpServer[], harness: string) {
   const dropped: DroppedItem[] = []
   const refused: RefusedValue[] = []
+  const env: Record<string, string> = {}
   const mcp: Record<string, Record<string, unknown>> = {}
   for (const server of servers) {
     if (server.transport === 'stdio' && server.cwd !== undefined) {
@@ -28,20 +29,25 @@ export function renderServers(servers: readonly McpServer[], harness: string) {
       const hit = SUBSTITUTION.exec(value)
       if (hit) refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} substitutes \`{${hit[1]}:…}\` in its config` })
     }
+    // OpenCode fills `{env:NAME}` from its own environment, where omh puts the secret.
+    const values = (record: Readonly<Record<string, string>>) =>
+      Object.fromEntries(Object.entries(record).map(([k, v]) => [k, referSecrets(v, (n) => `{env:${n}}`, env)]))
     mcp[server.name] =
       server.transport === 'stdio'
-        ? { type: 'local', command: [server.command, ...server.args], environment: { ...server.env }, enabled: true }
-        : { type: 'remote', url: server.url, headers: { ...server.headers }, enabled: true }
+        ? { type: 'local', command: [server.command, ...server.args], environment: values(server.env), enabled: true }
+        : { type: 'remote', url: server.url, headers: values(server.headers), enabled: true }
   }
-  return { mcp, dropped, refused }
+  return { mcp, dropped, refused, env }
 }
 
 const LOCAL_KEYS = ['type', 'command', 'environment', 'enabled']
 const REMOTE_KEYS = ['type', 'url', 'headers', 'enabled']
 
 /**
- * Reads the `mcp` map of an OpenCode config back. `{env:VAR}` is resolved
- * against the host environment, as OpenCode would at launch; a server that
+ * Reads the `mcp` map of an OpenCode config back. In `environment` and
+ * `headers`, `{env:VAR}` reads back as `<secret VAR>`, the inverse of
+ * rendering; elsewhere it is resolved against the host environment, as
+ * OpenCode would at launch; a server that
  * reads a file (`{file:…}`) or names a variable that is not set is left out,
  * with the reason. A remote server reads back as `http`.
  */
@@ -53,23 +59,25 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       const type = raw['type']
       if (type !== 'local' && type !== 'remote') return void read.problem(at('type'), `expected "local" or "remote", found ${JSON.stringify(type)}`)
       read.keep(type === 'local' ? LOCAL_KEYS : REMOTE_KEYS)
-      const value = (v: unknown, p: (string | number)[]): string => {
+      const value = (v: unknown, p: (string | number)[], secrets = false): string => {
         if (typeof v !== 'string') {
           read.problem(p, 'expected a string')
           return ''
         }
         return v.replace(new RegExp(SUBSTITUTION, 'g'), (whole, kind: string, inner: string) => {
+          // In environment and headers a variable is a secret OpenCode takes from its environment: named, never copied.
+          if (secrets && kind === 'env' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(inner)) return `<secret ${inner}>`
           const set = kind === 'env' ? env[inner] : undefined
           if (set !== undefined) return set
           read.leave(kind === 'env' ? `{env:${inner}} is not set here, so its value is unknown` : `${whole} reads a file at launch; omh keeps literal values`)
           return whole
         })
       }
-      if (type === 'remote') return { name, transport: 'http', url: value(raw['url'], at('url')), headers: read.strings('headers', value) }
+      if (type === 'remote') return { name, transport: 'http', url: value(raw['url'], at('url')), headers: read.strings('headers', (v, p) => value(v, p, true)) }
       const command = raw['command']
       if (!Array.isArray(command) || command.length === 0) return void read.problem(at('command'), 'expected a non-empty list: the program, then its arguments')
       const words = command.map((w, n) => value(w, at('command', n)))
-      return { name, transport: 'stdio', command: words[0]!, args: words.slice(1), env: read.strings('environment', value) }
+      return { name, transport: 'stdio', command: words[0]!, args: words.slice(1), env: read.strings('environment', (v, p) => value(v, p, true)) }
     },
   })
 }
@@ -83,10 +91,10 @@ export default defineRenderer({
   classes: ['mcp'],
   render(input): RenderOutput {
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
-    const { mcp, dropped, refused } = renderServers(input.items, input.adapter.name)
+    const { mcp, dropped, refused, env } = renderServers(input.items, input.adapter.name)
     if (!Object.keys(mcp).length) return { files: [], dropped, refused }
     const content = `${JSON.stringify({ $schema: SCHEMA, mcp }, null, 2)}\n`
-    return { files: [{ kind: 'file', guest: input.binding.path, content, syntax: 'json' }], dropped, refused }
+    return { files: [{ kind: 'file', guest: input.binding.path, content, syntax: 'json' }], dropped, refused, ...(Object.keys(env).length ? { env } : {}) }
   },
   parse: (documents, context) => parseServers(documents, context.env),
 })

@@ -38,16 +38,23 @@ describe('opencode-json', () => {
     ])
   })
 
-  it('resolves {env:VAR} from the host when importing, and leaves a server that reads a file', () => {
+  it('names {env:VAR} in environment and headers as <secret VAR>, resolves it elsewhere, and leaves a server that reads a file', () => {
     const content = JSON.stringify({
       mcp: {
-        a: { type: 'local', command: ['node', '{env:ARG}'], environment: { K: 'v' }, timeout: 5000 },
+        a: { type: 'local', command: ['node', '{env:ARG}'], environment: { K: 'v', S: '{env:ARG}' }, timeout: 5000 },
         b: { type: 'remote', url: 'https://h', headers: { A: '{file:~/.token}' } },
+        c: { type: 'remote', url: 'https://c', headers: { Authorization: 'Bearer {env:TOKEN}' } },
       },
     })
+    // In environment and headers a variable is named, never copied, whether set here or not.
     expect(plugin.parse!([{ file: 'o.json', content }], parseContext('opencode-json', { ARG: 'x' }))).toEqual({
       ok: true,
-      items: { mcp: [{ name: 'a', transport: 'stdio', command: 'node', args: ['x'], env: { K: 'v' } }] },
+      items: {
+        mcp: [
+          { name: 'a', transport: 'stdio', command: 'node', args: ['x'], env: { K: 'v', S: '<secret ARG>' } },
+          { name: 'c', transport: 'http', url: 'https://c', headers: { Authorization: 'Bearer <secret TOKEN>' } },
+        ],
+      },
       left: [
         { name: 'a.timeout', reason: 'omh keeps no such field' },
         { name: 'b', reason: '{file:~/.token} reads a file at launch; omh keeps literal values' },

@@ -46,5 +46,9 @@ export default defineCliRuntime({
     return buildkit ? { args: ['--progress=plain'], env: {} } : { args: ['--force-rm'], env: { DOCKER_BUILDKIT: '0' } }
   },
   removeNow: [],
+  // Docker's internal bridge still gives containers a route through the host, blocked only by its
+  // iptables rules, which a daemon run with --iptables=false lacks. A bridge without a host address
+  // routes nowhere, with or without them.
+  internalNetwork: ['-o', 'com.docker.network.bridge.inhibit_ipv4=true'],
   execFailed: (exitCode, stderr) => exitCode === 1 && /^Error response from daemon: /m.test(stderr),
 })

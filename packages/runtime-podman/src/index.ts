@@ -1,5 +1,4 @@
-import { statSync } from 'node:fs'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { defineCliRuntime } from '@omh/container-cli'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
@@ -56,5 +55,14 @@ export default defineCliRuntime({
   removeNow: ['--time', '0'],
   execFailed: (exitCode, stderr) => (exitCode === 125 || exitCode === 255) && /^Error: /m.test(stderr),
   // Rootless, the user is root inside unless told otherwise; keep-id makes them the container user.
+  // Rootless on cgroups v1 nothing is delegated, and Podman would drop every limit with a
+  // warning nobody sees; a per-user process ceiling still stops a fork bomb there.
+  limitFlags: (limits, env) =>
+    rootless(process.getuid?.() ?? 0, env) && !existsSync('/sys/fs/cgroup/cgroup.controllers')
+      ? {
+          flags: limits.pids ? ['--ulimit', `nproc=${limits.pids}:${limits.pids}`] : [],
+          unenforced: [...(limits.memory ? ['[session] memory'] : []), ...(limits.cpus ? ['[session] cpus'] : [])],
+        }
+      : undefined,
   mapUser: (host, guest, env) => (rootless(host.uid, env) ? [`--userns=keep-id:uid=${guest.uid},gid=${guest.gid}`] : undefined),
 })

@@ -23,12 +23,12 @@ const CLAUDE_PROJECT = JSON.stringify({
     fresh: { command: 'npx', args: ['-y', 'fresh-mcp', '${ARG:-default-arg}'] },
     broken: { command: 'fixed' },
     socket: { type: 'ws', url: 'wss://x' },
-    unset: { command: 'x', env: { K: '${NOT_SET_ANYWHERE}' } },
+    unset: { command: 'x', args: ['${NOT_SET_ANYWHERE}'] },
   },
 })
 
 describe('omh config mcp import', () => {
-  it('plans added, changed, same and conflicting, hides secret values, and keeps everything it does not manage', () => {
+  it('plans added, changed, same and conflicting, names secrets instead of copying them, and keeps everything it does not manage', () => {
     const home = testdir({ 'mcp.json': HAND_EDITED })
     const repo = gitRepo({ '.mcp.json': CLAUDE_PROJECT })
     const env = { OMH_HOME: home, GH_TOKEN: 'new-secret', NOT_SET_ANYWHERE: undefined }
@@ -49,7 +49,7 @@ describe('omh config mcp import', () => {
       'x-notes': { owner: 'me' },
       mcpServers: {
         mine: { command: 'my-server', args: ['--flag'] },
-        github: { command: 'gh-mcp', env: { GITHUB_TOKEN: 'new-secret' }, description: 'kept by hand' },
+        github: { command: 'gh-mcp', env: { GITHUB_TOKEN: '<secret GH_TOKEN>' }, description: 'kept by hand' },
         same: { type: 'http', url: 'https://same.example/mcp' },
         broken: { command: 7 },
         fresh: { command: 'npx', args: ['-y', 'fresh-mcp', 'default-arg'] },
@@ -81,14 +81,14 @@ describe('omh config mcp import', () => {
     expect(readFileSync(path.join(home, 'mcp.json'), 'utf8')).toBe(broken)
   })
 
-  it("reads Codex's config.toml, taking variables Codex forwards from the host environment", () => {
+  it("reads Codex's config.toml, naming the variables Codex forwards as secrets, never copying them", () => {
     const home = testdir()
     const from = path.join(testdir({ 'config.toml': '[mcp_servers.web]\nurl = "https://w/mcp"\nbearer_token_env_var = "W_TOKEN"\n' }), 'config.toml')
     const ran = omh(['config', 'mcp', 'import', 'codex', '--from', from, '--yes', '--json'], { env: { OMH_HOME: home, W_TOKEN: 'tok' } })
     expect(ran.status).toBe(0)
     expect(ran.json().result).toMatchObject({ harness: 'codex', from, written: true, changes: [{ name: 'web', change: 'added', transport: 'http' }] })
     expect(JSON.parse(readFileSync(path.join(home, 'mcp.json'), 'utf8'))).toEqual({
-      mcpServers: { web: { type: 'http', url: 'https://w/mcp', headers: { Authorization: 'Bearer tok' } } },
+      mcpServers: { web: { type: 'http', url: 'https://w/mcp', headers: { Authorization: 'Bearer <secret W_TOKEN>' } } },
     })
   })
 

@@ -14,7 +14,7 @@ import { problemsFromIssues } from '@omh/plugin-kit'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { expandGuest } from './guest-path.js'
-import { adapterSchema, editorSchema, type AdapterFile, type AdapterTurn, type EditorFile } from './schema.js'
+import { adapterSchema, editorSchema, type AdapterFile, type AdapterKey, type AdapterTurn, type EditorFile } from './schema.js'
 import { byText } from '../order.js'
 import { notThere, readTextFile } from '../user-files.js'
 
@@ -33,6 +33,9 @@ export interface Adapter {
   readonly bin: string
   readonly install: string
   readonly creds: readonly string[]
+  readonly egress: readonly string[]
+  /** API keys kept outside the container, behind the credential proxy. */
+  readonly keys: readonly AdapterKey[]
   readonly token: readonly string[]
   readonly login?: string
   /** Commands that make the harness say what it loaded, by key. */
@@ -137,6 +140,8 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     bin: data.bin,
     install: data.install,
     creds: (data.creds ?? []).map(expandGuest),
+    egress: data.egress ?? [],
+    keys: data.keys ?? [],
     token: (data.token ?? []).map(expandGuest),
     ...(data.login ? { login: data.login } : {}),
     probes: data.probes ?? {},

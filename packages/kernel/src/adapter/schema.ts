@@ -1,4 +1,5 @@
 import * as z from 'zod/mini'
+import { hostPattern } from '@omh/plugin-kit'
 import { CAPABILITY_CLASSES, MOMENTS, TOOL_WORDS, HOOK_FIELDS, type CapabilityClass } from '@omh/plugin-api'
 import { placeholdersOf } from '../probe/pattern.js'
 import { parseSelector } from '../probe/select.js'
@@ -198,6 +199,25 @@ const capabilities = z
     }),
   )
 
+const variable = text.check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name: letters, digits and _, not starting with a digit'))
+/**
+ * An API key the harness reads from its environment, kept outside the container: the harness gets
+ * a placeholder in `variable` and omh's credential proxy in `base_url`; the proxy sends the real key.
+ */
+const apiKey = z.strictObject({
+  /** The variable the harness reads its key from; the host's (or a secret) of the same name is the key. */
+  variable,
+  /** The variable that sets the harness's API base URL. */
+  base_url: variable,
+  /** What the harness expects after the host in that URL (`/v1`); absent: nothing. */
+  path: z.optional(text.check(z.regex(/^\/[^\s?#]*$/, 'a path starting with /'))),
+  /** The header that carries the key, and what precedes the key in it (`Bearer `). */
+  header: text.check(z.regex(/^[A-Za-z0-9-]+$/, 'a header name')),
+  prefix: z.optional(z.string()),
+  /** The real API host: forwarded over TLS only. */
+  upstream: text.check(z.regex(/^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an https:// URL: the credential proxy forwards over TLS only')),
+})
+
 /**
  * A harness adapter: what the harness can express, where it reads each
  * capability, and which renderer writes it. An absent capability means the
@@ -217,6 +237,10 @@ export const adapterSchema = z
     creds: z.optional(z.array(guestPathOf({ directory: true }))),
     /** Files whose real content proves a login. */
     token: z.optional(z.array(guestPath)),
+    /** `host[:port]` patterns the harness must reach (its model API, its login). */
+    egress: z.optional(z.array(hostPattern)),
+    /** API keys kept outside the container, behind omh's credential proxy. */
+    keys: z.optional(z.array(apiKey)),
     /** What the user should do inside the harness to log in. */
     login: z.optional(text),
     /** Commands that make the harness say what it loaded, by key; capabilities name them in `expect`. */
@@ -249,6 +273,7 @@ export const adapterSchema = z
 
 export type AdapterFile = z.infer<typeof adapterSchema>
 export type AdapterTurn = z.infer<typeof turn>
+export type AdapterKey = z.infer<typeof apiKey>
 export type AdapterBinding = z.infer<typeof binding> | z.infer<typeof hooksBinding>
 
 /** An editor that attaches to a session over SSH. `$URL` and `$ALIAS` fill its args. */

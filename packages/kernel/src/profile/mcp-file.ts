@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Problem, McpServer } from '@omh/plugin-api'
-import { closest, dotted, isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
+import { SECRET_REFERENCE, closest, dotted, isObject, readJson, type JsonDocument } from '@omh/plugin-kit'
 import { profileBounds, type CatalogueEntry, type CatalogueSource } from './catalogue.js'
 import type { ReadBounds } from '../safe-read.js'
 import { readTextFile } from '../user-files.js'
@@ -125,7 +125,11 @@ export function serverFrom(name: string, raw: unknown, report: Report): McpServe
       say([key], 'expected an object of strings')
       return {}
     }
-    for (const [k, s] of Object.entries(v)) if (typeof s !== 'string') say([key, k], 'expected a string')
+    for (const [k, s] of Object.entries(v)) {
+      if (typeof s !== 'string') say([key, k], 'expected a string')
+      // What is left once every well-formed reference is taken out must not still try to be one.
+      else if (/<\s*secret\b/i.test(s.replace(SECRET_REFERENCE, ''))) say([key, k], 'a secret is named `<secret NAME>`, NAME letters, digits and `_`, not starting with a digit (`<secret SENTRY_TOKEN>`)')
+    }
     return v as Record<string, string>
   }
   if (raw['required'] !== undefined && typeof raw['required'] !== 'boolean') say(['required'], 'expected true or false')

@@ -41,6 +41,12 @@ export interface EffectiveSettings {
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
+  readonly sessionLimits: { readonly memory: Decided<string | number> | undefined; readonly pids: Decided<number> | undefined; readonly cpus: Decided<number> | undefined }
+  /** `[network] egress`; absent: allowlist. */
+  readonly egress: Decided<'allowlist' | 'open' | 'none'> | undefined
+  readonly registries: Decided<readonly string[]> | undefined
+  /** Every `[network] allow` entry of every layer, least specific first. */
+  readonly allow: readonly Decided<string>[]
   /** The most bytes omh reads from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
   readonly fileBytes: Decided<number> | undefined
   /** Any other setting, from the most specific layer that has it. */
@@ -224,6 +230,10 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     imageBase: last((s) => s.image?.base),
     imageNetwork: last((s) => s.image?.network),
     sessionNetwork: last((s) => s.session?.network),
+    sessionLimits: { memory: last((s) => s.session?.memory), pids: last((s) => s.session?.pids), cpus: last((s) => s.session?.cpus) },
+    egress: last((s) => s.network?.egress),
+    registries: last((s) => s.network?.registries),
+    allow: layers.flatMap((l) => (l.settings.network?.allow ?? []).map((value) => ({ value, layer: l.name, file: l.file }))),
     fileBytes: last((s) => s.limits?.file_bytes),
     last,
   }

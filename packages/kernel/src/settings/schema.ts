@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
+import { hostPattern, memorySize } from '@omh/plugin-kit'
 
 const entryName = z.string().check(
   z.minLength(1),
@@ -44,6 +45,22 @@ export const settingsSchema = z.strictObject({
       idle_stop: z.optional(z.string().check(z.regex(/^[1-9]\d*[smhd]$/, 'a duration: a whole number and s, m, h or d, e.g. "4h"'))),
       /** Untracked files copied into a new session's worktree (paths or globs in the repository), `[limits] carry_in_bytes` at most. */
       carry_in: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /** Memory a session may use: bytes, a size (`4g`, `512m`) or a share of the host's (`50%`). */
+      memory: z.optional(memorySize),
+      /** The most processes and threads a session may run at once. */
+      pids: z.optional(z.int().check(z.gte(16, 'a number of processes, at least 16'), z.lte(1_000_000, 'a number of processes, at most 1000000'))),
+      /** CPUs a session may keep busy, fractions allowed (`1.5`). */
+      cpus: z.optional(z.number().check(z.gt(0, 'a number of CPUs above 0, such as 1.5'), z.lte(1024, 'a number of CPUs, at most 1024'))),
+    }),
+  ),
+  network: z.optional(
+    z.strictObject({
+      /** `allowlist`: out only through the egress proxy, to allowed hosts; `open`: the engine's network; `none`: no network. */
+      egress: z.optional(z.enum(['allowlist', 'open', 'none'])),
+      /** Hosts a session may reach, added to every other layer's and the adapter's. */
+      allow: z.optional(z.array(hostPattern)),
+      /** The package registries a session may reach; the most specific layer's list replaces the others. */
+      registries: z.optional(z.array(hostPattern)),
     }),
   ),
   limits: z.optional(

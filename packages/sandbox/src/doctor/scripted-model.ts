@@ -6,6 +6,7 @@
  * container and run there with the container's own `node`:
  *
  *   node scripted-model.mjs --script script.json --log requests.jsonl [--port N] [--ready file]
+ *     [--host ADDRESS] [--tls-cert cert.pem --tls-key key.pem]
  *
  * - the Anthropic Messages API (`POST /v1/messages`, streamed or not), with
  *   `POST /v1/messages/count_tokens` and `GET /v1/models`: Claude Code, and
@@ -59,6 +60,8 @@ export interface RecordedRequest {
   readonly reply: number | null
   /** What was answered, for reading a log. */
   readonly answered: string
+  /** The request's headers, as received (what a proxy in front of the model sent). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>
   readonly body: unknown
 }
 
@@ -269,7 +272,7 @@ export class ScriptedModel {
     const tools = offeredTools(body).map((t) => (t.namespace ? `${t.namespace}__${t.name}` : t.name))
     const model = String((body as { model?: unknown })?.model ?? 'scripted')
     const json = (status: number, value: unknown, answered: string, protocol: Protocol | null = null) => {
-      this.record({ method, path: route, protocol, tools, reply: null, answered, body })
+      this.record({ method, path: route, protocol, tools, reply: null, answered, headers: req.headers, body })
       res.writeHead(status, { 'content-type': 'application/json' })
       res.end(JSON.stringify(value))
     }
@@ -284,7 +287,7 @@ export class ScriptedModel {
 
     const { answer, reply } = this.answer(body)
     const answered = answer.kind === 'text' ? `text: ${answer.text}` : `call ${answer.call.name}`
-    this.record({ method, path: route, protocol, tools, reply, answered, body })
+    this.record({ method, path: route, protocol, tools, reply, answered, headers: req.headers, body })
     const id = `scripted_${this.requests.length}`
     const stream = (body as { stream?: unknown })?.stream === true || protocol === 'responses'
     if (!stream) {
@@ -296,18 +299,21 @@ export class ScriptedModel {
     res.end(protocol === 'anthropic' ? anthropicStream(answer, model, id) : responsesStream(answer, model, id))
   }
 
-  /** Listens on 127.0.0.1 (port 0: any free one); resolves with the port. */
-  async listen(port = 0): Promise<{ server: Server; port: number }> {
-    const { createServer } = await import('node:http')
-    const server = createServer((req, res) => {
+  /**
+   * Listens on 127.0.0.1 (port 0: any free one), or on `host`, over TLS when given a certificate
+   * and key (PEM), as a real API host would; resolves with the port.
+   */
+  async listen(port = 0, options: { host?: string; tls?: { cert: string; key: string } } = {}): Promise<{ server: Server; port: number }> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((error: unknown) => {
         res.writeHead(500, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message: String(error) } }))
       })
-    })
+    }
+    const server: Server = options.tls ? (await import('node:https')).createServer(options.tls, handler) : (await import('node:http')).createServer(handler)
     return new Promise((resolve, reject) => {
       server.once('error', reject)
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(port, options.host ?? '127.0.0.1', () => {
         const address = server.address()
         resolve({ server, port: typeof address === 'object' && address ? address.port : port })
       })
@@ -326,8 +332,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const script: Script = scriptFile ? (JSON.parse(readFileSync(scriptFile, 'utf8')) as Script) : { replies: [] }
   const log = option(args, '--log')
   if (log) writeFileSync(log, '')
-  const { port } = await new ScriptedModel(script, log).listen(Number(option(args, '--port') ?? 0))
+  const cert = option(args, '--tls-cert')
+  const key = option(args, '--tls-key')
+  const host = option(args, '--host')
+  const tls = cert && key ? { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') } : undefined
+  const { port } = await new ScriptedModel(script, log).listen(Number(option(args, '--port') ?? 0), { ...(host ? { host } : {}), ...(tls ? { tls } : {}) })
   const ready = option(args, '--ready')
   if (ready) writeFileSync(ready, String(port))
-  process.stdout.write(`scripted model on http://127.0.0.1:${port}\n`)
+  process.stdout.write(`scripted model on ${tls ? 'https' : 'http'}://${host ?? '127.0.0.1'}:${port}\n`)
 }

@@ -1,5 +1,5 @@
 import { failure } from '../../../../test/helpers/failure.js'
-import { readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -8,6 +8,7 @@ import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
 import { Kernel } from '@omh/kernel'
 import { attach, type AttachHost } from './attach.js'
 import { createSession } from './create.js'
+import { egressDir } from './egress.js'
 import { LABEL, sessionPaths } from './layout.js'
 import { repository, resolveBase } from './repo.js'
 
@@ -83,6 +84,25 @@ describe('attach', () => {
     const error = await failure(() => attach(t.kernel, {}, t.host))
     expect(error.code).toBe('ATTACH_FAILED')
     expect(error.message).toContain('publishes no port for sshd')
+    expect(t.fake.calls).toEqual([])
+  })
+
+  it('refuses a session behind its egress proxy, naming the setting, before starting sshd', async () => {
+    const t = await setup(['s01'])
+    t.fake.containers.set(`omh-${t.repo.id}-s01`, {
+      spec: { image: 'i', mounts: [], env: {}, labels: { [LABEL.repo]: t.repo.id, [LABEL.session]: 's01' }, workdir: '/work', user: '1000:1000', argv: [], ports: [{ guest: 2222 }] },
+      running: true,
+      ports: [{ guest: 2222, host: 40222, hostIp: '127.0.0.1' }],
+    })
+    const dir = egressDir(sessionPaths(t.state, t.repo, 's01').run)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(path.join(dir, 'network'), `omh-${t.repo.id}-s01-net-0a1b2c3d\n`)
+    const error = await failure(() => attach(t.kernel, {}, t.host))
+    expect(error.code).toBe('ATTACH_UNREACHABLE')
+    expect(error.exit).toBe(2)
+    expect(error.message).toContain('Session s01 runs behind its egress proxy')
+    expect(error.hint).toContain('[network] egress = "open"')
+    expect(error.hint).toContain('omh sessions down s01')
     expect(t.fake.calls).toEqual([])
   })
 

@@ -9,9 +9,10 @@ import { connect } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../ssh.js'
-import { ATTACH_FAILED, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
+import { ATTACH_FAILED, ATTACH_UNREACHABLE, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { agentUser, userSpec } from '../agent-user.js'
+import { egressDir, egressOf, recordedNetwork } from './egress.js'
 import { LABEL } from './layout.js'
 import { Sessions } from './sessions.js'
 
@@ -56,6 +57,12 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
   const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)
   if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
+
+  // A container behind the egress proxy has no port the host reaches, and giving it one would give
+  // it a way out around the proxy: refused, not left to time out.
+  if (await recordedNetwork(egressDir(sessions.paths(sid).run))) {
+    throw OmhError.of(ATTACH_UNREACHABLE, { args: [sid], hintArgs: [egressOf(kernel.settings, { egress: [] }).file, sid] })
+  }
 
   // The engine picked the host port when the container started; it is only known by asking.
   const port = container.ports?.find((p) => p.guest === GUEST_SSH_PORT && p.hostIp === '127.0.0.1')?.host

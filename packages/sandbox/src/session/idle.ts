@@ -11,6 +11,7 @@ import path from 'node:path'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { statePath } from '@omh/kernel/locations'
 import { agentUser, userSpec } from '../agent-user.js'
+import { egressDir, removeEgress } from './egress.js'
 import { SESSION_ID } from './layout.js'
 import { clearMountpoints } from './mountpoints.js'
 import { liveProcesses } from './reuse.js'
@@ -117,6 +118,8 @@ export async function stopIdle(found: IdleContainer, runtime: RuntimePlugin, con
       return false
     }
     await runtime.down(found.container, context)
+    // The proxy of a stopped session serves no one; the next launch starts both anew.
+    await removeEgress(runtime, found.container, egressDir(found.run), context).catch(() => undefined)
     await clearMountpoints(found.run)
     await forgetUp(found.run)
     return true

@@ -24,7 +24,7 @@ const renderer = `export default { kind: 'renderer', apiVersion: 1, meta: { name
 
 async function setup(adapterExtra = '', fake = fakeRuntime()) {
   const dir = testdir({
-    'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs", "./other.mjs"]\nruntime = "fake"\n',
+    'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs", "./other.mjs"]\nruntime = "fake"\n[network]\negress = "open"\n',
     'omh/r.mjs': renderer,
     'omh/fake.mjs': 'export default globalThis.__omhFakeRuntime\n',
     'omh/other.mjs': 'export default globalThis.__omhOtherRuntime\n',

@@ -1,3 +1,4 @@
+import path from 'node:path'
 import {
   GUEST_WORK,
   OmhError,
@@ -20,6 +21,10 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
+import { findSecret, resolveSecrets } from '../secrets.js'
+import { ensureCredentialProxy, keptKeys, type KeptKeys } from './credentials.js'
+import { EGRESS_LABEL, egressDir, egressOf, ensureEgress, watchAllowlist, networkName, proxyEnv, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { resolveBase, type Base } from './repo.js'
@@ -183,6 +188,10 @@ interface Prepared {
   readonly plan: LaunchPlan
   /** The container spec, stamped with its plan digest. */
   readonly spec: ContainerSpec
+  /** The spec's variables with every `<secret NAME>` resolved: for the engine only, never shown or staged. */
+  readonly secretEnv?: Readonly<Record<string, string>>
+  /** API keys the host holds, for the credential proxy alone. */
+  readonly kept?: KeptKeys
 }
 
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
@@ -316,6 +325,12 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const dir = stagingDir(paths, adapter.name)
   const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
   const credentials = credentialsOf(kernel, adapter, at.account)
+  const egress = egressOf(kernel.settings, adapter)
+  // Keys stay outside only where the session's network is omh's: with egress open or none there is
+  // no place beside the session for the proxy, and the harness keeps its mounted login. The keyring
+  // is not asked: a locked one would prompt at every launch for a key the user may not have.
+  const sources = { env: kernel.options.env, omhHome: kernel.omhHome, keyring: () => undefined }
+  const kept = egress.mode === 'allowlist' ? keptKeys(adapter, (name) => findSecret(name, sources)) : undefined
   const planned = planSession({
     repo: sessions.repo,
     session: sid,
@@ -325,12 +340,13 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     shadow: paths.shadow,
     staged: stagedMounts(staged),
     credentials,
-    env: render.env,
+    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...render.env, ...kept?.env } : render.env,
     contents: contentDigests(files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     ports: [{ guest: GUEST_SSH_PORT }],
-    ...(kernel.settings.sessionNetwork ? { network: kernel.settings.sessionNetwork.value } : {}),
+    ...sessionNetwork(egress, containerName(sessions.repo, sid), kernel.settings.sessionNetwork?.value),
+    limits: sessionLimits(kernel.settings),
     agent: at.agent,
   })
   if (!options.dryRun) await prepareCredentials(credentials)
@@ -345,8 +361,10 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     exec: harnessArgv(adapter.name, adapter.bin, at.request.args, at.request.tty),
   })
   const spec = stamp(plan.spec, contentDigests(files))
-  if (!options.dryRun) await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))])
-  return { paths, render, planned, plan, spec }
+  if (options.dryRun) return { paths, render, planned, plan, spec }
+  const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
+  await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))])
+  return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}) }
 }
 
 /** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
@@ -356,25 +374,76 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
-  await act(decision, { runtime, spec: prepared.spec, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+  const egress = egressOf(at.kernel.settings, at.adapter)
+  let network = prepared.spec.network
+  if (egress.mode === 'allowlist' && decision.action !== 'busy') {
+    network = await ensureEgress({
+      runtime,
+      context: host.context,
+      container: prepared.spec.name!,
+      label: `${at.sessions.repo.id}-${sid}`,
+      dir: egressDir(prepared.paths.run),
+      egress,
+      fresh: decision.action === 'up' || decision.action === 'restart',
+      ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+      image: imageOptions(at.kernel.settings),
+    })
+    if (prepared.kept) {
+      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
+      await ensureCredentialProxy({
+        runtime,
+        context: host.context,
+        container: prepared.spec.name!,
+        labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
+        network,
+        image: prepared.spec.image,
+        dir: path.join(prepared.paths.run, 'creds'),
+        kept: prepared.kept,
+        fresh: decision.action === 'up' || decision.action === 'restart',
+        file: egress.file,
+        ...(ca ? { ca } : {}),
+        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+      })
+    }
+  } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
+    // Egress changed from the allowlist: the old proxy serves no one, and its record would make
+    // `omh attach` take the new container for one behind it.
+    await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
+  }
+  await act(decision, { runtime, spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) }, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
 }
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
 async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost): Promise<number> {
-  const result = await runtime.exec(
-    prepared.spec.name!,
-    prepared.plan.exec,
-    {
-      tty: at.request.tty,
-      interactive: true,
-      user: userSpec(at.agent),
-      workdir: GUEST_WORK,
-      env: { OMH_HARNESS: at.adapter.name },
-    },
-    host.context,
-  )
+  const { kernel, adapter } = at
+  // While the harness runs, an edit to the allowlist reaches its proxy at once.
+  const stop =
+    egressOf(kernel.settings, adapter).mode === 'allowlist'
+      ? watchAllowlist({
+          runtime,
+          context: host.context,
+          container: prepared.spec.name!,
+          dir: egressDir(prepared.paths.run),
+          files: [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file)],
+          allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow,
+        })
+      : undefined
+  const result = await runtime
+    .exec(
+      prepared.spec.name!,
+      prepared.plan.exec,
+      {
+        tty: at.request.tty,
+        interactive: true,
+        user: userSpec(at.agent),
+        workdir: GUEST_WORK,
+        env: { OMH_HARNESS: at.adapter.name },
+      },
+      host.context,
+    )
+    .finally(() => stop?.())
   await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
   return result.exitCode
 }
@@ -385,6 +454,7 @@ async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefin
   const paths = sessions.paths(sid)
   // The launch's own error is the one to report; each step here is best effort for the same reason.
   if (runtime) await runtime.down(containerName(sessions.repo, sid), context).catch(ignore)
+  if (runtime) await removeEgress(runtime, containerName(sessions.repo, sid), egressDir(paths.run), context).catch(ignore)
   await clearMountpoints(paths.run).catch(ignore)
   await removeSession(kernel.omhState, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
 }
@@ -448,6 +518,13 @@ async function act(
     if (isOmhError(error)) throw error
     throw OmhError.of(SESSION_UP_FAILED, { args: [at.sid, (error as Error).message?.split('\n')[0] ?? String(error)], cause: error })
   }
+}
+
+/** The network a session joins: its own internal one behind the proxy, none, or the engine's. */
+function sessionNetwork(egress: Egress, container: string, open: string | undefined): { network?: string } {
+  if (egress.mode === 'allowlist') return { network: networkName(container) }
+  if (egress.mode === 'none') return { network: 'none' }
+  return open ? { network: open } : {}
 }
 
 /** Re-stamps the plan digest after `beforeLaunch` taps had their say. */

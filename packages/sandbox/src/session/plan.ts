@@ -3,7 +3,7 @@ import path from 'node:path'
 import { credentialHostPath } from '../accounts.js'
 import { userSpec, type AgentUser } from '../agent-user.js'
 import { GUEST_SOCKETS } from '../image.js'
-import { GUEST_HOME, GUEST_WORK, type ContainerSpec, type Mount, type StagedEntry } from '@omh/plugin-api'
+import { GUEST_HOME, GUEST_WORK, type ContainerSpec, type Mount, type ResourceLimits, type StagedEntry } from '@omh/plugin-api'
 import { byText } from '@omh/kernel'
 import { LABEL, containerName } from './layout.js'
 import type { Repository } from './repo.js'
@@ -43,6 +43,8 @@ export interface SessionPlanInput {
   readonly ports?: ContainerSpec['ports']
   /** The engine network to join; absent: the engine's default. */
   readonly network?: string
+  /** Ceilings on memory, processes and CPUs (`[session] memory`, `pids`, `cpus`). */
+  readonly limits?: ResourceLimits
   /** Who runs in the container, and whose files the writable mounts are (`agentUser()`). */
   readonly agent: AgentUser
 }
@@ -138,6 +140,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     init: true,
     ...(input.ports?.length ? { ports: input.ports } : {}),
     ...(input.network ? { network: input.network } : {}),
+    ...(input.limits && Object.keys(input.limits).length ? { limits: input.limits } : {}),
   }
   const digest = planDigest(base, input.contents)
   const spec: ContainerSpec = {

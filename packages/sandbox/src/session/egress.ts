@@ -1,0 +1,353 @@
+/**
+ * The egress proxy: a session on an internal network whose only way out is a
+ * squid of its own, joined to that network and to the outside one, letting
+ * through only allowed `host[:port]` patterns and logging every decision.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { watch } from 'node:fs'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import type { Adapter, EffectiveSettings } from '@omh/kernel'
+import type { ImageOptions } from '../image.js'
+import { CREDS_HOST, credsName } from './credentials.js'
+
+/** The proxy's name on the session's network, and its port. */
+export const PROXY_HOST = 'omh-egress'
+export const PROXY_PORT = 3128
+const GUEST_CONF = '/omh/egress'
+const GUEST_LOG = '/var/log/omh/egress.log'
+/** Label on a proxy container and network: `<repo id>-<sid>`. */
+export const EGRESS_LABEL = 'omh.egress'
+
+export type EgressMode = 'allowlist' | 'open' | 'none'
+
+export interface Egress {
+  readonly mode: EgressMode
+  /** Allowed patterns, adapter's first, in order, without repeats. */
+  readonly allow: readonly string[]
+  /** The settings file that decided the mode, for an error naming the setting. */
+  readonly file: string
+}
+
+export function egressOf(settings: EffectiveSettings, adapter: Pick<Adapter, 'egress'>): Egress {
+  const mode = settings.egress?.value ?? 'allowlist'
+  const allow = [...new Set([...adapter.egress, ...(settings.registries?.value ?? []), ...settings.allow.map((d) => d.value)])]
+  return { mode, allow, file: settings.egress?.file ?? settings.layers.find((l) => l.name === 'personal')?.file ?? 'settings.toml' }
+}
+
+/** Variables that point a session's clients at the proxy. */
+export function proxyEnv(): Record<string, string> {
+  const url = `http://${PROXY_HOST}:${PROXY_PORT}`
+  // The credential proxy is on the session's own network: it is reached directly, never through squid.
+  const none = `localhost,127.0.0.1,::1,${CREDS_HOST}`
+  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: none, no_proxy: none }
+}
+
+/**
+ * The session's internal network. A container start gets a network of its own (`launch`, a random
+ * suffix): an engine may keep an endpoint of a removed container on a network, still answering to
+ * its alias, and a network name used again would hand that stale endpoint to the next container.
+ * Without `launch`, the name the plan carries and sessions made before the suffix use.
+ */
+export const networkName = (container: string, launch?: string) => (launch ? `${container}-net-${launch}` : `${container}-net`)
+export const proxyName = (container: string) => `${container}-egress`
+/** Where the host keeps a session's egress files, in its run directory. */
+export const egressDir = (run: string) => path.join(run, 'egress')
+/** The network the session's current container joined, recorded when it started. */
+const RECORD = 'network'
+
+export async function recordedNetwork(dir: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path.join(dir, RECORD), 'utf8')).trim() || undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A network name for a new container of the session, never one used before. */
+export const freshNetwork = (container: string, random: () => string = () => randomBytes(4).toString('hex')) => networkName(container, random())
+/** The proxy image: squid from Debian on omh's base image's starting point. */
+export function proxyRecipe(options: ImageOptions) {
+  const containerfile = `# omh egress proxy: squid, run as its own unprivileged user.
+FROM ${options.from}
+USER root
+ARG DEBIAN_FRONTEND=noninteractive
+RUN set -eu; \\
+    apt-get update; \\
+    apt-get install -y --no-install-recommends squid; \\
+    apt-get clean; \\
+    rm -rf /var/lib/apt/lists/*; \\
+    install -d -o proxy -g proxy ${path.posix.dirname(GUEST_LOG)}
+USER proxy
+`
+  const labels = { ...options.labels, 'omh.kind': 'egress' }
+  const digest = createHash('sha256').update(JSON.stringify({ containerfile, labels: Object.entries(labels).sort() })).digest('hex').slice(0, 16)
+  return { tag: `localhost/omh-egress:${digest}`, containerfile, labels, ...(options.network ? { network: options.network } : {}) }
+}
+
+// Destinations never reached, whatever name leads there: loopback, "this host", link-local (cloud
+// metadata at 169.254.169.254 among them), IPv6 loopback and link-local. Checked on the address the
+// name resolves to, after the name was allowed, so a denied name is never even looked up.
+const SQUID_CONF = `http_port ${PROXY_PORT}
+pid_filename /tmp/squid.pid
+cache deny all
+cache_mem 8 MB
+shutdown_lifetime 0 seconds
+pinger_enable off
+logformat omh %ts %Ss %>Hs %rm %ru
+access_log stdio:${GUEST_LOG} omh
+cache_log stdio:/dev/stderr
+acl forbidden dst 127.0.0.0/8 0.0.0.0/8 169.254.0.0/16 ::1 fe80::/10
+acl CONNECT method CONNECT
+include ${GUEST_CONF}/allow.conf
+http_access deny all
+`
+
+/** squid's rules for the patterns: host (`*.x` for subdomains) and port, 80 and 443 when none is named. */
+export function allowRules(patterns: readonly string[]): string {
+  const lines = ['# Written by omh at each launch; edits are replaced.']
+  patterns.forEach((pattern, n) => {
+    const [host, port] = pattern.split(':') as [string, string | undefined]
+    // -n: never look an address up backwards, which stalls where no DNS answers for it.
+    const match = /^[\d.]+$/.test(host) ? `dst ${host}` : `dstdomain -n ${host.startsWith('*.') ? host.slice(1) : host}`
+    lines.push(`acl host${n} ${match}`, `acl port${n} port ${port ?? '80 443'}`, `http_access allow host${n} port${n} !forbidden`)
+  })
+  return `${lines.join('\n')}\n`
+}
+
+async function writeAtomic(file: string, text: string) {
+  await writeFile(`${file}.tmp`, text, { mode: 0o644 })
+  await rename(`${file}.tmp`, file)
+}
+
+export interface EgressUp {
+  readonly runtime: RuntimePlugin
+  readonly context: RuntimeContext
+  /** The session container's name; the proxy and network are named after it. */
+  readonly container: string
+  readonly label: string
+  /** Where the proxy's configuration is kept on the host. */
+  readonly dir: string
+  readonly egress: Egress
+  /** The outside network the proxy joins (`[session] network`); absent: the engine's default. */
+  readonly outside?: string
+  readonly image: ImageOptions
+  /** A new session container is about to start: it gets a new network, and the old one goes. */
+  readonly fresh: boolean
+}
+
+/**
+ * Makes the session's internal network and its proxy, or tells a running
+ * proxy the current allowlist (squid rereads its rules without dropping
+ * connections). Resolves the network the session joins.
+ */
+export async function ensureEgress(at: EgressUp): Promise<string> {
+  const { runtime, context } = at
+  const unsupported = (why: string) => OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, why], hintArgs: [at.egress.file] })
+  if (!runtime.networks) throw unsupported('its runtime plugin cannot make networks')
+  await mkdir(at.dir, { recursive: true, mode: 0o755 })
+  await writeAtomic(path.join(at.dir, 'squid.conf'), SQUID_CONF)
+  await writeAtomic(path.join(at.dir, 'allow.conf'), allowRules(at.egress.allow))
+  const previous = await recordedNetwork(at.dir)
+  let network = previous ?? networkName(at.container)
+  if (at.fresh) {
+    // The proxy joins the new network only when started anew, so it goes with the old network.
+    if (previous) await dropEgress(runtime, at.container, [previous], context)
+    network = freshNetwork(at.container)
+    await writeAtomic(path.join(at.dir, RECORD), `${network}\n`)
+  }
+  const proxy = proxyName(at.container)
+  const labels = { [EGRESS_LABEL]: at.label }
+  try {
+    await runtime.networks.create(network, { internal: true, labels }, context)
+  } catch (error) {
+    throw isOmhError(error) ? unsupported(`it did not make the internal network ${network} (${String(error.details?.['why'] ?? error.message)})`) : error
+  }
+  const running: ContainerInfo | undefined = await runtime.inspect?.(proxy, context)
+  if (running?.running && !at.fresh) {
+    await reconfigure(runtime, proxy, context)
+    return network
+  }
+  if (running) await runtime.down(proxy, context)
+  const recipe = proxyRecipe(at.image)
+  if (!(await runtime.hasImage(recipe.tag, context))) {
+    context.progress(`Building the egress proxy image ${recipe.tag} (once)`)
+    await runtime.build(recipe, context)
+  }
+  const spec = (network: string | undefined, aliases: readonly string[] = []) => ({
+      image: recipe.tag,
+      name: proxy,
+      mounts: [{ host: at.dir, guest: GUEST_CONF, readOnly: true }],
+      env: {},
+      labels,
+      workdir: '/tmp',
+      user: 'proxy',
+      argv: ['squid', '-N', '-f', `${GUEST_CONF}/squid.conf`],
+      ...(network ? { network } : {}),
+      aliases,
+      capDrop: ['ALL'],
+      noNewPrivileges: true,
+      // squid will not signal PID 1 (its reload is \`squid -k reconfigure\`), so it must not be it.
+      init: true,
+      limits: { memory: 256 * 1024 * 1024, pids: 256 },
+  })
+  // The proxy starts on the outside network (the engine's default when none is set), then joins the session's.
+  await runtime.up(spec(at.outside), context)
+  try {
+    await runtime.networks.connect(network, proxy, [PROXY_HOST], context)
+  } catch (error) {
+    await runtime.down(proxy, context).catch(() => undefined)
+    // An engine whose default is no network at all (`netns = "none"` in its configuration) cannot join a
+    // container started there to another: the proxy then lives on the session's network alone,
+    // as offline as the engine's default.
+    const why = (e: unknown) => (isOmhError(e) ? String(e.details?.['why'] ?? e.message) : String(e))
+    if (at.outside) throw unsupported(`it did not join the proxy to ${network} (${why(error)})`)
+    try {
+      await runtime.up(spec(network, [PROXY_HOST]), context)
+    } catch (again) {
+      await runtime.down(proxy, context).catch(() => undefined)
+      throw unsupported(`it did not start the proxy on ${network} (${why(again)})`)
+    }
+  }
+  return network
+}
+
+/** Has a running squid reread its rules; it keeps open tunnels. */
+async function reconfigure(runtime: RuntimePlugin, proxy: string, context: RuntimeContext): Promise<void> {
+  const reload = await runtime.exec(proxy, ['squid', '-k', 'reconfigure', '-f', `${GUEST_CONF}/squid.conf`], { tty: false, capture: true }, context)
+  if (reload.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `reload the egress proxy ${proxy}`, reload.stderr.trim().split('\n').at(-1) ?? ''], hintArgs: [] })
+  // squid answers from the new rules once it has reread them; a request in between gets the old ones.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+}
+
+export interface AllowlistWatch {
+  readonly runtime: RuntimePlugin
+  readonly context: RuntimeContext
+  readonly container: string
+  /** The session's egress directory. */
+  readonly dir: string
+  /** Settings files whose change may change the allowlist (they need not exist yet). */
+  readonly files: readonly string[]
+  /** The allowlist as the settings now say; throws when they are not valid, which keeps the one in force. */
+  readonly allow: () => Promise<readonly string[]>
+  /** Hears each reload that changed the rules, and each that failed. */
+  readonly heard?: (outcome: { ok: true; allow: readonly string[] } | { ok: false; error: unknown }) => void
+}
+
+/**
+ * Watches the settings files while a harness runs and hands the running proxy the allowlist they
+ * now give: an edit applies to the session at once, with no restart and no other omh command.
+ * Directories are watched, not files: an editor saves by renaming a new file over the old one.
+ * Returns a function that stops watching.
+ */
+export function watchAllowlist(at: AllowlistWatch): () => void {
+  const byDir = new Map<string, Set<string>>()
+  for (const file of at.files) {
+    const names = byDir.get(path.dirname(file)) ?? new Set<string>()
+    names.add(path.basename(file))
+    byDir.set(path.dirname(file), names)
+  }
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+  const apply = async () => {
+    try {
+      const allow = await at.allow()
+      const text = allowRules(allow)
+      const file = path.join(at.dir, 'allow.conf')
+      if ((await readFile(file, 'utf8').catch(() => '')) === text) return
+      await writeAtomic(file, text)
+      await reconfigure(at.runtime, proxyName(at.container), at.context)
+      at.heard?.({ ok: true, allow })
+    } catch (error) {
+      at.heard?.({ ok: false, error })
+    }
+  }
+  const changed = () => {
+    clearTimeout(timer)
+    // A save is often several events (write, rename, chmod): one reload after they settle.
+    timer = setTimeout(() => (running = running.then(apply)), 200)
+  }
+  const watchers = [...byDir].flatMap(([dir, names]) => {
+    try {
+      return [watch(dir, { persistent: false }, (_event, name) => name && names.has(String(name)) && changed())]
+    } catch {
+      // A directory that does not exist holds no settings to watch.
+      return []
+    }
+  })
+  return () => {
+    clearTimeout(timer)
+    for (const w of watchers) w.close()
+  }
+}
+
+/** One decision of the proxy. */
+export interface EgressDecision {
+  /** ISO 8601. */
+  readonly time: string
+  readonly allowed: boolean
+  readonly method: string
+  readonly host: string
+  readonly port: number
+  /** The status the proxy answered with (0: the client went away first). */
+  readonly status: number
+}
+
+/** Parses the proxy's log (`omh` format: seconds, squid's result, status, method, URL). */
+export function parseDecisions(log: string): EgressDecision[] {
+  const out: EgressDecision[] = []
+  for (const line of log.split('\n')) {
+    const [seconds, result, status, method, url] = line.trim().split(/\s+/)
+    if (!seconds || !result || !method || !url) continue
+    let host = url
+    let port = 443
+    if (method === 'CONNECT') {
+      const at = url.lastIndexOf(':')
+      host = at > 0 ? url.slice(0, at) : url
+      port = at > 0 ? Number(url.slice(at + 1)) : 443
+    } else {
+      try {
+        const u = new URL(url)
+        host = u.hostname
+        port = Number(u.port || (u.protocol === 'https:' ? 443 : 80))
+      } catch {}
+    }
+    const code = Number(status)
+    out.push({ time: new Date(Number(seconds) * 1000).toISOString(), allowed: !/DENIED/.test(result) && code !== 403, method, host, port, status: code })
+  }
+  return out
+}
+
+/** The proxy's decisions so far; empty when the session has no proxy running. */
+export async function readDecisions(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<EgressDecision[]> {
+  const proxy = proxyName(container)
+  const found = await runtime.inspect?.(proxy, context)
+  if (!found?.running) return []
+  const read = await runtime.exec(proxy, ['cat', GUEST_LOG], { tty: false, capture: true }, context)
+  return parseDecisions(read.stdout)
+}
+
+/**
+ * Removes the session's proxy and networks (the recorded one, and the unsuffixed one of sessions
+ * made before names had a suffix), if any, from the egress directory of the session.
+ */
+export async function removeEgress(runtime: RuntimePlugin, container: string, dir: string, context: RuntimeContext): Promise<void> {
+  const recorded = await recordedNetwork(dir)
+  await dropEgress(runtime, container, [...new Set([recorded ?? networkName(container), networkName(container)])], context)
+  await rm(path.join(dir, RECORD), { force: true })
+}
+
+/** Stops the proxies (egress and credentials) and takes the networks away, endpoints first. */
+export async function dropEgress(runtime: RuntimePlugin, container: string, networks: readonly string[], context: RuntimeContext): Promise<void> {
+  await runtime.down(proxyName(container), context)
+  await runtime.down(credsName(container), context)
+  const ignore = () => undefined
+  for (const network of networks) {
+    // An engine may keep the endpoint of a removed container, which makes `network rm` fail; a
+    // forced disconnect by name drops it whether or not the container still exists.
+    for (const member of [container, proxyName(container), credsName(container)]) await runtime.networks?.disconnect(network, member, context).catch(ignore)
+    // A network left behind is no reason to fail a removal the user asked for: its name is never used again.
+    await runtime.networks?.remove(network, context).catch(ignore)
+  }
+}

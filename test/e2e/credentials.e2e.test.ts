@@ -1,0 +1,188 @@
+/**
+ * An API key kept outside the session, on Docker and Podman: a real turn of
+ * Claude Code (`claude -p`) and of OpenCode (`opencode run`, its Anthropic
+ * provider) in omh's session containers, the API key on the host only. The "API host" is the scripted model served over TLS by a container
+ * on a separate network, under a name, with a certificate from a throwaway
+ * authority that only omh's credential proxy is told to trust
+ * (`OMH_CREDENTIAL_CA`). The turn must succeed, every request the upstream
+ * received must carry the real key, and the key's bytes must be nowhere in
+ * the session container: not in any process's environment (read during the
+ * turn, and after it as root), not in any file it can see, not in anything
+ * the proxy answers.
+ *
+ * The personal adapters are the bundled ones with only `upstream` changed, so
+ * the sessions run from the bundled images (a tag depends on the install).
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import { requestText } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import { ENGINES, TEST_BASE, type Engine } from '../helpers/engines.js'
+import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
+
+const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
+const UPSTREAM = 'api.upstream.test'
+const UPSTREAM_PORT = 8443
+const PLACEHOLDER = 'omh-credential-proxy-holds-the-key'
+const PROMPT = 'Do the scripted task.'
+const HARNESSES = ['claude', 'opencode'] as const
+const TURN: Record<(typeof HARNESSES)[number], string[]> = {
+  claude: ['-p', PROMPT, '--dangerously-skip-permissions'],
+  opencode: ['run', PROMPT],
+}
+
+// The Bash call copies every process's environment it may read into a file while the turn runs.
+const ENVIRONS = '/tmp/omh-environs'
+const SCRIPT: Script = {
+  replies: [
+    { call: ['Bash', 'bash'], input: { command: `for f in /proc/[0-9]*/environ; do cat "$f"; echo; done > ${ENVIRONS} 2>/dev/null; echo shell-ok`, description: 'read environments' } },
+    { text: 'Done.' },
+  ],
+}
+
+const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
+const sh = (engine: Engine, args: readonly string[], input?: string) => spawnSync(engine, args, { encoding: 'utf8', ...(input !== undefined ? { input } : {}) })
+
+/** A throwaway authority and a certificate for the upstream's name, signed by it. */
+function certificates(dir: string) {
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=omh test authority', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign')
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${UPSTREAM}`)
+  writeFileSync(path.join(dir, 'ext.cnf'), `subjectAltName=DNS:${UPSTREAM}\nextendedKeyUsage=serverAuth\n`)
+  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf')
+  for (const f of ['server.key', 'server.pem', 'ca.pem']) chmodSync(path.join(dir, f), 0o644)
+}
+
+describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
+  let scratch: string
+  let home: string
+  let repo: string
+  let upstreamDir: string
+  const outside = `omh-e2e-creds-${engine}-${process.pid}`
+  const upstream = `${outside}-api`
+  // The key: random, so its bytes can only be where it was carried.
+  const KEY = `sk-ant-test-${randomBytes(24).toString('hex')}`
+  const omh = (args: readonly string[]) =>
+    finished(
+      spawn(process.execPath, [BIN, ...args], {
+        cwd: repo,
+        env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ANTHROPIC_API_KEY: KEY, OMH_CREDENTIAL_CA: path.join(upstreamDir, 'ca.pem'), ...identity },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      600_000,
+    )
+
+  beforeAll(() => {
+    scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-creds-e2e-')))
+    upstreamDir = path.join(scratch, 'upstream')
+    mkdirSync(upstreamDir)
+    chmodSync(upstreamDir, 0o777)
+    certificates(upstreamDir)
+    copyFileSync(MODEL, path.join(upstreamDir, 'model.mjs'))
+    writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(SCRIPT))
+    expect(sh(engine, ['network', 'create', '--label', 'omh.test=e2e', outside]).status).toBe(0)
+    const started = sh(engine, [
+      'run', '-d', '--pull=never', '--name', upstream, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', UPSTREAM,
+      '-v', `${upstreamDir}:/up`, TEST_BASE,
+      'node', '/up/model.mjs', '--script', '/up/script.json', '--log', '/up/requests.jsonl', '--host', '0.0.0.0', '--port', String(UPSTREAM_PORT), '--tls-cert', '/up/server.pem', '--tls-key', '/up/server.key', '--ready', '/up/ready',
+    ])
+    expect(started.status, started.stderr).toBe(0)
+
+    home = path.join(scratch, 'omh')
+    mkdirSync(path.join(home, 'adapters'), { recursive: true })
+    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n\n[session]\nnetwork = "${outside}"\n\n[network]\nregistries = []\n`)
+    for (const harness of HARNESSES) {
+      const bundled = readFileSync(path.join(ROOT, `adapters/${harness}.toml`), 'utf8')
+      expect(bundled).toContain('upstream = "https://api.anthropic.com"')
+      writeFileSync(path.join(home, `adapters/${harness}.toml`), bundled.replace('upstream = "https://api.anthropic.com"', `upstream = "https://${UPSTREAM}:${UPSTREAM_PORT}"`))
+    }
+    repo = path.join(scratch, 'repo')
+    mkdirSync(path.join(repo, '.claude'), { recursive: true })
+    writeFileSync(path.join(repo, '.claude/settings.json'), JSON.stringify({ env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }))
+    writeFileSync(path.join(repo, 'opencode.json'), JSON.stringify({ model: 'anthropic/claude-sonnet-4-5' }))
+    writeFileSync(path.join(repo, 'README.md'), 'a project\n')
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe', env: { ...process.env, ...identity } })
+    git('init', '-q', '-b', 'main')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'init')
+  })
+
+  afterAll(async () => {
+    if (home) {
+      const worktrees = path.join(stateOf(home), 'worktrees')
+      for (const key of readdirSafe(worktrees)) for (const sid of readdirSafe(path.join(worktrees, key))) await omh(['sessions', 'rm', sid, '--force'])
+    }
+    sh(engine, ['rm', '-f', upstream])
+    sh(engine, ['network', 'rm', outside])
+    if (scratch) rmSync(scratch, { recursive: true, force: true })
+  })
+
+  it.each(HARNESSES)('%s: a real turn goes through the credential proxy, the upstream gets the real key over TLS, and no byte of it is in the container', async (harness) => {
+    // A fresh upstream per turn: the script starts over and the log is emptied.
+    rmSync(path.join(upstreamDir, 'ready'), { force: true })
+    const restarted = sh(engine, ['restart', upstream])
+    expect(restarted.status, restarted.stderr).toBe(0)
+    for (let i = 0; i < 200 && !existsSync(path.join(upstreamDir, 'ready')); i++) await new Promise((r) => setTimeout(r, 100))
+    expect(existsSync(path.join(upstreamDir, 'ready')), 'the upstream did not start again').toBe(true)
+    const ran = await omh(['--new', harness, '--', ...TURN[harness]])
+    expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
+    expect(ran.stdout).toContain('Done.')
+    const sid = /omh: \S+ on omh\/(s\d+)/.exec(ran.stderr)?.[1]
+    expect(sid, ran.stderr).toBeDefined()
+
+    // The upstream: the conversation, each request with the real key, and the tool's output in the second.
+    const requests: RecordedRequest[] = readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const conversation = requests.filter((r) => r.reply !== null)
+    expect(conversation.length, requests.map((r) => `${r.method} ${r.path}`).join('; ')).toBe(2)
+    expect(requests.every((r) => r.headers?.['x-api-key'] === KEY), JSON.stringify(requests.map((r) => r.headers?.['x-api-key']))).toBe(true)
+    expect(requestText(conversation[1]!.body)).toContain('shell-ok')
+
+    const key = readdirSync(path.join(stateOf(home), 'worktrees'))[0]!
+    const worktree = path.join(stateOf(home), 'worktrees', key, sid!)
+    const container = sh(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+    expect(container, `no running container for ${worktree}`).not.toBe('')
+    const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
+
+    // The harness saw the placeholder and the proxy's address, never the key.
+    const seen = inside(`cat ${ENVIRONS}`).stdout
+    expect(seen).toContain(`ANTHROPIC_API_KEY=${PLACEHOLDER}`)
+    expect(seen).toMatch(harness === 'opencode' ? /ANTHROPIC_BASE_URL=http:\/\/omh-creds:\d+\/v1/ : /ANTHROPIC_BASE_URL=http:\/\/omh-creds:\d+/)
+    expect(seen).not.toContain(KEY)
+    // Every process now, read as root; every file the container sees (the key is given on stdin, never in a command line).
+    const environs = inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null')
+    expect(environs.stdout.length).toBeGreaterThan(0)
+    expect(environs.stdout).not.toContain(KEY)
+    const search = (text: string) => inside('grep -rlF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${text}\n`).stdout.split('\n').filter(Boolean)
+    // The search finds what is there (the project's README, through the worktree mount), and the key nowhere.
+    expect(search('a project')).toContain('/work/README.md')
+    expect(search(KEY)).toEqual([])
+
+    // What the proxy answers the agent: a good request, a refused one, and an unknown route, from inside the session.
+    const ask = `const h=require('http');const go=(port,path,extra)=>new Promise(r=>{const q=h.request({host:'omh-creds',port,path,method:'GET',headers:{'x-api-key':'${PLACEHOLDER}',...extra}},s=>{let b='';s.on('data',d=>b+=d);s.on('end',()=>r(s.statusCode+' '+JSON.stringify(s.headers)+' '+b))});q.on('error',e=>r('error '+e.code));q.end()});(async()=>{const port=Number(new URL(process.env.ANTHROPIC_BASE_URL).port);for(const [p,pth] of [[port,'/v1/models'],[port,'/nowhere'],[port,'/v1/models?x=1']])console.log(await go(p,pth,{}))})()`
+    const answers = sh(engine, ['exec', container, 'node', '-e', ask])
+    expect(answers.status, answers.stderr).toBe(0)
+    expect(answers.stdout).toMatch(/^200 /m)
+    expect(answers.stdout).toMatch(/^404 /m)
+    expect(answers.stdout).not.toContain(KEY)
+    const after: RecordedRequest[] = readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    expect(after.slice(requests.length).map((r) => r.headers?.['x-api-key'])).toEqual([KEY, KEY, KEY])
+
+    // The proxy is omh's, and goes with the session.
+    const repoId = path.basename(path.dirname(worktree))
+    expect(sh(engine, ['ps', '-q', '--filter', `name=omh-.*-${sid}-creds`]).stdout.trim()).not.toBe('')
+    expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
+    expect(sh(engine, ['ps', '-aq', '--filter', `label=omh.egress=${repoId}-${sid}`]).stdout.trim()).toBe('')
+  })
+})
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
