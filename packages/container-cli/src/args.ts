@@ -45,7 +45,7 @@ export function unmountable(mount: Mount): string | undefined {
 // on the host, and a colon in a path is no separator.
 const mountFlag = (m: Mount) => `type=bind,source=${m.host},target=${m.guest}${m.readOnly ? ',readonly' : ''}`
 
-const volumeFlag = (v: VolumeMount) => `type=volume,source=${v.volume},target=${v.guest}${v.readOnly ? ',readonly' : ''}`
+const volumeFlag = (v: VolumeMount) => `type=volume,source=${v.volume},target=${v.guest}${v.readOnly ? ',ro' : ''}`
 
 /** The IDs of a `uid:gid` user; undefined for a name, which only the image can resolve. */
 export function numericUser(user: string): HostUser | undefined {

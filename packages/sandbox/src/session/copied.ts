@@ -53,7 +53,11 @@ export async function chooseWay(runtime: RuntimePlugin, image: string, wanted: F
       : !runtime.volumes
         ? `${found.why ?? 'the engine does not see this disk'}, and the ${runtime.engine} runtime cannot copy files into volumes`
         : (found.why ?? 'neither way works')
-  throw OmhError.of(ENGINE_FILES_UNREACHABLE, { args: [runtime.engine, endpoint, why], hintArgs: [] })
+  const advice =
+    wanted === 'mounted' && ways.includes('copied')
+      ? 'Set `[session] files = "auto"` (or remove the key) to have the files copied into volumes, or point the client at an engine that shares this disk.'
+      : undefined
+  throw OmhError.of(ENGINE_FILES_UNREACHABLE, { args: [runtime.engine, endpoint, why], hintArgs: advice ? [advice] : [] })
 }
 
 async function probe(runtime: RuntimePlugin, image: string, context: RuntimeContext) {
@@ -120,7 +124,7 @@ export async function copyPlan(spec: ContainerSpec, prefix: string, owner: Volum
  * link) is replaced, never what lies below a directory with content.
  */
 export function linkCommand(plan: CopyPlan): string[] {
-  const script = 'set -e; while [ $# -gt 1 ]; do mkdir -p "$(dirname "$1")"; rm -f "$1" 2>/dev/null || rmdir "$1" 2>/dev/null || true; ln -sfn "$2" "$1"; shift 2; done'
+  const script = 'set -e; while [ $# -gt 1 ] && [ "$1" != -- ]; do mkdir -p "$(dirname "$1")"; rm -f "$1" 2>/dev/null || rmdir "$1" 2>/dev/null || true; ln -sfn "$2" "$1"; shift 2; done'
   return ['sh', '-c', script, 'omh-links', ...plan.links.flatMap(([guest, target]) => [guest, target])]
 }
 
