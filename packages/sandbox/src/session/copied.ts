@@ -228,7 +228,7 @@ export async function copyBack(runtime: RuntimePlugin, runDir: string, context: 
  * following a link on either side; paths in `keep` (relative) are omh's and
  * stay as they are on the host.
  */
-async function mirror(from: string, to: string, keep: ReadonlySet<string>, rel = ''): Promise<void> {
+export async function mirror(from: string, to: string, keep: ReadonlySet<string>, rel = ''): Promise<void> {
   const kept = (name: string) => keep.has(rel ? `${rel}/${name}` : name)
   const holds = (name: string) => [...keep].some((k) => k.startsWith(`${rel ? `${rel}/` : ''}${name}/`))
   const incoming = new Map((await readdir(path.join(from, rel), { withFileTypes: true })).map((e) => [e.name, e]))
