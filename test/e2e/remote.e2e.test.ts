@@ -117,6 +117,28 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     expect(remote('ps', '-q', '--filter', 'label=omh.session=s01').stdout.trim()).toBe(before.container)
   }, 600_000)
 
+  it(`reaches it through a ${engine === 'docker' ? 'Docker context' : 'Podman connection'} as well`, async () => {
+    const [key, url] = Object.entries(target)[0]!
+    const config = path.join(home, 'client-config')
+    mkdirSync(config, { recursive: true })
+    // The client's own configuration lives in the test's directory, never the user's.
+    const named: Record<string, string> = engine === 'docker' ? { DOCKER_CONFIG: config, DOCKER_CONTEXT: nested } : { CONTAINERS_CONF: path.join(config, 'containers.conf'), CONTAINER_CONNECTION: nested }
+    const { [key]: _gone, ...rest } = env
+    const add = engine === 'docker' ? ['context', 'create', nested, '--docker', `host=${url}`] : ['system', 'connection', 'add', nested, url]
+    const { [key]: _unset, ...client } = process.env
+    const made = spawnSync(engine, add, { encoding: 'utf8', env: { ...client, ...named } })
+    expect(made.status, made.stderr).toBe(0)
+    const saved = env
+    env = { ...rest, ...named }
+    try {
+      const r = await omh(['probe', '--', 'echo "again=$(cat from-agent.txt)"'])
+      expect(facts(r.stdout)).toMatchObject({ again: 'made' })
+      expect(r.status).toBe(0)
+    } finally {
+      env = saved
+    }
+  }, 600_000)
+
   it('runs doctor there too', async () => {
     const r = await omh(['doctor', 'probe'])
     expect(r.stdout).toContain('all 2 checks passed')

@@ -78,8 +78,10 @@ export interface CopiedVolume {
   readonly volume: string
   readonly guest: string
   readonly readOnly: boolean
-  /** A writable host directory: filled from it when the volume is made, and read back into it. */
+  /** A writable host directory: filled from it when the volume is made. */
   readonly dir?: string
+  /** What the agent writes there is brought back into `dir`. */
+  readonly back?: boolean
   /** Single entries (files, read-only directories) by name in the volume, with the host path each comes from. */
   readonly entries?: readonly { readonly name: string; readonly host: string }[]
 }
@@ -95,8 +97,13 @@ export interface CopyPlan {
 
 const slug = (guest: string) => guest.replace(/^\/+/, '').replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[-.]+/, '') || 'root'
 
-/** Turns a spec with host mounts into one with volumes named after `prefix` (the container's name). */
-export async function copyPlan(spec: ContainerSpec, prefix: string, owner: VolumeHelper['owner']): Promise<CopyPlan> {
+/**
+ * Turns a spec with host mounts into one with volumes named after `prefix`
+ * (the container's name). `back` names the writable directories whose
+ * volumes come back to the host: the agent's work, never a credential
+ * directory other sessions share, which a stale copy would overwrite.
+ */
+export async function copyPlan(spec: ContainerSpec, prefix: string, owner: VolumeHelper['owner'], back: readonly string[] = []): Promise<CopyPlan> {
   const volumes: CopiedVolume[] = []
   const links: [string, string][] = []
   const staged: { name: string; host: string }[] = []
@@ -104,7 +111,7 @@ export async function copyPlan(spec: ContainerSpec, prefix: string, owner: Volum
   for (const m of spec.mounts) {
     const isDir = (await lstat(m.host)).isDirectory()
     if (isDir && !m.readOnly) {
-      volumes.push({ volume: `${prefix}-${slug(m.guest)}`, guest: m.guest, readOnly: false, dir: m.host })
+      volumes.push({ volume: `${prefix}-${slug(m.guest)}`, guest: m.guest, readOnly: false, dir: m.host, ...(back.includes(m.guest) ? { back: true } : {}) })
       continue
     }
     const into = m.readOnly ? staged : files
@@ -167,15 +174,19 @@ export async function fillVolumes(runtime: RuntimePlugin, plan: CopyPlan, labels
 
 /** What a session keeps about its copied container, so commands that run later can read its work back. */
 export interface CopiedRecord {
+  /** The container that mounts the volumes, which the work is read through while it runs. */
+  readonly container: string
   readonly helper: VolumeHelper
+  /** `dir`: where the volume comes back to, when it does. */
   readonly volumes: readonly { readonly volume: string; readonly guest: string; readonly dir?: string }[]
   readonly links: readonly string[]
 }
 
 export async function writeCopied(runDir: string, plan: CopyPlan): Promise<void> {
   const record: CopiedRecord = {
+    container: plan.spec.name ?? '',
     helper: plan.helper,
-    volumes: plan.volumes.map(({ volume, guest, dir }) => ({ volume, guest, ...(dir ? { dir } : {}) })),
+    volumes: plan.volumes.map(({ volume, guest, dir, back }) => ({ volume, guest, ...(dir && back ? { dir } : {}) })),
     links: plan.links.map(([guest]) => guest),
   }
   await mkdir(runDir, { recursive: true })
@@ -209,7 +220,7 @@ export async function copyBack(runtime: RuntimePlugin, runDir: string, context: 
       const archive = path.join(work, 'back.tar')
       const tree = path.join(work, 'tree')
       await mkdir(tree)
-      await ops.get(v.volume, archive, record.helper, context)
+      await ops.get(v.volume, archive, { ...record.helper, via: { container: record.container, guest: v.guest } }, context)
       // GNU tar drops absolute and `..` names and sets links only after every file, so
       // nothing the agent archived is written through a link it made.
       await run('tar', ['-x', '-f', archive, '-C', tree, '--no-same-owner', '--no-same-permissions'])

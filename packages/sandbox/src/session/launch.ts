@@ -24,7 +24,7 @@ import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './
 import { resolveBase, type Base } from './repo.js'
 import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
-import { writeExclude } from './shadow.js'
+import { GUEST_SHADOW, writeExclude } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
@@ -464,7 +464,7 @@ async function act(
 
 /** Starts a session's container on an engine that does not share this disk: its volumes filled, then its links made. */
 async function upCopied(runtime: RuntimePlugin, spec: ContainerSpec, paths: SessionPaths, agent: AgentUser, labels: Record<string, string>, context: RuntimeContext): Promise<void> {
-  const plan = await copyPlan(spec, spec.name!, { uid: agent.uid, gid: agent.gid })
+  const plan = await copyPlan(spec, spec.name!, { uid: agent.uid, gid: agent.gid }, [GUEST_WORK, GUEST_SHADOW])
   await fillVolumes(runtime, plan, labels, context)
   await runtime.up(plan.spec, context)
   await writeCopied(paths.run, plan)
