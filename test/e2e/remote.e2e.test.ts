@@ -4,7 +4,7 @@
 // whole file and is removed after it. omh builds its images there, as it would
 // on a build box: only the recipe crosses.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -121,6 +121,8 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     const [key, url] = Object.entries(target)[0]!
     const config = path.join(home, 'client-config')
     mkdirSync(config, { recursive: true })
+    // Podman reads the file CONTAINERS_CONF names, and keeps its connections there: it must exist.
+    writeFileSync(path.join(config, 'containers.conf'), '')
     // The client's own configuration lives in the test's directory, never the user's.
     const named: Record<string, string> = engine === 'docker' ? { DOCKER_CONFIG: config, DOCKER_CONTEXT: nested } : { CONTAINERS_CONF: path.join(config, 'containers.conf'), CONTAINER_CONNECTION: nested }
     const { [key]: _gone, ...rest } = env

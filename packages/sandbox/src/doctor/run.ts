@@ -175,7 +175,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${request.network ? `, on ${network ? `network ${network}` : "the engine's default network"}` : ''}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
     const wanted = kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
     const result =
-      (await chooseWay(runtime, image, wanted, host.context)) === 'mounted'
+      (await chooseWay(runtime, image, wanted, scratch, host.context)) === 'mounted'
       ? await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
       : await runCopied(runtime, spec, agent, host.context)
     const report = parseReport(result, adapter.name)

@@ -42,8 +42,8 @@ const RECORD = 'copied.json'
  * Asks the runtime which way files reach its containers (a probe file it can
  * or cannot see, or its own answer) and picks one, or refuses with why.
  */
-export async function chooseWay(runtime: RuntimePlugin, image: string, wanted: FilesSetting, context: RuntimeContext, endpoint = ''): Promise<FileWay> {
-  const found = runtime.fileWays ? await probe(runtime, image, context) : { ways: ['mounted'] as FileWay[] }
+export async function chooseWay(runtime: RuntimePlugin, image: string, wanted: FilesSetting, near: string, context: RuntimeContext, endpoint = ''): Promise<FileWay> {
+  const found = runtime.fileWays ? await probe(runtime, image, near, context) : { ways: ['mounted'] as FileWay[] }
   const ways = found.ways.filter((w) => w === 'mounted' || runtime.volumes)
   const pick = wanted === 'auto' ? ways[0] : ways.find((w) => w === wanted)
   if (pick) return pick
@@ -60,8 +60,14 @@ export async function chooseWay(runtime: RuntimePlugin, image: string, wanted: F
   throw OmhError.of(ENGINE_FILES_UNREACHABLE, { args: [runtime.engine, endpoint, why], hintArgs: advice ? [advice] : [] })
 }
 
-async function probe(runtime: RuntimePlugin, image: string, context: RuntimeContext) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'omh-probe-'))
+/**
+ * The probe lies `near` the session's files, not in a temporary directory: an
+ * engine may share some of this disk and not the rest (a Podman machine that
+ * mounts your home and not /tmp).
+ */
+async function probe(runtime: RuntimePlugin, image: string, near: string, context: RuntimeContext) {
+  await mkdir(near, { recursive: true })
+  const dir = await mkdtemp(path.join(near, '.omh-probe-'))
   try {
     const token = randomBytes(16).toString('hex')
     // Readable by any user the engine may map the container's onto.

@@ -1,3 +1,4 @@
+import path from 'node:path'
 import {
   GUEST_WORK,
   OmhError,
@@ -445,15 +446,19 @@ async function act(
     await runtime.down(decision.container.id, host.context)
     await clearMountpoints(at.paths.run)
   }
-  // Checked for every new container: the engine a session's last one ran on may not be this one.
-  const way = await chooseWay(runtime, at.spec.image, at.files, host.context)
+  // A container replaced on the engine it ran on keeps its way; any other is checked: the engine a
+  // session's last container ran on may not be this one.
+  const before = decision.action === 'restart' ? decision.container.labels[LABEL.files] : undefined
+  const kept = (before === 'mounted' || before === 'copied') && (at.files === 'auto' || at.files === before) ? before : undefined
+  const way = kept ?? (await chooseWay(runtime, at.spec.image, at.files, path.dirname(at.paths.run), host.context))
+  const spec = { ...at.spec, labels: { ...at.spec.labels, [LABEL.files]: way } }
   if (way === 'mounted') {
     await forgetCopied(at.paths.run)
     await prepareMountpoints(at.paths.run, at.planned.mountpoints)
   }
   try {
-    if (way === 'mounted') await runtime.up(at.spec, host.context)
-    else await upCopied(runtime, at.spec, at.paths, at.agent, { [LABEL.repo]: at.repo, [LABEL.session]: at.sid }, host.context)
+    if (way === 'mounted') await runtime.up(spec, host.context)
+    else await upCopied(runtime, spec, at.paths, at.agent, { [LABEL.repo]: at.repo, [LABEL.session]: at.sid }, host.context)
   } catch (error) {
     await runtime.down(at.spec.name!, host.context).catch(ignore)
     await clearMountpoints(at.paths.run)
