@@ -1,7 +1,7 @@
 // The `copied` way in: whether the engine sees this machine's disk, and volumes
 // filled and read back with tar through a one-shot helper container, so only
 // the archive crosses to an engine elsewhere.
-import { open } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
 import { CONTAINER_FAILED, OmhError, type FileProbe, type FileWays, type RuntimeContext, type VolumeHelper, type VolumeOps } from '@omh/plugin-api'
 import { labelFilters } from './args.js'
 import type { ClientOptions, ClientResult } from './client.js'
@@ -84,19 +84,35 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
         }
       },
       async get(volume, archive, helper, context) {
-        const file = await open(archive, 'w')
+        const file = await open(archive, 'w+')
         try {
           if (helper.via) {
             const { uid, gid } = helper.owner
             const through = await call(['exec', '-u', `${uid}:${gid}`, helper.via.container, 'tar', '-c', '-f', '-', '-C', helper.via.guest, '.'], context, { stdoutTo: file.fd })
-            if (!through.failed) return
+            if (!through.failed && (await whole(file))) return
             await file.truncate(0)
           }
-          await check(`copy files out of the volume ${volume}`, helperArgs(volume, helper, false, 'tar -c -f - -C /v .'), context, { stdoutTo: file.fd })
+          const what = `copy files out of the volume ${volume}`
+          const result = await check(what, helperArgs(volume, helper, false, 'tar -c -f - -C /v .'), context, { stdoutTo: file.fd })
+          if (!(await whole(file))) throw failed(what, { ...result, stderr: 'the archive came back cut short' })
         } finally {
           await file.close()
         }
       },
     },
   }
+}
+
+/**
+ * Whether an archive arrived whole: tar ends every archive with two zero
+ * blocks and pads it to whole blocks, so one cut short by the client (some
+ * remote clients lose output) shows it. A cut archive is never read back:
+ * mirrored, it would remove files the agent still has.
+ */
+async function whole(file: FileHandle): Promise<boolean> {
+  const { size } = await file.stat()
+  if (size < 1024 || size % 512 !== 0) return false
+  const tail = Buffer.alloc(1024)
+  await file.read(tail, 0, 1024, size - 1024)
+  return tail.every((b) => b === 0)
 }
