@@ -1,5 +1,6 @@
 import path from 'node:path'
 import {
+  EGRESS_UNSUPPORTED,
   GUEST_WORK,
   OmhError,
   SESSION_BUSY,
@@ -7,6 +8,7 @@ import {
   isOmhError,
   type ContainerInfo,
   type ContainerSpec,
+  type FileWay,
   type LaunchPlan,
   type RuntimeContext,
   type RuntimePlugin,
@@ -30,10 +32,11 @@ import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './
 import { resolveBase, type Base } from './repo.js'
 import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
-import { writeExclude } from './shadow.js'
+import { GUEST_SHADOW, writeExclude } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
+import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
@@ -374,7 +377,13 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
+  const files = at.kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
+  const way = decision.action === 'up' || decision.action === 'restart' ? await fileWay(decision, runtime, prepared, files, host) : 'mounted'
   const egress = egressOf(at.kernel.settings, at.adapter)
+  // The egress proxy reads its rules from this disk; an engine that cannot see it would run the proxy without them.
+  if (way === 'copied' && egress.mode === 'allowlist') {
+    throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, where the egress proxy keeps its rules'], hintArgs: [egress.file] })
+  }
   let network = prepared.spec.network
   if (egress.mode === 'allowlist' && decision.action !== 'busy') {
     network = await ensureEgress({
@@ -410,9 +419,30 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
     // `omh attach` take the new container for one behind it.
     await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
   }
-  await act(decision, { runtime, spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) }, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+  await act(decision, {
+    runtime,
+    spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
+    planned: prepared.planned,
+    paths: prepared.paths,
+    sid,
+    harness: at.adapter.name,
+    host,
+    way,
+    repo: at.sessions.repo.id,
+    agent: at.agent,
+  })
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
+}
+
+/**
+ * How a new container gets the session's files. A container replaced on the engine it ran on keeps
+ * its way; any other is checked: the engine a session's last container ran on may not be this one.
+ */
+async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared: Prepared, files: FilesSetting, host: LaunchHost): Promise<FileWay> {
+  const before = decision.action === 'restart' ? decision.container.labels[LABEL.files] : undefined
+  if ((before === 'mounted' || before === 'copied') && (files === 'auto' || files === before)) return before
+  return chooseWay(runtime, prepared.spec.image, files, path.dirname(prepared.paths.run), host.context)
 }
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
@@ -444,6 +474,8 @@ async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host:
       host.context,
     )
     .finally(() => stop?.())
+  // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
+  await copyBack(runtime, prepared.paths.run, host.context)
   await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
   return result.exitCode
 }
@@ -493,6 +525,9 @@ async function act(
     sid: string
     harness: string
     host: LaunchHost
+    way: FileWay
+    repo: string
+    agent: AgentUser
   },
 ): Promise<void> {
   const { runtime, host } = at
@@ -509,9 +544,15 @@ async function act(
     await runtime.down(decision.container.id, host.context)
     await clearMountpoints(at.paths.run)
   }
-  await prepareMountpoints(at.paths.run, at.planned.mountpoints)
+  const way = at.way
+  const spec = { ...at.spec, labels: { ...at.spec.labels, [LABEL.files]: way } }
+  if (way === 'mounted') {
+    await forgetCopied(at.paths.run)
+    await prepareMountpoints(at.paths.run, at.planned.mountpoints)
+  }
   try {
-    await runtime.up(at.spec, host.context)
+    if (way === 'mounted') await runtime.up(spec, host.context)
+    else await upCopied(runtime, spec, at.paths, at.agent, { [LABEL.repo]: at.repo, [LABEL.session]: at.sid }, host.context)
   } catch (error) {
     await runtime.down(at.spec.name!, host.context).catch(ignore)
     await clearMountpoints(at.paths.run)
@@ -525,6 +566,16 @@ function sessionNetwork(egress: Egress, container: string, open: string | undefi
   if (egress.mode === 'allowlist') return { network: networkName(container) }
   if (egress.mode === 'none') return { network: 'none' }
   return open ? { network: open } : {}
+}
+
+/** Starts a session's container on an engine that does not share this disk: its volumes filled, then its links made. */
+async function upCopied(runtime: RuntimePlugin, spec: ContainerSpec, paths: SessionPaths, agent: AgentUser, labels: Record<string, string>, context: RuntimeContext): Promise<void> {
+  const plan = await copyPlan(spec, spec.name!, { uid: agent.uid, gid: agent.gid }, [GUEST_WORK, GUEST_SHADOW])
+  await fillVolumes(runtime, plan, labels, context)
+  await runtime.up(plan.spec, context)
+  await writeCopied(paths.run, plan)
+  const linked = await runtime.exec(spec.name!, linkCommand(plan), { tty: false, capture: true, user: spec.user }, context)
+  if (linked.exitCode !== 0) throw new Error(`could not link omh's files into place: ${linked.stderr.trim()}`)
 }
 
 /** Re-stamps the plan digest after `beforeLaunch` taps had their say. */
