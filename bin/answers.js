@@ -7,14 +7,15 @@
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 
 /** Bumped whenever the entry format or the recording rules change. */
-const FORMAT = 'omh-answer-2'
+const FORMAT = 'omh-answer-3'
 
 /** Entries kept at most; the oldest go first. */
 const KEEP = 256
 
 /**
- * The commands that only read files: they start no process, open no
- * connection, write nothing, and print nothing that depends on time.
+ * The commands that only read files: they start no process (but git reading
+ * refs, see record.js), open no connection, write nothing, and print nothing
+ * that depends on time.
  * `render --content` prints secrets, which are never written to a cache.
  */
 export function cacheable(argv) {
@@ -24,6 +25,8 @@ export function cacheable(argv) {
   // `plugins add` and `rm` install and write; only the listing reads.
   if (a === 'plugins') return b === undefined || b.startsWith('-')
   if (a === 'adapters') return b === 'ls' || b === 'show' || b === 'validate'
+  // Kept only while it asks git nothing but refs and asks no engine: a repository without sessions.
+  if (a === 'sessions') return b === 'ls'
   return a === 'config' && b === 'mcp' && c === 'ls'
 }
 
@@ -134,6 +137,8 @@ export function replay(key, dir) {
     return false
   }
   if (!entry || entry.key !== key || !Array.isArray(entry.inputs) || !Array.isArray(entry.out) || !Number.isInteger(entry.code)) return false
+  // Once a look for idle session containers is due, the command runs and looks.
+  if (entry.dueAt !== undefined && !(Date.now() < entry.dueAt)) return false
   for (const input of entry.inputs) {
     if (!Array.isArray(input) || fingerprint(input[0]) !== input[1]) return false
   }

@@ -5,7 +5,8 @@
 // and through the module loader (omh, plugins, what they import, and the
 // `node_modules` directories a package is looked up in). A run that starts a
 // process, opens a connection or writes a file is not kept: its answer is not
-// a function of files alone.
+// a function of files alone. The one process allowed is git asked which
+// commit a ref names, whose answer is a function of the files gitInputs notes.
 import fs from 'node:fs'
 import module from 'node:module'
 import path from 'node:path'
@@ -95,7 +96,14 @@ export async function record(key, dir) {
     })
   }
   const childProcess = await import('node:child_process')
-  for (const name of SPAWNS) wrap(childProcess.default, name, spoil)
+  const repos = new Set()
+  for (const name of SPAWNS) {
+    wrap(childProcess.default, name, (args) => {
+      const cwd = name === 'execFile' ? refQuery(args) : undefined
+      if (cwd === undefined) spoil()
+      else repos.add(cwd)
+    })
+  }
   const net = await import('node:net')
   for (const name of ['connect', 'createConnection', 'createServer']) wrap(net.default, name, spoil)
   wrap(net.default.Socket.prototype, 'connect', spoil)
@@ -134,8 +142,15 @@ export async function record(key, dir) {
     },
   })
 
+  // After the hooks, so a change to either is seen like any other module's.
+  const { omhStateOf } = await import('@omh/kernel/locations')
+  const { idleCheckDueAt } = await import('@omh/sandbox/idle-due')
+
   process.on('exit', (code) => {
     if (!kept) return
+    for (const cwd of repos) if (!gitInputs(cwd, touch)) return
+    // Every command looks for idle session containers when a look is due; a kept answer stands only until then.
+    const dueAt = idleCheckDueAt(omhStateOf(process.env))
     const inputs = []
     const settled = BigInt(started - SETTLED_MS) * 1_000_000n
     for (const file of touched) {
@@ -147,6 +162,96 @@ export async function record(key, dir) {
       }
       inputs.push([file, fp])
     }
-    save(dir, key, { inputs, out, code: code ?? 0 })
+    save(dir, key, { inputs, out, code: code ?? 0, ...(dueAt === undefined ? {} : { dueAt }) })
   })
+}
+
+/** The settings omh passes every host git call; any other `-c` may change an answer in ways no file shows. */
+const NEUTRAL = new Set(['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'protocol.file.allow=never', 'advice.detachedHead=false'])
+
+/**
+ * The repository of a git call that only reads refs (finding the default
+ * branch), or undefined for anything else. Its answer is a function of the
+ * repository's ref and config files, which gitInputs notes.
+ */
+function refQuery([file, args, options]) {
+  if (file !== 'git' || !Array.isArray(args) || typeof options?.cwd !== 'string') return undefined
+  if (Object.keys(options.env ?? {}).some((name) => name.startsWith('GIT_') && !/^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/.test(name))) return undefined
+  let n = 0
+  while (args[n] === '-c' && NEUTRAL.has(args[n + 1])) n += 2
+  const rest = args.slice(n).join(' ')
+  const ref = '[A-Za-z0-9/._-]+'
+  const reads = [
+    new RegExp(`^symbolic-ref --quiet ${ref}$`),
+    new RegExp(`^rev-parse --verify --quiet ${ref}(\\^\\{commit\\})?$`),
+    /^for-each-ref --count=1 --format=%\(refname\) refs\/heads$/,
+  ]
+  return reads.some((re) => re.test(rest)) ? path.resolve(options.cwd) : undefined
+}
+
+/** Refs and config files at most; a repository with more is not worth checking on every run. */
+const MOST_REFS = 2000
+
+/**
+ * Notes every file git reads to answer a ref query in `cwd`: the git binary
+ * PATH finds, the `.git` it discovers, HEAD, config (global and system too),
+ * packed refs and every loose ref. False when the answer cannot be tied to
+ * files: an `include` in a config, or too many refs.
+ */
+function gitInputs(cwd, touch) {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    const bin = path.join(dir || '.', 'git')
+    touch(bin)
+    if (fs.statSync(bin, { throwIfNoEntry: false })?.isFile()) break
+  }
+  let top = cwd
+  while (!fs.existsSync(path.join(top, '.git'))) {
+    touch(path.join(top, '.git'))
+    if (path.dirname(top) === top) return false
+    top = path.dirname(top)
+  }
+  const dot = path.join(top, '.git')
+  touch(dot)
+  let gitDir = dot
+  if (fs.statSync(dot).isFile()) {
+    const named = /^gitdir: (.+)$/m.exec(fs.readFileSync(dot, 'utf8'))?.[1]
+    if (!named) return false
+    gitDir = path.resolve(top, named.trim())
+  }
+  const commonFile = path.join(gitDir, 'commondir')
+  touch(commonFile)
+  const common = fs.existsSync(commonFile) ? path.resolve(gitDir, fs.readFileSync(commonFile, 'utf8').trim()) : gitDir
+  const home = process.env.HOME ?? ''
+  const xdg = process.env.XDG_CONFIG_HOME || path.join(home, '.config')
+  const configs = [path.join(common, 'config'), path.join(gitDir, 'config.worktree'), path.join(home, '.gitconfig'), path.join(xdg, 'git/config'), '/etc/gitconfig']
+  for (const file of configs) {
+    touch(file)
+    let text = ''
+    try {
+      text = fs.readFileSync(file, 'utf8')
+    } catch {
+      // A config file that is not there is noted as missing; one that appears is a change.
+    }
+    if (/^\s*\[\s*include/im.test(text)) return false
+  }
+  for (const file of [path.join(gitDir, 'HEAD'), path.join(common, 'packed-refs')]) touch(file)
+  let count = 0
+  const walk = (dir) => {
+    touch(dir)
+    let names
+    try {
+      names = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return true
+    }
+    for (const entry of names) {
+      if (++count > MOST_REFS) return false
+      const full = path.join(dir, entry.name)
+      if (entry.isDirectory()) {
+        if (!walk(full)) return false
+      } else touch(full)
+    }
+    return true
+  }
+  return [...new Set([path.join(common, 'refs'), path.join(gitDir, 'refs'), path.join(common, 'reftable')])].every(walk)
 }

@@ -1,7 +1,10 @@
-import { readdirSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { omh } from '../helpers/run.js'
+import { repository } from '@omh/sandbox'
+import { CHECK_EVERY_MS } from '@omh/sandbox/idle-due'
+import { omh, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir } from '../helpers/testdir.js'
 
 const plugin = (entry: string) =>
@@ -76,5 +79,52 @@ describe('kept answers of read-only commands', () => {
     for (const name of readdirSync(dir)) writeFileSync(path.join(dir, name), '{"key": 1, "out": [[1, "stale"')
     const again = omh(['adapters', 'ls'], { cwd: home, env })
     expect(again).toMatchObject({ status: 0, stdout: first.stdout, stderr: first.stderr })
+  })
+
+  it('of sessions ls see a new commit and a new session on the next run', async () => {
+    const repo = gitRepo()
+    const cache = testdir()
+    // An engine no plugin drives: a listing with sessions reports containers as unknown without asking one.
+    const home = testdir({ 'settings.toml': 'runtime = "none-here"\n' })
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    const ls = () => {
+      const ran = omh(['sessions', 'ls', '--json'], { cwd: repo, env })
+      expect(ran.status, ran.stderr).toBe(0)
+      return ran.json().result
+    }
+    omh(['adapters', 'ls'], { cwd: repo, env })
+    await settle()
+    const first = ls()
+    expect(first.sessions).toEqual([])
+    expect(readdirSync(path.join(cache, 'omh/answers'))).toHaveLength(1)
+    expect(ls()).toEqual(first)
+
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'next'], { cwd: repo })
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim()
+    expect(first.base.commit).not.toBe(head)
+    expect(ls().base.commit).toBe(head)
+
+    mkdirSync(path.join(stateOf(home), 'worktrees', repository(repo).id, 's01'), { recursive: true })
+    expect(ls().sessions.map((s: { id: string }) => s.id)).toEqual(['s01'])
+  })
+
+  it('are not given once a look for idle session containers is due, so the command looks', async () => {
+    const cache = testdir()
+    const home = testdir()
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    const checked = path.join(stateOf(home), 'run', '.idle-checked')
+    omh(['adapters', 'ls'], { cwd: home, env })
+    mkdirSync(path.dirname(checked))
+    writeFileSync(checked, '')
+    // The last look six seconds short of due: the next answer is kept, and stands for six seconds.
+    const last = (Date.now() - CHECK_EVERY_MS + 6000) / 1000
+    utimesSync(checked, last, last)
+    await settle()
+    expect(omh(['adapters', 'ls'], { cwd: home, env }).status).toBe(0)
+    expect(readdirSync(path.join(cache, 'omh/answers'))).toHaveLength(1)
+    expect(statSync(checked).mtimeMs / 1000).toBeCloseTo(last, 0)
+    await new Promise((resolve) => setTimeout(resolve, 4500))
+    expect(omh(['adapters', 'ls'], { cwd: home, env }).status).toBe(0)
+    expect(statSync(checked).mtimeMs).toBeGreaterThan(Date.now() - 5000)
   })
 })

@@ -3,11 +3,12 @@
  * installed with `omh plugins add` from a temporary folder (no change to omh),
  * then `omh doctor gemini` on each engine with the real Gemini CLI from npm
  * and the profile of test/fixtures/doctor. Gemini itself must show every item
- * of every class the adapter binds; the classes it does not bind are dropped
- * by name.
+ * of every class: rules, subagents and commands in what it sends a scripted
+ * model, skills and MCP servers in its own listings, and every hook by running
+ * it in that model's turn.
  */
 import { execFileSync } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { DoctorReport } from '@omh/sandbox'
@@ -30,9 +31,6 @@ describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-gemini-e2e-'))
     home = path.join(scratch, 'omh')
     cpSync(path.join(FIXTURE, 'profile'), home, { recursive: true })
-    // Only the server that connects: the Gemini adapter's MCP evidence does not yet tell a server
-    // that cannot connect offline from one Gemini did not load (examples/plugins/README.md).
-    writeFileSync(path.join(home, 'mcp.json'), JSON.stringify({ mcpServers: { 'omh-echo': JSON.parse(readFileSync(path.join(home, 'mcp.json'), 'utf8')).mcpServers['omh-echo'] } }))
     writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
     cpSync(path.join(ROOT, PACKAGE), path.join(scratch, PACKAGE), { recursive: true })
     repo = path.join(scratch, 'repo')
@@ -48,7 +46,7 @@ describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
     rmSync(scratch, { recursive: true, force: true })
   })
 
-  it('installs with `omh plugins add`, lists gemini, and Gemini confirms every class its adapter binds', async () => {
+  it('installs with `omh plugins add`, lists gemini, and Gemini confirms every class, running every hook', async () => {
     const env = { OMH_HOME: home }
     const added = omh(['plugins', 'add', `./${PACKAGE}`, '--json'], { cwd: scratch, env })
     expect(added.status, added.stderr).toBe(0)
@@ -66,10 +64,20 @@ describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
     ).toEqual([])
     expect(ran.status).toBe(0)
     expect(report.engine).toBe(engine)
-    expect(report.classes).toEqual({ rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'dropped', hooks: 'dropped' })
-    expect(report.dropped.map((d) => `${d.capability} ${d.name}`).sort()).toEqual(['hooks omh-hook-guard', 'hooks omh-hook-search', 'hooks omh-hook-start', 'subagents omh-agent-probe', 'subagents omh-agent-reader'])
-    for (const capability of ['rules', 'skills', 'mcp', 'commands']) {
+    expect(report.classes).toEqual({ rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'proved', hooks: 'proved' })
+    expect(report.dropped).toEqual([])
+    for (const capability of Object.keys(report.classes)) {
       expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok), capability).toBe(true)
     }
+    // Each hook ran in the probe's turn (the session-start one, the shell guard, the search one).
+    for (const hook of ['omh-hook-start', 'omh-hook-guard', 'omh-hook-search']) {
+      expect(report.checks.some((c) => c.kind === 'harness' && c.capability === 'hooks' && c.items?.includes(hook) && c.ok), hook).toBe(true)
+    }
+    // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
+    expect(report.warnings).toBe(2)
+    expect(report.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+      "mcp: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
+    ])
   })
 })

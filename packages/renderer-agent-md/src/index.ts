@@ -1,7 +1,8 @@
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type AdapterFacts, type Command, type DroppedItem, type RenderOutput, type Skill, type StagedFile, type Subagent, type ToolWord, type TranslatedItem } from '@omh/plugin-api'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 // YAML reads these plain words as something other than a string.
 const YAML_WORDS = /^(?:true|false|yes|no|on|off|y|n|null|~)$/i

@@ -1,6 +1,5 @@
 import { type Binding, type Hook, type HookAction } from '@omh/plugin-api'
-import { FIELD_VARIABLE, fieldsMentioned } from '@omh/plugin-kit'
-import { doubleQuoted, fill, readDoubleQuoted, readSingleQuoted, singleQuoted } from './shell.js'
+import { FIELD_VARIABLE, doubleQuoted, fieldsMentioned, fill, readDoubleQuoted, readSingleQuoted, singleQuoted } from '@omh/plugin-kit'
 
 const HEADER = '# omh: '
 /**

@@ -1,11 +1,12 @@
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PLUGIN_API_VERSION, defineRenderer, type ParseResult, type RenderContext, type RenderInput, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { readJson } from '@omh/plugin-kit'
 import { trustDocument } from './codex-trust.js'
 import { isRecord, readHooks, translate } from './document.js'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 /** Claude Code's user settings: hooks, plus what the rest of the profile needs from this file to load. */
 export const CLAUDE_SETTINGS = 'claude-settings'

@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type DroppedItem, type RenderOutput, type StagedFile, type Subagent, type TranslatedItem } from '@omh/plugin-api'
 import { stringifyToml } from '@omh/plugin-kit'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 /** Tool words that only look: an agent limited to these changes nothing. */
 const LOOKING = ['read', 'search']

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { PLUGIN_API_VERSION, defineRenderer, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type Problem, type RenderOutput } from '@omh/plugin-api'
 import { isObject, readServers, stringifyToml, tomlLocator, type SyntaxRead, type TomlValue } from '@omh/plugin-kit'
 
 const require = createRequire(import.meta.url)
-const { name, version } = require('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 // Loaded on first use: rendering never needs a TOML parser, and every omh command loads this plugin.
 let toml: typeof import('smol-toml') | undefined

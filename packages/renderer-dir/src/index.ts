@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PLUGIN_API_VERSION, defineRenderer, type RenderOutput } from '@omh/plugin-api'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 /**
  * One entry per selected item, named as it is named in the catalogue (a skill

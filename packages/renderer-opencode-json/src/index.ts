@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
 import { jsonSyntax, readServers } from '@omh/plugin-kit'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 /** What OpenCode substitutes in any string of its config: `{env:VAR}` and `{file:path}`. */
 const SUBSTITUTION = /\{(env|file):([^}]*)\}/

@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import { MOMENTS, PLUGIN_API_VERSION, defineRenderer, type Binding, type DroppedItem, type Hook, type RenderOutput, type ToolWord } from '@omh/plugin-api'
 import { FIELD_VARIABLE, parseHookText, unexpressible } from '@omh/plugin-kit'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 /** The two plugin hooks that see a tool call; any other event word is a bus event type, dispatched from `event`. */
 export const BEFORE = 'tool.execute.before'

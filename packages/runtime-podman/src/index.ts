@@ -1,8 +1,9 @@
 import { statSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import { defineCliRuntime } from '@omh/container-cli'
 
-const { name, version } = createRequire(import.meta.url)('../package.json') as { name: string; version: string }
+// Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
+const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 interface VersionReport {
   Client?: { Version?: string }

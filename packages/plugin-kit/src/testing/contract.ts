@@ -65,8 +65,9 @@ export function sampleInputs(plugin: RendererPlugin<any>, options: ContractOptio
   )
 }
 
-/** An output in comparable form: bytes as base64, so equal means byte-equal. */
+/** An output in comparable form: bytes as base64, so equal means byte-equal. A declined render (`undefined`) stays itself. */
 export function comparable(out: unknown): unknown {
+  if (out === undefined) return undefined
   return JSON.parse(JSON.stringify(out, (_k, v: unknown) => (v instanceof Uint8Array ? { bytes: Buffer.from(v).toString('base64') } : v)))
 }
 

@@ -27,6 +27,10 @@ describe('the test kit catches a renderer that breaks the contract', () => {
     await checkRenders(good)
   })
 
+  it('passes a renderer that declines a format and class it does not render (returns undefined)', async () => {
+    await checkRenders(base((input) => (input.capability === 'rules' ? file('x') : undefined), { classes: ['rules', 'skills'] }))
+  })
+
   it('refuses a wrong shape: unsupported apiVersion, no formats, an unknown class', () => {
     expect(() => checkShape({ ...good, apiVersion: 99 })).toThrow(/apiVersion/)
     expect(() => checkShape({ ...good, formats: [] })).toThrow(/formats/)

@@ -18,7 +18,9 @@
  * leaves the script where it is. Anything else is answered 404 and recorded.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+// Types only: importing node:http as a module loads Node's fetch and zlib (tens of ms), and this
+// file is part of the CLI's bundle, so the server is loaded when one listens.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { pathToFileURL } from 'node:url'
 
 /** One scripted answer: text that ends the turn, or one tool call (with optional text before it). */
@@ -329,7 +331,8 @@ export class ScriptedModel {
   }
 
   /** Listens on 127.0.0.1 (port 0: any free one); resolves with the port. */
-  listen(port = 0): Promise<{ server: Server; port: number }> {
+  async listen(port = 0): Promise<{ server: Server; port: number }> {
+    const { createServer } = await import('node:http')
     const server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
         res.writeHead(500, { 'content-type': 'application/json' })

@@ -6,7 +6,6 @@
  * until then, for records whose session has been idle that long, and stops
  * those containers as `omh sessions down` does. The worktree and branch stay.
  */
-import { existsSync, statSync } from 'node:fs'
 import { readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
@@ -16,14 +15,14 @@ import { SESSION_ID } from './layout.js'
 import { clearMountpoints } from './mountpoints.js'
 import { liveProcesses } from './reuse.js'
 import { alive, withDirLock } from './store.js'
+import { CHECKED } from './idle-due.js'
+
+export { CHECK_EVERY_MS, idleCheckDue } from './idle-due.js'
 
 /** How long a session container may sit with nothing run in it, when `[session] idle_stop` does not say. */
 export const DEFAULT_IDLE_STOP = '4h'
-/** How often a command looks for idle containers at most. */
-export const CHECK_EVERY_MS = 10 * 60_000
 
 const UP = 'up.json'
-const CHECKED = '.idle-checked'
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 
 /** A duration as settings and flags write it: `90m`, `4h`, `2d`. */
@@ -60,14 +59,6 @@ export async function touchUp(run: string): Promise<void> {
 
 /** The container is gone (down, removed, reaped): nothing to stop any more. */
 export const forgetUp = (run: string): Promise<void> => rm(path.join(run, UP), { force: true })
-
-/** Whether a look for idle containers is due: one stat, so every command can afford to ask. */
-export function idleCheckDue(state: string, now = Date.now()): boolean {
-  const run = statePath(state, 'run')
-  if (!existsSync(run)) return false
-  const checked = statSync(path.join(run, CHECKED), { throwIfNoEntry: false })?.mtimeMs ?? 0
-  return now - checked >= CHECK_EVERY_MS
-}
 
 /**
  * The session containers idle for longer than their record allows, and no

@@ -1,4 +1,9 @@
-import { hookText, parseHookText, type TextPiece } from '@omh/plugin-kit'
+/**
+ * Hook text and commands as POSIX shell words, for renderers whose harness runs
+ * a hook as a shell command: quoting that keeps a command exactly as written,
+ * text with its variables live, and the readers that invert both.
+ */
+import { hookText, parseHookText, type TextPiece } from './hook-text.js'
 
 /** A POSIX single-quoted word: nothing inside is special, so any command text survives as written. */
 export const singleQuoted = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
