@@ -113,7 +113,7 @@ const probe = z
  * How `omh doctor --turn` drives the harness through a turn against the
  * scripted model listening on 127.0.0.1:`port`: the command, and per tool word
  * (and `mcp`) the call the model makes, in the harness's own names: its
- * arguments, or the text of a free-form tool (Codex's `apply_patch`).
+ * arguments, or the text of a free-form tool (a patch, say).
  */
 const turn = z.strictObject({
   run: text,
