@@ -4,8 +4,9 @@
  * hooks at every moment added (test/fixtures/turns), driven through one turn
  * against the scripted model inside the doctor's container. Every hook omh
  * expresses must be reported invoked (or not reached, where the adapter's
- * [turn] cannot call its tool), and every item carried by the first request.
- * Then a hook the harness never runs must fail doctor, named.
+ * [turn] cannot call its tool), and every item carried by the first request,
+ * but for the two MCP servers that cannot connect offline: a warning each, as
+ * in the probes. Then a hook the harness never runs must fail doctor, named.
  */
 import { execFileSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -35,11 +36,6 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-doctor-turn-e2e-'))
     home = path.join(scratch, 'omh')
     cpSync(path.join(ROOT, 'test/fixtures/doctor/profile'), home, { recursive: true })
-    // Only the server that connects, and no hook narrowed to `search`: a turn does not yet tell a
-    // server that cannot connect offline from one that is missing, and OpenCode's turn does not yet
-    // reach a `search` hook (docs/doctor.md, known limits).
-    writeFileSync(path.join(home, 'mcp.json'), JSON.stringify({ mcpServers: { 'omh-echo': JSON.parse(readFileSync(path.join(home, 'mcp.json'), 'utf8')).mcpServers['omh-echo'] } }))
-    rmSync(path.join(home, 'hooks', 'omh-hook-search.json'))
     const hooks = path.join(ROOT, 'test/fixtures/turns/profile/hooks')
     // The same hooks as the session turns, their marks kept in the container's /tmp.
     for (const f of readdirSync(hooks)) writeFileSync(path.join(home, 'hooks', f), readFileSync(path.join(hooks, f), 'utf8').replaceAll('/work/.omh-turn/marks', '/tmp/omh-marks'))
@@ -70,12 +66,25 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // Every hook of the profile is either dropped (announced) or reported, never both, never neither.
     expect(turn.hooks.map((h) => h.name).sort()).toEqual(readdirSync(path.join(home, 'hooks')).map((f) => f.replace(/\.json$/, '')).filter((n) => !dropped.includes(n)).sort())
     const notInvoked = turn.hooks.filter((h) => !h.invoked).map((h) => h.name)
-    // Codex's turn cannot call apply_patch (docs/doctor.md), so its edit hook is the one not reached.
-    expect(notInvoked).toEqual(harness === 'codex' ? ['edit-run'] : [])
-    expect(turn.unreached).toEqual(harness === 'codex' ? ['edit'] : [])
+    // Claude offers no Grep or Glob in a `-p` turn, so its hooks narrowed to `search` are the ones not
+    // reached (Codex drops them: it has no such tool); OpenCode's grep reaches them, Codex's apply_patch its edit hook.
+    expect(notInvoked).toEqual(harness === 'claude' ? ['omh-hook-search', 'search-run'] : [])
+    expect(turn.unreached).toEqual(harness === 'claude' ? ['search'] : [])
+    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe(
+      { claude: "not reached: the adapter's [turn] has no call for search", codex: 'dropped', opencode: 'invoked' }[harness],
+    )
     for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
+    // The two servers that cannot connect offline offer no tools: loaded, not connected, a warning
+    // in the turn as in the probes, and the turn passes.
+    const unconnected = ['omh-remote', 'omh-missing']
+    expect(turn.items.filter((i) => i.firstIn === null).map((i) => i.name)).toEqual(unconnected)
+    expect(report.checks.filter((c) => c.kind === 'turn' && c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+      "mcp: omh-remote: in no request: loaded, not connected (does not connect: doctor runs without network (`--network` runs it on the session's network))",
+      'mcp: omh-missing: in no request: loaded, not connected (does not connect: its command `omh-no-such-server` is not found in the image)',
+    ])
+    expect(report.warnings).toBe(4)
     // Codex starts MCP servers beside its first request: its server's tools may come one request late.
-    const late = turn.items.filter((i) => !i.carried)
+    const late = turn.items.filter((i) => !i.carried && !unconnected.includes(i.name))
     expect(late.every((i) => harness === 'codex' && i.capability === 'mcp' && i.firstIn === 2), JSON.stringify(late)).toBe(true)
     expect(new Set(turn.items.map((i) => i.capability))).toEqual(new Set(['rules', 'skills', 'subagents', 'mcp']))
   })
@@ -92,7 +101,7 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
       const ran = await omh(['doctor', 'claude', '--turn', '--json'])
       expect(ran.status, ran.stderr).toBe(1)
       const report = reportOf(ran.stdout)
-      expect(report.turn!.hooks.filter((h) => !h.invoked).map((h) => h.name).sort()).toEqual(['after-inject', 'after-run', 'edit-run', 'read-run'])
+      expect(report.turn!.hooks.filter((h) => !h.invoked).map((h) => h.name).sort()).toEqual(['after-inject', 'after-run', 'edit-run', 'omh-hook-search', 'read-run', 'search-run'])
       expect(report.checks.filter((c) => !c.ok && c.kind === 'turn').map((c) => c.name).sort()).toEqual(['after-inject (after-tool)', 'after-run (after-tool)', 'edit-run (after-tool)', 'read-run (after-tool)'])
       const human = await omh(['doctor', 'claude', '--turn'])
       expect(human.status).toBe(1)

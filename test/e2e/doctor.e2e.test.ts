@@ -13,7 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { DoctorReport } from '@omh/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_BASE, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
+import { RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, requireEngine, testNetwork, type Engine } from '../helpers/engines.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
@@ -122,6 +122,44 @@ describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) 
       ])
     } finally {
       writeFileSync(path.join(adapters, 'claude.toml'), bundled)
+    }
+  })
+
+  it('with --network, a remote MCP server reachable on the session network connects; without, it is a warning', async () => {
+    // A remote server in a container of its own, on a network of this run, which the session joins.
+    const network = testNetwork(engine, 'doctor-net')
+    const server = `omh-e2e-mcp-net-${TEST_RUN}`
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    const mcp = readFileSync(path.join(home, 'mcp.json'), 'utf8')
+    try {
+      const labels = Object.entries(RUN_LABELS).flatMap(([k, v]) => ['--label', `${k}=${v}`])
+      const started = client(engine, ['run', '-d', '--name', server, ...labels, '--network', network, '-v', `${path.join(FIXTURE, 'mcp-http.mjs')}:/srv/mcp-http.mjs:ro`, TEST_BASE, 'node', '/srv/mcp-http.mjs', '8080'])
+      expect(started.status, started.stderr).toBe(0)
+      writeFileSync(path.join(home, 'settings.toml'), settings.replace('\n[image]', `\n[session]\nnetwork = "${network}"\n\n[image]`))
+      writeFileSync(path.join(home, 'mcp.json'), JSON.stringify({ mcpServers: { 'omh-net': { type: 'http', url: `http://${server}:8080/mcp` } } }))
+      const connected = await omh(['doctor', 'claude', '--network', '--json'], repo, env())
+      const net = reportOf(connected)
+      images.add(net.image)
+      expect(net.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`), connected.stderr).toEqual([])
+      expect(connected.status).toBe(0)
+      expect(net.warnings).toBe(0)
+      // Loaded and connected: both of Claude's pieces of evidence shown, neither a warning.
+      expect(net.checks.filter((c) => c.kind === 'harness' && c.capability === 'mcp').map((c) => [c.name, c.ok, c.warning ?? false])).toEqual([
+        ['mcp: omh-net', true, false],
+        ['mcp: omh-net', true, false],
+      ])
+      const offline = await omh(['doctor', 'claude', '--json'], repo, env())
+      const none = reportOf(offline)
+      expect(offline.status, offline.stderr).toBe(0)
+      expect(none.warnings).toBe(1)
+      expect(none.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+        "mcp: omh-net: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      ])
+    } finally {
+      writeFileSync(path.join(home, 'settings.toml'), settings)
+      writeFileSync(path.join(home, 'mcp.json'), mcp)
+      client(engine, ['rm', '-f', server])
+      client(engine, ['network', 'rm', network])
     }
   })
 

@@ -69,7 +69,8 @@ const SCRIPTS: Record<Harness, Script> = {
       // Codex starts MCP servers beside its first request, so the call comes once a shell call has run.
       { call: 'exec_command', input: { cmd: 'echo shell-ok' } },
       { call: '/^mcp__turn__record$/', input: { note: 'turn-note-codex' } },
-      { call: 'exec_command', input: { cmd: "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: turn-made.txt\n+made by the turn\n*** End Patch\nEOF" } },
+      // A free-form tool: Codex offers it because the scripted model's catalog says so (docs/scripted-model.md).
+      { call: 'apply_patch', input: '*** Begin Patch\n*** Add File: turn-made.txt\n+made by the turn\n*** End Patch\n' },
       { text: 'Done.' },
     ],
   },
@@ -80,6 +81,7 @@ const SCRIPTS: Record<Harness, Script> = {
       { call: 'bash', input: { command: 'echo shell-ok', description: 'say ok' } },
       { call: 'write', input: { filePath: '/work/turn-made.txt', content: 'made by the turn\n' } },
       { call: 'read', input: { filePath: '/work/turn-made.txt' } },
+      { call: 'grep', input: { pattern: 'made by the turn', path: '/work' } },
       { text: 'Done.' },
     ],
   },
@@ -95,9 +97,10 @@ const TURN_ARGS: Record<Harness, string[]> = {
     '-c',
     'model_provider=omh',
     '-c',
-    `model_providers.omh={name="omh",base_url="http://127.0.0.1:${PORT}/v1",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
+    // The catalog (fetched because the provider has a key) gives the model `scripted` a free-form apply_patch.
+    `model_providers.omh={name="omh",base_url="http://127.0.0.1:${PORT}/v1",model_catalog_url="http://127.0.0.1:${PORT}/v1/models",experimental_bearer_token="omh-turn",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
     '-m',
-    'gpt-5.1-codex',
+    'scripted',
     PROMPT,
   ],
   opencode: ['run', PROMPT],
@@ -114,6 +117,7 @@ const HOOKS: Record<string, { mark: string } | { text: string }> = {
   'after-inject': { text: 'TURN-AFTER-INJECT-e5c4' },
   'edit-run': { mark: 'edit-run' },
   'read-run': { mark: 'read-run' },
+  'search-run': { mark: 'search-run' },
   'end-run': { mark: 'end-run' },
   'end-inject': { text: 'TURN-END-INJECT-31aa' },
 }
@@ -123,10 +127,7 @@ const HOOKS: Record<string, { mark: string } | { text: string }> = {
  * can reach, with the reason: facts of the pinned release, asserted as such.
  */
 const UNREACHABLE: Partial<Record<Harness, Record<string, string>>> = {
-  codex: {
-    'edit-run':
-      'Codex 0.171.0 offers a custom provider no apply_patch tool; a patch sent through exec_command is applied but runs as Bash, so apply_patch hooks never fire',
-  },
+  claude: { 'search-run': 'Claude Code 2.1.332 offers no Grep or Glob tool in a -p turn' },
 }
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -244,6 +245,13 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       check("the MCP server's tool is offered from the first or second request", at === 0 || at === 1, `first offered in request ${at + 1}`)
     } else check("the first request lists the MCP server's tool", mcpTool(conversation[0]), firstTools.join(', '))
     check('the scripted MCP call reaches the server', mcpCalls.includes(`turn-note-${harness}`), mcpCalls.trim())
+    const made = path.join(worktree, 'turn-made.txt')
+    check('the scripted edit made its file', existsSync(made) && readFileSync(made, 'utf8') === 'made by the turn\n')
+    if (harness === 'codex') {
+      // Codex offers apply_patch only to a model whose metadata asks for it: the scripted model's catalog.
+      const patch = (conversation[0]?.body as { tools?: Array<{ name?: string; type?: string }> } | undefined)?.tools?.find((t) => t.name === 'apply_patch')
+      check('apply_patch is offered as a free-form tool, from the catalog the model was asked for', requests.some((r) => r.path.endsWith('/models')) && patch?.type === 'custom', JSON.stringify(patch ?? null))
+    }
     const afterPush = texts[1] ?? ''
     check('the scripted `git push` is refused, the refusal in the next request', afterPush.includes('TURN-REFUSE-0a9c'))
     check('the refusal names the command it refused', afterPush.includes('git push origin HEAD'))

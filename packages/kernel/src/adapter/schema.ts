@@ -113,14 +113,15 @@ const probe = z
 /**
  * How `omh doctor --turn` drives the harness through a turn against the
  * scripted model listening on 127.0.0.1:`port`: the command, and per tool word
- * (and `mcp`) the call the model makes, in the harness's own names.
+ * (and `mcp`) the call the model makes, in the harness's own names: its
+ * arguments, or the text of a free-form tool (a patch, say).
  */
 const turn = z.strictObject({
   run: text,
   port: z.number().check(z.int(), z.positive()),
   env: z.optional(z.record(text, z.string())),
   timeout: z.optional(z.number().check(z.int(), z.positive())),
-  calls: z.optional(z.partialRecord(z.enum([...TOOL_WORDS, 'mcp']), z.strictObject({ tool: text, input: z.record(z.string(), z.unknown()) }))),
+  calls: z.optional(z.partialRecord(z.enum([...TOOL_WORDS, 'mcp']), z.strictObject({ tool: text, input: z.union([z.record(z.string(), z.unknown()), z.string()]) }))),
 })
 
 /** Evidence a capability's items must leave in a probe's output; `probe` names the command. */

@@ -185,7 +185,9 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     if (turn) {
       const out = report.turn ?? { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: 'the runner did not run the turn' }
       turnReport = judgeTurn(hooks, profile, render.dropped, out, wordsToCall(hooks, turn.calls).unreached)
-      checks = [...checks, ...turnChecks(turnReport, out, hooks)]
+      // A server the probes found loaded but not connected has no tools to offer: the turn repeats that warning.
+      const unconnected = new Map(checks.filter((c) => c.warning && c.capability === 'mcp').flatMap((c) => (c.items ?? []).map((name) => [name, c.detail] as const)))
+      checks = [...checks, ...turnChecks(turnReport, out, hooks, unconnected)]
     }
     const failed = checks.filter((c) => !c.ok).length
     const warnings = checks.filter((c) => c.warning).length

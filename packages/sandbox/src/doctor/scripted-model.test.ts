@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ScriptedModel, anthropicStream, offeredTools, requestText, resolveCall, responsesStream, type Answer } from './scripted-model.js'
+import { ScriptedModel, anthropicStream, modelList, offeredTools, requestText, resolveCall, responsesStream, type Answer } from './scripted-model.js'
 
 /** Server-sent events as [event, data] pairs; every event line must match its data's `type`. */
 function events(stream: string): Array<[string, any]> {
@@ -145,6 +145,13 @@ describe('the scripted model over HTTP', () => {
     ])
     expect(log[0].tools).toEqual(['Bash', 'mcp__srv__echo'])
     expect(log[2].tools).toEqual(['Bash', 'mcp__srv__echo'])
+  })
+
+  it("declares one model in the model list, in the OpenAI and Anthropic shape and as Codex's catalog entry with a free-form apply_patch", async () => {
+    const list = (await (await fetch(`http://127.0.0.1:${port}/v1/models?client_version=0.171.0`)).json()) as any
+    expect(list.data).toEqual([expect.objectContaining({ id: 'scripted', object: 'model', type: 'model' })])
+    expect(list.models).toEqual([expect.objectContaining({ slug: 'scripted', apply_patch_tool_type: 'freeform', shell_type: 'shell_command', visibility: 'list' })])
+    expect((modelList('other') as any).models[0].slug).toBe('other')
   })
 
   it('says so in text when no offered tool matches the script', async () => {

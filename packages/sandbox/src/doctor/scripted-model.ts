@@ -40,6 +40,8 @@ export type ScriptReply =
 
 export interface Script {
   readonly replies: readonly ScriptReply[]
+  /** The one model the model list declares; default `scripted`. */
+  readonly model?: string
   /** The answer to a request that offers no tools; default "ok". */
   readonly aside?: string
   /** The answer once the replies are spent; default "done". */
@@ -224,6 +226,41 @@ export function responsesStream(answer: Answer, model: string, id: string): stri
   return events.join('')
 }
 
+/** The model a model list declares unless the script names another. */
+export const SCRIPTED = 'scripted'
+
+/**
+ * The answer to `GET /v1/models`: one model, in each shape a harness reads.
+ * `data` is the OpenAI and Anthropic list. `models` is Codex's catalog, where
+ * a model's metadata decides which tools Codex offers it: `apply_patch_tool_type`
+ * `freeform` makes Codex offer `apply_patch` (a free-form tool taking the
+ * patch as text), which it never offers a model it has no metadata for.
+ */
+export function modelList(model: string): unknown {
+  const data = [{ id: model, type: 'model', object: 'model', display_name: 'Scripted', created_at: '2025-01-01T00:00:00Z', created: 0, owned_by: 'omh' }]
+  const codex = {
+    slug: model,
+    display_name: 'Scripted',
+    description: 'omh scripted model',
+    supported_reasoning_levels: [],
+    shell_type: 'shell_command',
+    visibility: 'list',
+    supported_in_api: true,
+    priority: 0,
+    upgrade: null,
+    base_instructions: 'You are a scripted model.',
+    supports_reasoning_summaries: false,
+    support_verbosity: false,
+    default_verbosity: null,
+    apply_patch_tool_type: 'freeform',
+    truncation_policy: { mode: 'bytes', limit: 10000 },
+    supports_parallel_tool_calls: false,
+    context_window: 200000,
+    experimental_supported_tools: [],
+  }
+  return { data, object: 'list', has_more: false, first_id: model, last_id: model, models: [codex] }
+}
+
 /** The scripted model's state: the script, where it is, and the log. */
 export class ScriptedModel {
   private next = 0
@@ -278,10 +315,7 @@ export class ScriptedModel {
     }
 
     if (method === 'POST' && route.endsWith('/messages/count_tokens')) return json(200, { input_tokens: Math.ceil(raw.length / 4) }, 'count_tokens', 'anthropic')
-    if (method === 'GET' && route.endsWith('/models')) {
-      const data = [{ id: model, type: 'model', object: 'model', display_name: 'Scripted', created_at: '2025-01-01T00:00:00Z', created: 0, owned_by: 'omh' }]
-      return json(200, { data, object: 'list', has_more: false, first_id: model, last_id: model, models: [] }, 'models')
-    }
+    if (method === 'GET' && route.endsWith('/models')) return json(200, modelList(this.script.model ?? SCRIPTED), 'models')
     const protocol: Protocol | null = method === 'POST' && route.endsWith('/messages') ? 'anthropic' : method === 'POST' && route.endsWith('/responses') ? 'responses' : null
     if (!protocol) return json(404, { error: { type: 'not_found_error', message: `the scripted model does not answer ${method} ${route}` } }, 'not found')
 

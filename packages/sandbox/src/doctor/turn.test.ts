@@ -68,6 +68,22 @@ describe('the verdicts on a doctor turn', () => {
     expect(turnChecks(report, out([], []), hooks).find((c) => c.name === 'reader (after-tool)')).toMatchObject({ ok: true, detail: "not reached: the adapter's [turn] has no call for read" })
   })
 
+  it("warns, never fails, of a server the probes found loaded but not connected whose tools reach no request, and fails one they did not", () => {
+    const report = judgeTurn([], profile, [], out([], ['Answer in one short paragraph. lint-fix'], ['Bash']), [])
+    expect(report.items.find((i) => i.capability === 'mcp')).toEqual({ capability: 'mcp', name: 'docs', carried: false, firstIn: null })
+    const unconnected = new Map([['docs', 'does not connect: doctor runs without network']])
+    expect(turnChecks(report, out([], []), [], unconnected).find((c) => c.name === 'mcp: docs')).toEqual({
+      kind: 'turn',
+      name: 'mcp: docs',
+      ok: true,
+      warning: true,
+      capability: 'mcp',
+      items: ['docs'],
+      detail: 'in no request: loaded, not connected (does not connect: doctor runs without network)',
+    })
+    expect(turnChecks(report, out([], []), []).find((c) => c.name === 'mcp: docs')).toMatchObject({ ok: false, detail: 'in no request of the turn' })
+  })
+
   it('fails the turn itself when the harness did not exit 0 or the model was never asked', () => {
     const report = judgeTurn([], { ...emptyProfile() }, [], { ...out([], []), output: { exit: 1, stdout: '', stderr: 'no key' } }, [])
     expect(turnChecks(report, { ...out([], []), output: { exit: 1, stdout: '', stderr: 'no key' } }, [])[0]).toMatchObject({ name: 'turn', ok: false, detail: 'exited 1: no key' })

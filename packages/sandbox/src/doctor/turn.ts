@@ -105,8 +105,13 @@ export function judgeTurn(hooks: readonly Hook[], profile: ProfileItems, dropped
   return { exit: out.output.exit, requests: requests.length, hooks: turnHooks, items, unreached }
 }
 
-/** The checks a turn adds to the doctor's list: the turn itself, each hook invoked, each item carried. */
-export function turnChecks(report: TurnReport, out: TurnOutput, hooks: readonly Hook[]): DoctorCheck[] {
+/**
+ * The checks a turn adds to the doctor's list: the turn itself, each hook
+ * invoked, each item carried. `unconnected` holds the MCP servers doctor's
+ * probes found loaded but not connected, each with why: their tools cannot
+ * reach a request, which is the same warning again, not a failure.
+ */
+export function turnChecks(report: TurnReport, out: TurnOutput, hooks: readonly Hook[], unconnected: ReadonlyMap<string, string> = new Map()): DoctorCheck[] {
   const said = `${out.output.stderr}\n${out.output.stdout}`.trim().split('\n').slice(-3).join(' | ')
   const checks: DoctorCheck[] = [
     {
@@ -140,6 +145,11 @@ export function turnChecks(report: TurnReport, out: TurnOutput, hooks: readonly 
     })
   }
   for (const i of report.items) {
+    const why = i.capability === 'mcp' && i.firstIn === null ? unconnected.get(i.name) : undefined
+    if (why !== undefined) {
+      checks.push({ kind: 'turn', name: `${i.capability}: ${i.name}`, ok: true, warning: true, capability: i.capability, items: [i.name], detail: `in no request: loaded, not connected (${why})` })
+      continue
+    }
     // Late is reported, not failed: a harness may start a server beside its first request.
     const detail = i.carried ? 'in the first request' : i.firstIn ? `not in the first request; first in request ${i.firstIn}` : 'in no request of the turn'
     checks.push({ kind: 'turn', name: `${i.capability}: ${i.name}`, ok: i.firstIn !== null, capability: i.capability, items: [i.name], detail })
