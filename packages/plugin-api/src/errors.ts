@@ -204,6 +204,16 @@ export const EDITOR_NOT_FOUND = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Known editors: ${list(known)}. Add one by writing ${dir}/<name>.toml (\`name\`, \`bin\`, \`args\`).`,
 })
 
+export const ENGINE_FILES_UNREACHABLE = define({
+  code: 'ENGINE_FILES_UNREACHABLE',
+  exit: 1,
+  message: (engine: string, where: string, why: string) =>
+    `${engine}${where ? ` at ${where}` : ''} cannot give a container this machine's files: ${why}. omh starts nothing rather than a session with an empty /work.`,
+  hint: (advice?: string) =>
+    advice ??
+    'Use an engine that shares this disk (unset DOCKER_HOST, DOCKER_CONTEXT or CONTAINER_HOST), or a runtime that copies files into volumes (omh\'s docker and podman runtimes do).',
+})
+
 export const FILE_CHANGED = define({
   code: 'FILE_CHANGED',
   exit: 1,
@@ -686,6 +696,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
+  ENGINE_FILES_UNREACHABLE,
   FILE_CHANGED,
   FILE_LOCKED,
   FILE_NOT_REGULAR,

@@ -313,6 +313,79 @@ export interface Mount {
   readonly readOnly: boolean
 }
 
+/**
+ * The two ways the files of a container reach it. `mounted`: the engine shares
+ * this machine's disk and bind-mounts host paths (`ContainerSpec.mounts`).
+ * `copied`: it does not (a remote Docker or Podman, a cluster), so the files
+ * are copied into volumes the engine keeps (`ContainerSpec.volumes`, filled
+ * and read back through `RuntimePlugin.volumes`).
+ * @since 1
+ */
+export type FileWay = 'mounted' | 'copied'
+
+/**
+ * A file on this machine that a runtime looks for through its engine, to tell
+ * whether the engine shares this disk. Made by omh for one check and removed
+ * after it.
+ * @since 1
+ */
+export interface FileProbe {
+  /** Absolute host directory holding `file` and nothing else. */
+  readonly dir: string
+  /** The file's name in `dir`. */
+  readonly file: string
+  /** What the file holds. An engine that shows other content, an empty directory or nothing does not share this disk. */
+  readonly token: string
+  /** An image the engine holds, for a runtime that needs a container to look through. */
+  readonly image: string
+}
+
+/** What a runtime found out about the ways files reach its containers. @since 1 */
+export interface FileWays {
+  /** The ways that work here, best first. Empty: neither does, and `why` says why. */
+  readonly ways: readonly FileWay[]
+  /** Why `mounted` is not among the ways, in words (`the engine at tcp://… does not see /tmp/…`). */
+  readonly why?: string
+}
+
+/** A volume the engine keeps, mounted into a container. @since 1 */
+export interface VolumeMount {
+  /** The volume's name in the engine (a PersistentVolumeClaim's, on a cluster). */
+  readonly volume: string
+  /** Absolute guest directory. A volume is always a directory. */
+  readonly guest: string
+  readonly readOnly: boolean
+}
+
+/** What moving an archive into or out of a volume needs: a runtime may run a short-lived helper for it. @since 1 */
+export interface VolumeHelper {
+  /** An image the engine holds that has `sh` and `tar`. */
+  readonly image: string
+  /** Whose the files put into the volume are, by number (the container user of the containers that mount it). */
+  readonly owner: HostUser
+}
+
+/**
+ * Volumes the engine keeps, for the `copied` way. Archives are tar files on
+ * this machine (POSIX ustar or GNU, paths relative to the volume's root); a
+ * runtime moves them however its engine allows (`docker cp`, `exec -i tar`, a
+ * helper pod), so only the archive crosses the network. Every operation that
+ * fails in the engine rejects with CONTAINER_FAILED.
+ * @since 1
+ */
+export interface VolumeOps {
+  /** Creates the volume with these labels unless one of that name exists; resolves whether it created it. */
+  create(volume: string, labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<boolean>
+  /** Names of the volumes carrying every given label; an empty value matches any value of its label. */
+  list(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly string[]>
+  /** Removes the volume. A volume already gone is not an error; one a container still uses is refused. */
+  remove(volume: string, context: RuntimeContext): Promise<void>
+  /** Replaces the volume's whole contents with the archive at the host path `archive`, owned by `helper.owner`. */
+  put(volume: string, archive: string, helper: VolumeHelper, context: RuntimeContext): Promise<void>
+  /** Writes the volume's whole contents as an archive to the host path `archive` (created or replaced). */
+  get(volume: string, archive: string, helper: VolumeHelper, context: RuntimeContext): Promise<void>
+}
+
 /** A user of the host, by number. */
 export interface HostUser {
   readonly uid: number
@@ -330,6 +403,12 @@ export interface ContainerSpec {
   readonly name?: string
   /** Bind mounts, in order: a later mount may sit inside an earlier one (a file over `/work/AGENTS.md`). */
   readonly mounts: readonly Mount[]
+  /**
+   * Volumes the engine keeps (the `copied` way), mounted before `mounts`. A
+   * runtime without `volumes` refuses a spec that names any. Absent: none.
+   * @since 1
+   */
+  readonly volumes?: readonly VolumeMount[]
   /** Values travel in the engine client's environment, not on its command line, unless the client reads that name itself. */
   readonly env: Readonly<Record<string, string>>
   /** Labels `list` finds the container by. */
@@ -476,6 +555,17 @@ export interface RuntimePlugin {
   inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
+  /**
+   * Which ways files reach this engine's containers, found out by checking,
+   * never guessed: whether a container sees `probe` through a bind mount, or
+   * the runtime's own knowledge (an engine that never shares this disk, such
+   * as a cluster, answers `['copied']` without looking). Rejects only when the
+   * engine does not answer. Absent: `['mounted']`.
+   * @since 1
+   */
+  fileWays?(probe: FileProbe, context: RuntimeContext): Promise<FileWays>
+  /** Volumes the engine keeps, for the `copied` way. Absent: this runtime can only mount. @since 1 */
+  readonly volumes?: VolumeOps
   /** Images carrying every given label, as `list` matches them. Optional: without it, `omh images` cannot show this engine's. */
   images?(labels: Readonly<Record<string, string>>, context: RuntimeContext): Promise<readonly ImageInfo[]>
   /** Removes an image tag (the image with its last tag), or an untagged image by id; an image a container uses is refused (CONTAINER_FAILED). Optional, with `images`. */
