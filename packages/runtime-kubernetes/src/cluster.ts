@@ -171,19 +171,10 @@ export class Cluster {
 
   /** omh's Pods carrying every label; labels no selector can hold are matched on the annotation. */
   async list(labels: Readonly<Record<string, string>>): Promise<K8s.V1Pod[]> {
-    const selector = [...Object.entries(MANAGED_BY).map(([k, v]) => `${k}=${v}`)]
-    const rest: [string, string][] = []
-    for (const [k, v] of Object.entries(labels)) {
-      if (v === '' && selectable(k, 'x')) selector.push(k)
-      else if (selectable(k, v)) selector.push(`${k}=${v}`)
-      else rest.push([k, v])
-    }
+    const { selector, rest } = selectorOf(labels)
     try {
-      const pods = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selector.join(',') })
-      return pods.items.filter((pod) => {
-        const all = annotatedLabels(pod)
-        return rest.every(([k, v]) => k in all && (v === '' || all[k] === v))
-      })
+      const pods = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selector })
+      return pods.items.filter((pod) => holdsAll(annotatedLabels(pod), rest))
     } catch (error) {
       throw refusal(error)
     }
@@ -200,6 +191,48 @@ export class Cluster {
     await this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch(gone)
     await this.core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector }).catch(gone)
     await this.core.deleteCollectionNamespacedSecret({ namespace, labelSelector }).catch(gone)
+  }
+
+  /** Creates a claim unless one of that name exists; resolves whether it made it. */
+  async createClaim(body: Obj): Promise<boolean> {
+    try {
+      await this.core.createNamespacedPersistentVolumeClaim({ namespace: this.namespace, body: body as K8s.V1PersistentVolumeClaim })
+      return true
+    } catch (error) {
+      const refused = refusal(error)
+      if (refused.status === 409) return false
+      throw refused
+    }
+  }
+
+  /** Names of omh's claims carrying every label, matched as `list` matches Pods. */
+  async claims(labels: Readonly<Record<string, string>>): Promise<string[]> {
+    const { selector, rest } = selectorOf(labels)
+    try {
+      const found = await this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector: selector })
+      return found.items.filter((c) => holdsAll(annotatedLabels(c), rest)).map((c) => c.metadata?.name ?? '')
+    } catch (error) {
+      throw refusal(error)
+    }
+  }
+
+  /** The node of a running omh Pod that mounts the claim, where a helper must go to mount it too. */
+  async nodeUsing(claim: string): Promise<string | undefined> {
+    try {
+      const pods = await this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selectorOf({}).selector })
+      return pods.items.find((p) => p.status?.phase === 'Running' && p.spec?.volumes?.some((v) => v.persistentVolumeClaim?.claimName === claim))?.spec?.nodeName
+    } catch (error) {
+      throw refusal(error)
+    }
+  }
+
+  /** Creates a Pod that needs nothing else. */
+  async createPod(body: Obj): Promise<void> {
+    try {
+      await this.core.createNamespacedPod({ namespace: this.namespace, body: body as K8s.V1Pod })
+    } catch (error) {
+      throw refusal(error)
+    }
   }
 
   /** Removes a claim; what it held is lost. */
@@ -239,6 +272,20 @@ export class Cluster {
   }
 }
 
+/** A label selector for what a selector can hold, and the rest, to match on the annotation. */
+function selectorOf(labels: Readonly<Record<string, string>>): { selector: string; rest: [string, string][] } {
+  const selector = Object.entries(MANAGED_BY).map(([k, v]) => `${k}=${v}`)
+  const rest: [string, string][] = []
+  for (const [k, v] of Object.entries(labels)) {
+    if (v === '' && selectable(k, 'x')) selector.push(k)
+    else if (selectable(k, v)) selector.push(`${k}=${v}`)
+    else rest.push([k, v])
+  }
+  return { selector: selector.join(','), rest }
+}
+
+const holdsAll = (all: Readonly<Record<string, string>>, wanted: readonly [string, string][]) => wanted.every(([k, v]) => k in all && (v === '' || all[k] === v))
+
 /** An exec's status as an exit code: the API says Success, or NonZeroExitCode with the code as a cause. */
 export function exitCode(status: K8s.V1Status | undefined): number {
   if (!status) throw new ApiRefused(0, 'the API server closed the exec without a status')
@@ -249,15 +296,15 @@ export function exitCode(status: K8s.V1Status | undefined): number {
 }
 
 /** Every label the description gave, from the annotation, with the Pod's own labels under it. */
-export function annotatedLabels(pod: K8s.V1Pod): Record<string, string> {
-  const stored = pod.metadata?.annotations?.[LABELS_ANNOTATION]
+export function annotatedLabels(object: { metadata?: K8s.V1ObjectMeta }): Record<string, string> {
+  const stored = object.metadata?.annotations?.[LABELS_ANNOTATION]
   let parsed: Record<string, string> = {}
   try {
     if (stored) parsed = JSON.parse(stored) as Record<string, string>
   } catch {
     // Someone edited the annotation: the labels still say enough to list the Pod.
   }
-  return { ...(pod.metadata?.labels ?? {}), ...parsed }
+  return { ...(object.metadata?.labels ?? {}), ...parsed }
 }
 
 /** A Pod as the contract describes a container. A Pod publishes no port on this host, so `ports` is absent. */

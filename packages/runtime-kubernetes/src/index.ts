@@ -7,13 +7,14 @@
  * PersistentVolumeClaim kept for the session's next container. A cluster
  * builds no images either: they come from a registry it can pull from.
  */
-import { existsSync } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync } from 'node:fs'
+import { finished } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerSpec, type ExecOptions, type RunResult, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerSpec, type ExecOptions, type RunResult, type RuntimeContext, type RuntimePlugin, type VolumeHelper } from '@omh/plugin-api'
 import type { Cluster, ClusterOptions } from './cluster.js'
 import { readMounts } from './content.js'
-import { manifests, podName, unrunnable, type Limits } from './manifests.js'
+import { HELPER_MOUNT, claimManifest, helperPod, manifests, podName, unrunnable, type Limits } from './manifests.js'
 
 export { allObjects, manifests, podName, toYaml, type FileContent, type Limits, type Manifests, type MountContent } from './manifests.js'
 export { readMounts } from './content.js'
@@ -194,6 +195,45 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
       }
     },
 
+    // A cluster never shares this machine's disk: files are copied in, without looking.
+    async fileWays() {
+      return { ways: ['copied'] as const }
+    },
+
+    volumes: {
+      async create(volume, labels, context) {
+        const k = await cluster(context)
+        try {
+          return await k.createClaim(claimManifest({ name: volume, namespace: k.namespace, labels, storage: settings.storage, ...(settings.storageClass ? { storageClass: settings.storageClass } : {}) }))
+        } catch (error) {
+          throw failed(`create the claim ${volume}`, error)
+        }
+      },
+      async list(labels, context) {
+        const k = await cluster(context)
+        try {
+          return await k.claims(labels)
+        } catch (error) {
+          throw failed('list claims', error)
+        }
+      },
+      async remove(volume, context) {
+        const k = await cluster(context)
+        try {
+          await k.removeClaim(volume)
+        } catch (error) {
+          throw failed(`remove the claim ${volume}`, error)
+        }
+      },
+      async put(volume, archive, helper, context) {
+        // Emptied first: the archive is the volume's whole content.
+        await throughHelper(await cluster(context), volume, helper, ['sh', '-c', `find ${HELPER_MOUNT} -mindepth 1 -delete && tar -x -f - -C ${HELPER_MOUNT}`], { stdin: archive }, `fill the claim ${volume}`)
+      },
+      async get(volume, archive, helper, context) {
+        await throughHelper(await cluster(context), volume, helper, ['tar', '-c', '-f', '-', '-C', HELPER_MOUNT, '.'], { stdout: archive }, `read the claim ${volume}`)
+      },
+    },
+
     async down(container, context) {
       const k = await cluster(context)
       try {
@@ -203,6 +243,35 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
       }
     },
   })
+}
+
+/**
+ * Runs argv in a helper Pod that mounts the claim, with a host file as its
+ * stdin or stdout, then removes the helper. Only the archive crosses the
+ * network.
+ */
+async function throughHelper(k: Cluster, claim: string, helper: VolumeHelper, argv: readonly string[], io: { stdin?: string; stdout?: string }, what: string): Promise<void> {
+  const pod = podName(`omh-volume-${claim}`.slice(0, 50) + `-${Date.now().toString(36)}`)
+  const fail = (error: unknown) =>
+    OmhError.of(CONTAINER_FAILED, { args: [ENGINE, what, (error as Error).message], hintArgs: [], cause: error, details: { why: (error as Error).message } })
+  try {
+    const node = await k.nodeUsing(claim)
+    await k.createPod(helperPod({ name: pod, namespace: k.namespace, claim, image: helper.image, owner: helper.owner, ...(node ? { node } : {}) }))
+    await k.waitFor(pod, 'running', DEFAULTS.startTimeoutMs)
+    const { collector } = await import('./cluster.js')
+    const err = collector()
+    const out = io.stdout ? createWriteStream(io.stdout) : collector().stream
+    const code = await k.exec(pod, argv, { ...(io.stdin ? { stdin: createReadStream(io.stdin) } : {}), stdout: out, stderr: err.stream, tty: false })
+    if (io.stdout) {
+      out.end()
+      await finished(out)
+    }
+    if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}: ${err.text().trim()}`)
+  } catch (error) {
+    throw fail(error)
+  } finally {
+    await k.remove(pod).catch(() => undefined)
+  }
 }
 
 /**

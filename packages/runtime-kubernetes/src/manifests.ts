@@ -117,7 +117,8 @@ export function unrunnable(spec: ContainerSpec): string | undefined {
 }
 
 /**
- * The objects for one container. Read-only mounts become ConfigMap volumes
+ * The objects for one container. Volumes (the copied way) are claims of
+ * those names, made and filled beforehand. Read-only mounts become ConfigMap volumes
  * (one ConfigMap per mount, each under Kubernetes' 1 MiB), the environment a
  * Secret the container takes whole (values stay out of the Pod, which more
  * people may read), and writable mounts sub-paths of one claim, made ready by
@@ -148,6 +149,11 @@ export function manifests(input: ManifestInput): Manifests {
   const writable = spec.mounts.filter((m) => !m.readOnly)
   const toCreate: { dirs: string[]; files: string[] } = { dirs: [], files: [] }
 
+  // The copied way: claims filled from archives made on this machine, mounted before any mount.
+  for (const [n, v] of (spec.volumes ?? []).entries()) {
+    volumes.push({ name: `v${n}`, persistentVolumeClaim: { claimName: v.volume, ...(v.readOnly ? { readOnly: true } : {}) } })
+    mounts.push({ name: `v${n}`, mountPath: v.guest, ...(v.readOnly ? { readOnly: true } : {}) })
+  }
   if (writable.length) volumes.push({ name: 'work', persistentVolumeClaim: { claimName } })
   spec.mounts.forEach((m, n) => {
     if (!m.readOnly) {
@@ -266,7 +272,7 @@ export function manifests(input: ManifestInput): Manifests {
         runAsGroup: ids.gid,
         runAsNonRoot: true,
         // Writable volumes become the agent's group's, so it can write the claim.
-        fsGroup: writable.length ? ids.gid : undefined,
+        fsGroup: writable.length || spec.volumes?.some((v) => !v.readOnly) ? ids.gid : undefined,
         seccompProfile: { type: 'RuntimeDefault' },
       }),
       ...(prepare.length ? { initContainers: prepare } : {}),
@@ -307,4 +313,58 @@ function dropUndefined(o: Record<string, unknown>): Obj {
 
 function sortKeys(o: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+/** The claim behind a volume of the copied way, carrying its labels as every object does. */
+export function claimManifest(input: { readonly name: string; readonly namespace: string; readonly labels: Readonly<Record<string, string>>; readonly storage: string; readonly storageClass?: string }): Obj {
+  const labels: Record<string, string> = { ...MANAGED_BY }
+  for (const [k, v] of Object.entries(input.labels)) if (selectable(k, v)) labels[k] = v
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: input.name, namespace: input.namespace, labels, annotations: { [LABELS_ANNOTATION]: JSON.stringify(sortKeys(input.labels)) } },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      ...(input.storageClass ? { storageClassName: input.storageClass } : {}),
+      resources: { requests: { storage: input.storage } },
+    },
+  }
+}
+
+/** Where a helper sees the claim it fills or reads. */
+export const HELPER_MOUNT = '/volume'
+
+/**
+ * A short-lived Pod that mounts one claim so an archive can go in or come out
+ * through `exec`, hardened as a session is and running as the owner the files
+ * are to have. On a node of its own choosing unless `node` pins it beside the
+ * Pod already using the claim (a ReadWriteOnce claim is one node's at a time).
+ */
+export function helperPod(input: { readonly name: string; readonly namespace: string; readonly claim: string; readonly image: string; readonly owner: { readonly uid: number; readonly gid: number }; readonly node?: string }): Obj {
+  const { uid, gid } = input.owner
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: input.name, namespace: input.namespace, labels: { ...MANAGED_BY, [POD_LABEL]: input.name } },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      // A helper left behind by an interrupted omh ends on its own.
+      activeDeadlineSeconds: 3600,
+      ...(input.node ? { nodeName: input.node } : {}),
+      securityContext: { runAsUser: uid, runAsGroup: gid, runAsNonRoot: true, fsGroup: gid, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: CONTAINER,
+          image: input.image,
+          imagePullPolicy: 'IfNotPresent',
+          args: ['sleep', '3600'],
+          securityContext: { runAsUser: uid, runAsGroup: gid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, privileged: false },
+          volumeMounts: [{ name: 'volume', mountPath: HELPER_MOUNT }],
+        },
+      ],
+      volumes: [{ name: 'volume', persistentVolumeClaim: { claimName: input.claim } }],
+    },
+  }
 }

@@ -1,7 +1,7 @@
 // The runtime's API code against recorded exchanges: the official client
 // talks HTTP and WebSocket to a scripted API server that answers as a
 // cluster does, and fails on any request the recording does not expect.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { ContainerSpec, RuntimeContext } from '@omh/plugin-api'
@@ -158,5 +158,37 @@ describe('images', () => {
     expect(await runtime.hasImage('localhost/omh-claude:0123', context)).toBe(false)
     expect(await runtime.hasImage('registry.example.com/omh/omh-claude:0123', context)).toBe(true)
     await expect(runtime.build({ tag: 'localhost/omh-base:1', containerfile: 'FROM x', labels: {} }, context)).rejects.toMatchObject({ code: 'IMAGE_BUILD_FAILED', hint: expect.stringMatching(/\[image\] registry/) })
+  })
+})
+
+describe('the copied way', () => {
+  it('answers copied without looking', async () => {
+    expect(await runtime.fileWays!({ dir: '/nowhere', file: 'x', token: 't', image: 'i' }, { env: {}, progress: () => undefined, verbose: false })).toEqual({ ways: ['copied'] })
+  })
+
+  it('keeps volumes as claims: made once, listed by label, removed, gone already is fine', async () => {
+    const context = await against('volumes')
+    const labels = { 'omh.repo': '3f2a9c0d1e4b', 'omh.session': 's01', 'omh.volume': 'work', 'omh.worktree': '/home/me/w' }
+    expect(await runtime.volumes!.create('omh-3f2a9c0d1e4b-s01-work', labels, context)).toBe(true)
+    expect(await runtime.volumes!.create('omh-3f2a9c0d1e4b-s01-work', labels, context)).toBe(false)
+    expect(await runtime.volumes!.list({ 'omh.session': 's01', 'omh.worktree': '/home/me/w' }, context)).toEqual(['omh-3f2a9c0d1e4b-s01-work'])
+    await runtime.volumes!.remove('omh-3f2a9c0d1e4b-s01-work', context)
+    await runtime.volumes!.remove('omh-3f2a9c0d1e4b-s01-work', context)
+    done()
+  })
+
+  it('moves archives in and out through a hardened helper Pod beside the Pod using the claim, and removes it', async () => {
+    const context = await against('volume-archives')
+    const helper = { image: 'registry.example.com/omh/omh-base:fedcba9876543210', owner: { uid: 1000, gid: 1000 } }
+    const archive = path.join(dir, 'in.tar')
+    writeFileSync(archive, Buffer.alloc(10240, 7))
+    await runtime.volumes!.put('omh-3f2a9c0d1e4b-s01-work', archive, helper, context)
+    expect(server!.stdin).toEqual([readFileSync(archive)])
+    const back = path.join(dir, 'out.tar')
+    await runtime.volumes!.get('omh-3f2a9c0d1e4b-s01-work', back, helper, context)
+    const sent = exchanges('volume-archives').find((e) => e.frames?.[0]?.[2] === 'base64')!.frames![0]![1]
+    expect(readFileSync(back)).toEqual(Buffer.from(sent, 'base64'))
+    await expect(runtime.volumes!.get('omh-3f2a9c0d1e4b-s01-work', back, helper, context)).rejects.toMatchObject({ code: 'CONTAINER_FAILED', message: expect.stringMatching(/Permission denied/) })
+    done()
   })
 })

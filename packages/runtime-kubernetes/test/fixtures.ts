@@ -54,3 +54,14 @@ export const bareSpec: ContainerSpec = {
 }
 
 export const bareContent: MountContent[] = [{ guest: '/work/hello.txt', kind: 'file', files: [{ path: '', content: text('hello\n'), executable: false }] }]
+
+/** A session of the copied way: the worktree, the sandbox repository and the staged profile in claims, no host mounts. */
+export const copiedSpec: ContainerSpec = {
+  ...sessionSpec,
+  mounts: [],
+  volumes: [
+    { volume: 'omh-3f2a9c0d1e4b-s01-work', guest: '/work', readOnly: false },
+    { volume: 'omh-3f2a9c0d1e4b-s01-repo', guest: '/omh/shadow', readOnly: false },
+    { volume: 'omh-3f2a9c0d1e4b-s01-staged', guest: '/omh/staged', readOnly: true },
+  ],
+}

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { allObjects, manifests, podName, selectable, toYaml } from '../src/manifests.js'
-import { bareContent, bareSpec, sessionContent, sessionSpec } from './fixtures.js'
+import { allObjects, claimManifest, helperPod, manifests, podName, selectable, toYaml } from '../src/manifests.js'
+import { bareContent, bareSpec, copiedSpec, sessionContent, sessionSpec } from './fixtures.js'
 import { problems, unknownFields } from './schema.js'
 
 const golden = (name: string, actual: string) => {
@@ -10,18 +10,22 @@ const golden = (name: string, actual: string) => {
   expect(actual).toBe(readFileSync(file, 'utf8'))
 }
 
+const copied = () => manifests({ spec: copiedSpec, name: 'omh-3f2a9c0d1e4b-s01', namespace: 'omh', content: [], storage: '10Gi' })
+const claim = () => claimManifest({ name: 'omh-3f2a9c0d1e4b-s01-work', namespace: 'omh', labels: copiedSpec.labels, storage: '10Gi', storageClass: 'standard' })
+const helper = () => helperPod({ name: 'omh-volume-x', namespace: 'omh', claim: 'omh-3f2a9c0d1e4b-s01-work', image: copiedSpec.image, owner: { uid: 1000, gid: 1000 }, node: 'worker-2' })
 const session = () => manifests({ spec: sessionSpec, name: podName(sessionSpec.name!), namespace: 'omh', content: sessionContent, storage: '10Gi' })
 
 describe('the objects of a session', () => {
   it('match the golden files byte for byte', () => {
     golden('session.yaml', toYaml(allObjects(session())))
+    golden('copied.yaml', toYaml([claim(), ...allObjects(copied()), helper()]))
     golden('one-shot.yaml', toYaml(allObjects(manifests({ spec: bareSpec, name: 'omh-doctor-1', namespace: 'default', content: bareContent, storage: '1Gi', storageClass: 'fast' }))))
   })
 
   it('are valid Kubernetes objects with no field Kubernetes does not know', () => {
     const objects = [...allObjects(session()), ...allObjects(manifests({ spec: bareSpec, name: 'omh-doctor-1', namespace: 'default', content: bareContent, storage: '1Gi' }))]
     expect(objects.map((o) => o['kind'])).toEqual(['PersistentVolumeClaim', 'Secret', 'ConfigMap', 'ConfigMap', 'Pod', 'ConfigMap', 'Pod'])
-    for (const o of objects) expect(problems(o), `${String(o['kind'])}`).toEqual([])
+    for (const o of [...objects, ...allObjects(copied()), claim(), helper()]) expect(problems(o), `${String(o['kind'])}`).toEqual([])
   })
 
   it('run hardened: UID 1000, no capabilities, no privilege escalation, no cluster credentials, the limits', () => {

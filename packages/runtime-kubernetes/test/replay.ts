@@ -13,6 +13,7 @@ import { WebSocketServer } from 'ws'
 export interface Exchange {
   readonly request: {
     readonly method: string
+    /** The path, or a regular expression for it after `~` (names with a time in them). */
     readonly path: string
     /** Query parameters that must be present with these values (each value, for repeated ones). */
     readonly query?: Record<string, string | string[]>
@@ -20,8 +21,10 @@ export interface Exchange {
     readonly body?: unknown
   }
   readonly response?: { readonly status: number; readonly body: unknown }
-  /** For exec: frames sent on the WebSocket, each a channel number and text. */
-  readonly frames?: readonly (readonly [number, string])[]
+  /** For exec: frames sent on the WebSocket, each a channel number and text (base64 with a third element `base64`). */
+  readonly frames?: readonly (readonly [number, string] | readonly [number, string, 'base64'])[]
+  /** For exec: answer only once the client has closed its stdin (protocol v5), keeping what it sent. */
+  readonly readsStdin?: boolean
 }
 
 export interface Replay {
@@ -31,6 +34,8 @@ export interface Replay {
   readonly unexpected: string[]
   /** Bodies received, by request, for assertions beyond the recording. */
   readonly received: { method: string; path: string; body: unknown }[]
+  /** What exec clients wrote to stdin, one entry per exec that reads it. */
+  readonly stdin: Buffer[]
   close(): Promise<void>
   /** A kubeconfig file naming this server, written into `dir`. */
   kubeconfig(dir: string, namespace?: string): string
@@ -46,7 +51,8 @@ export function holds(actual: unknown, expected: unknown): boolean {
 }
 
 function matches(ex: Exchange, method: string, url: URL, body: unknown): boolean {
-  if (ex.request.method !== method || ex.request.path !== url.pathname) return false
+  const { path: want } = ex.request
+  if (ex.request.method !== method || !(want.startsWith('~') ? new RegExp(`^${want.slice(1)}$`).test(url.pathname) : want === url.pathname)) return false
   for (const [k, v] of Object.entries(ex.request.query ?? {})) {
     const got = url.searchParams.getAll(k)
     if (Array.isArray(v) ? !holds(got, v) : got[0] !== v) return false
@@ -80,16 +86,29 @@ export async function replay(script: readonly Exchange[]): Promise<Replay> {
       res.end(JSON.stringify(answer))
     })
   })
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has('v4.channel.k8s.io') ? 'v4.channel.k8s.io' : false) })
+  const stdin: Buffer[] = []
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : protocols.has('v4.channel.k8s.io') ? 'v4.channel.k8s.io' : false) })
   server.on('upgrade', (req: IncomingMessage, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://replay')
     received.push({ method: 'GET', path: url.pathname, body: Object.fromEntries([...url.searchParams.keys()].map((k) => [k, url.searchParams.getAll(k)])) })
     const ex = take('GET', url, undefined)
     wss.handleUpgrade(req, socket, head, (ws) => {
-      for (const [channel, text] of ex?.frames ?? [[3, JSON.stringify({ metadata: {}, status: 'Failure', message: 'unexpected exec', reason: 'InternalError' })]]) {
-        ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(text, 'utf8')]))
+      const answer = () => {
+        for (const [channel, text, encoding] of ex?.frames ?? [[3, JSON.stringify({ metadata: {}, status: 'Failure', message: 'unexpected exec', reason: 'InternalError' })]]) {
+          ws.send(Buffer.concat([Buffer.from([channel]), Buffer.from(text, encoding === 'base64' ? 'base64' : 'utf8')]))
+        }
+        ws.close()
       }
-      ws.close()
+      if (!ex?.readsStdin) return answer()
+      const got: Buffer[] = []
+      ws.on('message', (data: Buffer) => {
+        // Channel 0 carries stdin; 255 with 0 says the client closed it.
+        if (data[0] === 0) got.push(data.subarray(1))
+        else if (data[0] === 255 && data[1] === 0) {
+          stdin.push(Buffer.concat(got))
+          answer()
+        }
+      })
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -99,6 +118,7 @@ export async function replay(script: readonly Exchange[]): Promise<Replay> {
     pending: () => queue,
     unexpected,
     received,
+    stdin,
     close: () =>
       new Promise<void>((resolve) => {
         wss.close()
