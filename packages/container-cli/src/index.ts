@@ -306,6 +306,10 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       const result = await callWith(context)(['image', 'rm', image])
       if (result.failed && !NO_SUCH_IMAGE.test(result.stderr)) throw failed(`remove the image ${image}`, result)
     },
+
+    async pushImage(tag, context) {
+      await check(context, `push ${tag}`, ['push', tag])
+    },
   })
 }
 

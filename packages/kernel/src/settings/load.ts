@@ -40,6 +40,7 @@ export interface EffectiveSettings {
   readonly use: Readonly<Partial<Record<CapabilityClass, Decided<readonly string[]>>>>
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
+  readonly imageRegistry: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
   /** The most bytes omh reads from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
   readonly fileBytes: Decided<number> | undefined
@@ -223,6 +224,7 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     use,
     imageBase: last((s) => s.image?.base),
     imageNetwork: last((s) => s.image?.network),
+    imageRegistry: last((s) => s.image?.registry),
     sessionNetwork: last((s) => s.session?.network),
     fileBytes: last((s) => s.limits?.file_bytes),
     last,
