@@ -9,6 +9,7 @@ import path from 'node:path'
 import type { ContainerSpec } from '@omh/plugin-api'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { allObjects, manifests, readMounts, type Limits } from '../../packages/runtime-kubernetes/src/index.js'
+import { SESSION_SHAPE } from '../../packages/runtime-kubernetes/test/fixtures.js'
 import { RUN_LABELS, TEST_BASE, TEST_RUN } from '../helpers/engines.js'
 
 const podman = (args: readonly string[], input?: string) => spawnSync('podman', args, { encoding: 'utf8', ...(input === undefined ? {} : { input }) })
@@ -61,12 +62,7 @@ beforeAll(async () => {
     ],
     env: { HOME: '/home/agent', API_TOKEN: 'kept-in-a-secret' },
     labels: { ...RUN_LABELS, 'omh.session': 's01', 'omh.worktree': '/not/a/label/value' },
-    workdir: '/work',
-    user: '1000:1000',
-    argv: ['sleep', 'infinity'],
-    capDrop: ['ALL'],
-    noNewPrivileges: true,
-    init: true,
+    ...SESSION_SHAPE,
     limits: { memory: MEMORY, cpus: 0.5, pids: 512 },
   }
   objects = allObjects(manifests({ spec, name, namespace: 'default', content: await readMounts(spec.mounts), storage: '1Gi' }))

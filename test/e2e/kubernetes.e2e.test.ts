@@ -8,6 +8,7 @@ import path from 'node:path'
 import type { ContainerSpec, RuntimeContext } from '@omh/plugin-api'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { defineKubernetesRuntime } from '../../packages/runtime-kubernetes/src/index.js'
+import { SESSION_SHAPE } from '../../packages/runtime-kubernetes/test/fixtures.js'
 import { RUN_LABELS, TEST_RUN } from '../helpers/engines.js'
 
 const KUBECONFIG = process.env['KUBECONFIG']
@@ -60,12 +61,7 @@ describe.runIf(Boolean(KUBECONFIG))('the Kubernetes runtime against a real clust
       volumes: [{ volume: work, guest: '/work', readOnly: false }],
       env: { HOME: '/home/agent', OMH_SESSION: 's01' },
       labels: { ...RUN_LABELS, 'omh.session': 's01', 'omh.worktree': dir },
-      workdir: '/work',
-      user: '1000:1000',
-      argv: ['sleep', 'infinity'],
-      capDrop: ['ALL'],
-      noNewPrivileges: true,
-      init: true,
+      ...SESSION_SHAPE,
       limits: { memory: 256 * 1024 * 1024, cpus: 0.5 },
     }
     expect(await runtime.up(spec, context)).toBe(name)

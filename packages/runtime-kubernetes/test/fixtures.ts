@@ -3,6 +3,16 @@ import type { Limits, MountContent } from '../src/manifests.js'
 
 const text = (s: string) => new TextEncoder().encode(s)
 
+/** How omh runs every session container: the agent's IDs in /work, a keeper process, hardened. */
+export const SESSION_SHAPE = {
+  workdir: '/work',
+  user: '1000:1000',
+  argv: ['sleep', 'infinity'],
+  capDrop: ['ALL'],
+  noNewPrivileges: true,
+  init: true,
+} as const satisfies Partial<ContainerSpec>
+
 /** A session as omh plans it: worktree, shadow git directory and a credential file writable, the rendered profile read-only. */
 export const sessionSpec: ContainerSpec & { limits: Limits } = {
   image: 'registry.example.com/omh/omh-claude:0123456789abcdef',
@@ -16,12 +26,7 @@ export const sessionSpec: ContainerSpec & { limits: Limits } = {
   ],
   env: { HOME: '/home/agent', OMH_SESSION: 's01', GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '/work', API_TOKEN: 'secret-value' },
   labels: { 'omh.repo': '3f2a9c0d1e4b', 'omh.session': 's01', 'omh.harness': 'claude', 'omh.plan': 'a1b2c3d4e5f60718', 'omh.worktree': '/home/me/.omh/state/worktrees/3f2a/s01' },
-  workdir: '/work',
-  user: '1000:1000',
-  argv: ['sleep', 'infinity'],
-  capDrop: ['ALL'],
-  noNewPrivileges: true,
-  init: true,
+  ...SESSION_SHAPE,
   limits: { memory: 2 * 1024 ** 3, pids: 2048, cpus: 1.5 },
 }
 
