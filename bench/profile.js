@@ -32,7 +32,8 @@ export function generateProfile(dir, { skills = 500, servers = 200, rules = 50 }
 }
 
 export async function profileBench({ root, runs = 15 }) {
-  const { Kernel, resolveProfile, stage } = await import(path.join(root, 'packages/kernel/dist/index.js'))
+  const { Kernel, resolveProfile } = await import(path.join(root, 'packages/kernel/dist/index.js'))
+  const { stage } = await import(path.join(root, 'packages/sandbox/dist/stage.js'))
   const home = mkdtempSync(path.join(os.tmpdir(), 'omh-bench-profile-'))
   try {
     generateProfile(home)

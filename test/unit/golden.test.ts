@@ -1,7 +1,8 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Kernel, projectRulesOf, resolveProfile, stage } from '@omh/kernel'
+import { Kernel, projectRulesOf, resolveProfile } from '@omh/kernel'
+import { stage } from '@omh/sandbox'
 import { ROOT } from '../helpers/run.js'
 import { testdir } from '../helpers/testdir.js'
 

@@ -38,35 +38,3 @@ export function parseSelector(text: string): Selector | { readonly error: string
   }
   return steps
 }
-
-/** Every value the selector reaches in a document. */
-export function select(document: unknown, selector: Selector): unknown[] {
-  let current: unknown[] = [document]
-  for (const step of selector) {
-    const next: unknown[] = []
-    for (const value of current) {
-      if ('key' in step) {
-        if (isObject(value) && Object.hasOwn(value, step.key)) next.push(value[step.key])
-      } else if (step.each === 'element') {
-        if (Array.isArray(value)) next.push(...value)
-      } else if (isObject(value)) {
-        next.push(...(step.each === 'value' ? Object.values(value) : Object.keys(value)))
-      }
-    }
-    current = next
-  }
-  return current
-}
-
-/** The scalar at a dotted key path inside a value, as text; `undefined` when absent, null or not a scalar. */
-export function scalarAt(value: unknown, path: string): string | undefined {
-  let node = value
-  for (const key of path.split('.')) {
-    if (!isObject(node) || !Object.hasOwn(node, key)) return undefined
-    node = node[key]
-  }
-  return typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean' ? String(node) : undefined
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)

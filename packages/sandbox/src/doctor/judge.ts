@@ -9,7 +9,8 @@
  */
 import { stripVTControlCharacters } from 'node:util'
 import type { CapabilityClass } from '@omh/plugin-api'
-import { PLACEHOLDERS, compilePattern, fillPattern, parseSelector, scalarAt, select, type Evidence, type Expectation, type Probe, type Selector } from '@omh/kernel'
+import { PLACEHOLDERS, parseSelector, type Evidence, type Expectation, type Probe, type Selector } from '@omh/kernel'
+import { compilePattern, fillPattern, scalarAt, select } from './evidence.js'
 
 /** What running a probe produced, as the container reports it. */
 export interface ProbeRun {

@@ -10,7 +10,8 @@ import {
   type RuntimeContext,
   type RuntimePlugin,
 } from '@omh/plugin-api'
-import { stage, type Adapter, type HarnessRender, type Kernel, type RenderReport } from '@omh/kernel'
+import type { Adapter, HarnessRender, Kernel, RenderReport } from '@omh/kernel'
+import { stage } from '../stage.js'
 import { chooseAccount } from '../accounts.js'
 import { agentUser, userSpec, type AgentUser } from '../agent-user.js'
 import { ensureImage, imageOptions, planImages } from '../image.js'

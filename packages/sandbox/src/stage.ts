@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto'
 import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { RenderReport } from './kernel.js'
+import { byText, type RenderReport } from '@omh/kernel'
 import type { Mount, StagedEntry } from '@omh/plugin-api'
-import { byText } from './order.js'
 
 /** Where the host sources of `tree` entries appear inside the container. */
 export const GUEST_SOURCES = '/omh/src'
