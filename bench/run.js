@@ -6,6 +6,7 @@ import path from 'node:path'
 import { compare, peakRss, report } from './lib.js'
 import { profileBench } from './profile.js'
 import { benchRuntimes } from './runtimes.js'
+import { benchRemote } from './remote.js'
 import { benchSessions } from './sessions.js'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -68,4 +69,12 @@ for (const engine of (process.env.OMH_BENCH_ENGINES ?? 'docker,podman').split(',
   report(`Session launch on ${engine} (median of ${sessionRuns} runs each, interleaved)`, result)
   const rss = result.rss === undefined ? 'n/a' : `${result.rss.toFixed(0)} MB (target ≤ 120 MB ${result.rss <= 120 ? 'met' : 'MISSED'})`
   console.log(`         peak memory of a warm launch (RSS)  ${rss}`)
+}
+
+// A session on an engine that does not share this disk; OMH_BENCH_REMOTE=0 leaves it out.
+if (process.env.OMH_BENCH_REMOTE !== '0') {
+  const remote = await benchRemote(sessionRuns)
+  report(`Session launch on a nested Docker that does not share this disk (median of ${sessionRuns} runs each, interleaved)`, remote)
+  console.log(`         image there by save | load            ${(remote.loadMs / 1000).toFixed(1).padStart(8)} s`)
+  console.log(`         first launch (session copied in)      ${(remote.firstMs / 1000).toFixed(1).padStart(8)} s`)
 }

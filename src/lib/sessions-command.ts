@@ -1,6 +1,6 @@
 import { isOmhError, type RuntimeContext } from '@omh/plugin-api'
 import { type ResolvedRuntime } from '@omh/kernel'
-import { Sessions, type Repository } from '@omh/sandbox'
+import { Sessions, copyBack, readCopied, sessionPaths, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
 import { sharedFlags } from './flags.js'
 
@@ -20,6 +20,24 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
   /** The session named, or the current one: the one launched into last. */
   protected async session(sid: string | undefined): Promise<string> {
     return (await this.sessions()).current(sid)
+  }
+
+  /**
+   * A session whose container runs on an engine that does not share this
+   * disk keeps the agent's latest work in volumes there: brought home before
+   * it is read. An engine that does not answer leaves the host's copy (from
+   * the last launch) to be read, with a warning.
+   */
+  protected async bringHome(sid: string): Promise<void> {
+    const kernel = await this.kernel()
+    const run = sessionPaths(kernel.omhState, await this.repository(), sid).run
+    if (!(await readCopied(run))) return
+    const resolved = await this.runtime(undefined, true)
+    if (!resolved) {
+      this.warn(`${sid} runs on an engine that does not share this disk, and it did not answer: this is the agent's work as the last launch brought it home.`)
+      return
+    }
+    await copyBack(resolved.runtime, run, this.runtimeContext())
   }
 
   protected runtimeContext(): RuntimeContext {

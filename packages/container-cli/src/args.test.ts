@@ -24,6 +24,12 @@ const spec: ContainerSpec = {
 }
 
 describe('containerArgs', () => {
+  it('mounts volumes the engine keeps before host paths, read-only as `ro` (which Podman takes as well as Docker)', () => {
+    const copied: ContainerSpec = { ...spec, mounts: [], volumes: [{ volume: 'v-work', guest: '/work', readOnly: false }, { volume: 'v-staged', guest: '/omh/copied/staged', readOnly: true }] }
+    const args = containerArgs(copied, {}, false).args
+    expect(args.filter((_, n) => args[n - 1] === '--mount')).toEqual(['type=volume,source=v-work,target=/work', 'type=volume,source=v-staged,target=/omh/copied/staged,ro'])
+  })
+
   it('translates every field, publishes ports on 127.0.0.1 only (at a free port the engine picks when none is given) and never pulls', () => {
     expect(containerArgs(spec, {}, true)).toEqual({
       args: [

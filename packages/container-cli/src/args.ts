@@ -1,6 +1,6 @@
 // Pure translation of omh's container descriptions into a Docker-compatible
 // client's arguments. Docker and Podman take the same flags for everything here.
-import type { ContainerSpec, ExecOptions, HostUser, ImageRecipe, Mount } from '@omh/plugin-api'
+import type { ContainerSpec, ExecOptions, HostUser, ImageRecipe, Mount, VolumeMount } from '@omh/plugin-api'
 
 /** Arguments plus the variables the client needs in its own environment to pass values on. */
 export interface ClientCall {
@@ -45,6 +45,8 @@ export function unmountable(mount: Mount): string | undefined {
 // on the host, and a colon in a path is no separator.
 const mountFlag = (m: Mount) => `type=bind,source=${m.host},target=${m.guest}${m.readOnly ? ',readonly' : ''}`
 
+const volumeFlag = (v: VolumeMount) => `type=volume,source=${v.volume},target=${v.guest}${v.readOnly ? ',ro' : ''}`
+
 /** The IDs of a `uid:gid` user; undefined for a name, which only the image can resolve. */
 export function numericUser(user: string): HostUser | undefined {
   const ids = /^(\d+):(\d+)$/.exec(user)
@@ -63,6 +65,7 @@ export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: bo
   if (spec.init) args.push('--init')
   if (spec.interactive) args.push('-i')
   if (spec.tty && attachedTTY) args.push('-t')
+  for (const v of spec.volumes ?? []) args.push('--mount', volumeFlag(v))
   for (const m of spec.mounts) args.push('--mount', mountFlag(m))
   const env = envFlags(spec.env, hostEnv)
   args.push(...env.args)

@@ -24,8 +24,10 @@ export interface ClientResult {
 export interface ClientOptions {
   /** The client's whole environment; nothing is inherited besides it. */
   readonly env: Readonly<Record<string, string | undefined>>
-  /** `inherit`: the user's stdin (a terminal, for an interactive harness). */
-  readonly stdin?: 'ignore' | 'inherit'
+  /** `inherit`: the user's stdin (a terminal, for an interactive harness); a number: that open file. */
+  readonly stdin?: 'ignore' | 'inherit' | number
+  /** An open file stdout goes to instead of being captured (an archive). */
+  readonly stdoutTo?: number
   /** `inherit`: the user's stdout and stderr, nothing captured. */
   readonly output?: 'pipe' | 'inherit'
   /** Captured stdout loses one final line break, as a shell's `$(…)` would. */
@@ -47,7 +49,7 @@ export function runClient(program: string, args: readonly string[], options: Cli
     let startError: NodeJS.ErrnoException | undefined
     const child = spawn(program, args, {
       env: options.env as NodeJS.ProcessEnv,
-      stdio: [options.stdin ?? 'ignore', piped ? 'pipe' : 'inherit', piped ? 'pipe' : 'inherit'],
+      stdio: [options.stdin ?? 'ignore', options.stdoutTo ?? (piped ? 'pipe' : 'inherit'), piped ? 'pipe' : 'inherit'],
       ...(options.signal ? { signal: options.signal } : {}),
     })
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))

@@ -26,8 +26,8 @@ export function complaint(stderr: string): string {
   const lines = stderr
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => l && !/^(WARN|DEPRECATED)/i.test(l))
-  return (lines.at(-1) ?? '').replace(/^(error:\s*|error response from daemon:\s*)/i, '')
+    .filter((l) => l && !/^(WARN|DEPRECATED)/i.test(l) && !/^(see|run) '.*--help'/i.test(l))
+  return (lines.at(-1) ?? '').replace(/^(docker:\s*)?(error:\s*|error response from daemon:\s*)/i, '')
 }
 
 export function classifyDetect(outcome: DetectOutcome, advice: DetectAdvice): { reason: string; hint: string } {

@@ -11,6 +11,7 @@ import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, labelFilters, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
 import { runClient, type ClientResult } from './client.js'
 import { classifyDetect, type DetectAdvice } from './detect.js'
+import { cliVolumes } from './volumes.js'
 
 export { buildArgs, containerArgs, envFlags, execArgs, listArgs, numericUser, unmountable } from './args.js'
 export { runClient, type ClientOptions, type ClientResult } from './client.js'
@@ -154,6 +155,15 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       ports: publishedPorts(c.NetworkSettings?.Ports),
     }))
   }
+
+  const copying = cliVolumes(engine, (args, context, options = {}) =>
+    runClient(program, args, {
+      env: clientEnv(context),
+      stripFinalNewline: true,
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...options,
+    }),
+  )
 
   return defineRuntime({
     kind: 'runtime',
@@ -300,6 +310,9 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       // Podman joins several label filters of `images` with "or": every label is checked here again.
       return images.filter((i) => Object.entries(labels).every(([key, value]) => key in i.labels && (value === '' || i.labels[key] === value)))
     },
+
+    fileWays: copying.fileWays,
+    volumes: copying.volumes,
 
     async removeImage(image, context) {
       // Never --force: Podman's would remove the containers using the image.

@@ -363,6 +363,12 @@ export interface VolumeHelper {
   readonly image: string
   /** Whose the files put into the volume are, by number (the container user of the containers that mount it). */
   readonly owner: HostUser
+  /**
+   * A running container that mounts the volume at `guest`: a runtime may
+   * read the volume through it (`exec … tar`), cheaper than a helper of its
+   * own. Absent, or gone: the runtime starts what it needs.
+   */
+  readonly via?: { readonly container: string; readonly guest: string }
 }
 
 /**

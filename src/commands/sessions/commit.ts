@@ -32,6 +32,7 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
+    await this.bringHome(sid)
     const done = await commitSession(kernel.omhState, repo, sid, flags.message, process.env, { squash: flags.squash })
     const base = await resolveBase(repo, process.env).catch(() => undefined)
     const state = await workState(kernel.omhState, repo, sid, base?.commit, process.env)

@@ -20,6 +20,7 @@ export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
+    await this.bringHome(sid)
     const base = await resolveBase(repo, process.env)
     const diff = await sessionDiff(kernel.omhState, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
     if (!this.jsonEnabled()) {

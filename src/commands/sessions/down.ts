@@ -1,5 +1,5 @@
 import { Args } from '../../lib/oclif.js'
-import { LABEL, clearMountpoints, forgetUp, listSessions, sessionPaths } from '@omh/sandbox'
+import { LABEL, clearMountpoints, copyBack, forgetUp, listSessions, removeVolumes, sessionPaths } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
@@ -26,7 +26,11 @@ export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
     for (const sid of ids) {
       const mine = containers.filter((c) => c.labels[LABEL.session] === sid)
       for (const c of mine) await runtime.down(c.id, context)
-      await clearMountpoints(sessionPaths(kernel.omhState, repo, sid).run)
+      const run = sessionPaths(kernel.omhState, repo, sid).run
+      // On an engine elsewhere the agent's work is in volumes: home first, then they go.
+      await copyBack(runtime, run, context)
+      await removeVolumes(runtime, { [LABEL.repo]: repo.id, [LABEL.session]: sid }, run, context)
+      await clearMountpoints(run)
       await forgetUp(sessionPaths(kernel.omhState, repo, sid).run)
       sessions.push({ session: sid, stopped: mine.some((c) => c.running) })
     }

@@ -1,6 +1,6 @@
 import { Args, Flags } from '../../lib/oclif.js'
 import { OmhError, SESSION_UNSAVED_WORK } from '@omh/plugin-api'
-import { LABEL, branchOf, clearMountpoints, removeSession, sessionPaths, unsavedWork } from '@omh/sandbox'
+import { LABEL, branchOf, clearMountpoints, removeSession, removeVolumes, sessionPaths, unsavedWork } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsRmResult {
@@ -35,7 +35,9 @@ export default class SessionsRm extends SessionsCommand<SessionsRmResult> {
     const resolved = await this.runtime(flags.runtime, true)
     if (resolved) {
       const context = this.runtimeContext()
-      for (const c of await resolved.runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, context)) await resolved.runtime.down(c.id, context)
+      const labels = { [LABEL.repo]: repo.id, [LABEL.session]: sid }
+      for (const c of await resolved.runtime.list(labels, context)) await resolved.runtime.down(c.id, context)
+      await removeVolumes(resolved.runtime, labels, sessionPaths(kernel.omhState, repo, sid).run, context)
     } else {
       this.warn(`If a container of ${sid} remains, remove it with your engine (its name is omh-${repo.id}-${sid}).`)
     }

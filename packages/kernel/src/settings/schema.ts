@@ -42,6 +42,8 @@ export const settingsSchema = z.strictObject({
       network: z.optional(z.string().check(z.minLength(1))),
       /** How long a session container may sit with nothing run in it before the next omh command stops it: `90m`, `4h`, `2d`. */
       idle_stop: z.optional(z.string().check(z.regex(/^[1-9]\d*[smhd]$/, 'a duration: a whole number and s, m, h or d, e.g. "4h"'))),
+      /** How a session's files reach its container: `auto` (checked per engine), `mounted` or `copied` (into volumes). */
+      files: z.optional(z.enum(['auto', 'mounted', 'copied'])),
       /** Untracked files copied into a new session's worktree (paths or globs in the repository), `[limits] carry_in_bytes` at most. */
       carry_in: z.optional(z.array(z.string().check(z.minLength(1)))),
     }),

@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
-import { agentUser } from '../agent-user.js'
+import { agentUser, type AgentUser } from '../agent-user.js'
 import {
   DOCTOR_NO_TURN,
   DOCTOR_RUNNER_FAILED,
@@ -18,11 +18,14 @@ import {
   type CapabilityClass,
   type ContainerSpec,
   type DroppedItem,
+  type RunResult,
   type RuntimeContext,
+  type RuntimePlugin,
   type TranslatedItem,
 } from '@omh/plugin-api'
 import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
 import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
+import { chooseWay, copyPlan, fillVolumes, withLinks } from '../session/copied.js'
 import { git, gitFailure } from '../session/git.js'
 import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
 import { handToAgent } from '../session/ownership.js'
@@ -170,7 +173,11 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       ...(request.network ? (network ? { network } : {}) : { network: 'none' }),
     }
     host.notice(`checking ${adapter.name} in ${image} on ${info.engine}${request.network ? `, on ${network ? `network ${network}` : "the engine's default network"}` : ''}${choice.account ? ` with the login of account "${choice.account}"` : ', with an empty credential store (no account captured)'}…`)
-    const result = await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
+    const wanted = kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
+    const result =
+      (await chooseWay(runtime, image, wanted, scratch, host.context)) === 'mounted'
+      ? await runtime.run(spec, host.context).finally(() => clearMountpoints(run))
+      : await runCopied(runtime, spec, agent, host.context)
     const report = parseReport(result, adapter.name)
 
     let checks = doctorChecks(input, expectedDigests(render), report)
@@ -250,4 +257,16 @@ async function workspace(kernel: Kernel, work: string, archive: string): Promise
   }
   await rm(archive, { force: true })
   return repo
+}
+
+/** Runs the doctor's container on an engine that does not share this disk: its volumes made for this run alone, and removed after. */
+async function runCopied(runtime: RuntimePlugin, spec: ContainerSpec, agent: AgentUser, context: RuntimeContext): Promise<RunResult> {
+  const labels = { ...spec.labels, 'omh.doctor.run': spec.name! }
+  const plan = await copyPlan(spec, spec.name!, { uid: agent.uid, gid: agent.gid })
+  try {
+    await fillVolumes(runtime, plan, labels, context)
+    return await runtime.run(withLinks(plan), context)
+  } finally {
+    for (const v of plan.volumes) await runtime.volumes!.remove(v.volume, context).catch(() => undefined)
+  }
 }

@@ -9,7 +9,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { accessSync, constants, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -259,8 +259,9 @@ export function runProbe(probe: RunnerProbe): Promise<ProbeOutput> {
   })
 }
 
-// `node runner.mjs plan.json`: the report as JSON on stdout.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// `node runner.mjs plan.json`: the report as JSON on stdout. Node names a module by its real
+// path, and the runner may be reached through a link (files copied into a volume).
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as RunnerPlan
   process.stdout.write(JSON.stringify(await measure(plan)))
 }

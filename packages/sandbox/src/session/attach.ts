@@ -12,6 +12,7 @@ import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, s
 import { ATTACH_FAILED, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { agentUser, userSpec } from '../agent-user.js'
+import { readCopied } from './copied.js'
 import { LABEL } from './layout.js'
 import { Sessions } from './sessions.js'
 
@@ -78,7 +79,13 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   if (started.exitCode !== 0) {
     throw OmhError.of(ATTACH_FAILED, { args: [sid, `${started.stderr}${started.stdout}`.trim().split('\n').slice(-3).join(' | ')] })
   }
-  if (!(await answers(port))) throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port} (its log: /tmp/omh-sshd/sshd.log in the container)`] })
+  if (!(await answers(port))) {
+    // An engine elsewhere publishes the port on its own machine's 127.0.0.1, which only a tunnel reaches from here.
+    const elsewhere = (await readCopied(sessions.paths(sid).run))
+      ? `; the container runs on an engine that does not share this machine, so the port is on that machine's 127.0.0.1: forward it first (\`ssh -N -L ${port}:127.0.0.1:${port} <engine's host>\`) and attach again`
+      : ' (its log: /tmp/omh-sshd/sshd.log in the container)'
+    throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port}${elsewhere}`] })
+  }
 
   const alias = sshAlias(repo.id, sid)
   const entry = await writeHostEntry(paths, alias, hostEntry(alias, port, paths.key))

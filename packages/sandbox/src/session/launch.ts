@@ -1,3 +1,4 @@
+import path from 'node:path'
 import {
   GUEST_WORK,
   OmhError,
@@ -25,10 +26,11 @@ import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './
 import { resolveBase, type Base } from './repo.js'
 import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
-import { writeExclude } from './shadow.js'
+import { GUEST_SHADOW, writeExclude } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
+import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
@@ -356,7 +358,8 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
-  await act(decision, { runtime, spec: prepared.spec, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host })
+  const files = at.kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
+  await act(decision, { runtime, spec: prepared.spec, planned: prepared.planned, paths: prepared.paths, sid, harness: at.adapter.name, host, files, repo: at.sessions.repo.id, agent: at.agent })
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
 }
@@ -375,6 +378,8 @@ async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host:
     },
     host.context,
   )
+  // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
+  await copyBack(runtime, prepared.paths.run, host.context)
   await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
   return result.exitCode
 }
@@ -423,6 +428,9 @@ async function act(
     sid: string
     harness: string
     host: LaunchHost
+    files: FilesSetting
+    repo: string
+    agent: AgentUser
   },
 ): Promise<void> {
   const { runtime, host } = at
@@ -439,15 +447,35 @@ async function act(
     await runtime.down(decision.container.id, host.context)
     await clearMountpoints(at.paths.run)
   }
-  await prepareMountpoints(at.paths.run, at.planned.mountpoints)
+  // A container replaced on the engine it ran on keeps its way; any other is checked: the engine a
+  // session's last container ran on may not be this one.
+  const before = decision.action === 'restart' ? decision.container.labels[LABEL.files] : undefined
+  const kept = (before === 'mounted' || before === 'copied') && (at.files === 'auto' || at.files === before) ? before : undefined
+  const way = kept ?? (await chooseWay(runtime, at.spec.image, at.files, path.dirname(at.paths.run), host.context))
+  const spec = { ...at.spec, labels: { ...at.spec.labels, [LABEL.files]: way } }
+  if (way === 'mounted') {
+    await forgetCopied(at.paths.run)
+    await prepareMountpoints(at.paths.run, at.planned.mountpoints)
+  }
   try {
-    await runtime.up(at.spec, host.context)
+    if (way === 'mounted') await runtime.up(spec, host.context)
+    else await upCopied(runtime, spec, at.paths, at.agent, { [LABEL.repo]: at.repo, [LABEL.session]: at.sid }, host.context)
   } catch (error) {
     await runtime.down(at.spec.name!, host.context).catch(ignore)
     await clearMountpoints(at.paths.run)
     if (isOmhError(error)) throw error
     throw OmhError.of(SESSION_UP_FAILED, { args: [at.sid, (error as Error).message?.split('\n')[0] ?? String(error)], cause: error })
   }
+}
+
+/** Starts a session's container on an engine that does not share this disk: its volumes filled, then its links made. */
+async function upCopied(runtime: RuntimePlugin, spec: ContainerSpec, paths: SessionPaths, agent: AgentUser, labels: Record<string, string>, context: RuntimeContext): Promise<void> {
+  const plan = await copyPlan(spec, spec.name!, { uid: agent.uid, gid: agent.gid }, [GUEST_WORK, GUEST_SHADOW])
+  await fillVolumes(runtime, plan, labels, context)
+  await runtime.up(plan.spec, context)
+  await writeCopied(paths.run, plan)
+  const linked = await runtime.exec(spec.name!, linkCommand(plan), { tty: false, capture: true, user: spec.user }, context)
+  if (linked.exitCode !== 0) throw new Error(`could not link omh's files into place: ${linked.stderr.trim()}`)
 }
 
 /** Re-stamps the plan digest after `beforeLaunch` taps had their say. */

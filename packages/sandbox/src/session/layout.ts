@@ -46,4 +46,6 @@ export const LABEL = {
   harness: 'omh.harness',
   plan: 'omh.plan',
   worktree: 'omh.worktree',
+  /** How its files reach the container: `mounted` or `copied`. */
+  files: 'omh.files',
 } as const

@@ -1,0 +1,164 @@
+// Sessions on an engine that does not share this machine's disk: a Docker and a
+// Podman running in containers of the host's engines, their APIs on 127.0.0.1
+// (../shared/runtimes/remote/start.sh). One nested engine per kind serves the
+// whole file and is removed after it. omh builds its images there, as it would
+// on a build box: only the recipe crosses.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ENGINES, TEST_BASE as BASE, TEST_RUN, freePort } from '../helpers/engines.js'
+import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
+import { write } from '../helpers/testdir.js'
+
+const START = process.env['OMH_REMOTE_START'] ?? path.resolve(ROOT, '../shared/runtimes/remote/start.sh')
+const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, ...identity } }).trim()
+
+/** `key=value` lines a probe printed. */
+const facts = (stdout: string) => Object.fromEntries(stdout.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+
+describe.each(ENGINES)('a session on a %s that does not share this disk', (engine) => {
+  const nested = `omh-e2e-remote-${engine}-${TEST_RUN}`.toLowerCase()
+  let home: string
+  let root: string
+  let env: Record<string, string>
+  /** Where the nested engine is, as its client reads it. */
+  let target: Record<string, string>
+  const omh = (args: readonly string[]) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env: { ...process.env, NO_COLOR: '1', ...identity, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    return finished(child, 600_000)
+  }
+  /** The nested engine's own client. */
+  const remote = (...args: string[]) => spawnSync(engine, args, { encoding: 'utf8', env: { ...process.env, ...target } })
+  const volumes = () => remote('volume', 'ls', '-q', '--filter', 'label=omh.session').stdout.split('\n').filter(Boolean).sort()
+  const worktree = (sid: string) => path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid)
+
+  beforeAll(async () => {
+    const port = await freePort()
+    const started = spawnSync(START, [engine, nested, String(port)], { encoding: 'utf8', timeout: 600_000 })
+    if (started.status !== 0) throw new Error(`the nested ${engine} did not start: ${started.stderr}`)
+    // The nested Podman's image has no catatonit, which `--init` needs: the host's static one serves.
+    if (engine === 'podman') {
+      const catatonit = realpathSync(spawnSync('sh', ['-c', 'command -v catatonit'], { encoding: 'utf8' }).stdout.trim() || '/usr/bin/catatonit')
+      spawnSync('podman', ['exec', nested, 'mkdir', '-p', '/usr/libexec/podman'])
+      spawnSync('podman', ['cp', catatonit, `${nested}:/usr/libexec/podman/catatonit`])
+    }
+    const line = started.stdout.trim().split('\n').at(-1)!
+    target = { [line.slice(0, line.indexOf('='))]: line.slice(line.indexOf('=') + 1) }
+    home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-remote-')))
+    root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-remote-repo-')))
+    write(home, { 'settings.toml': `runtime = "${engine}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n`, 'rules/style.md': 'Be brief.\n' })
+    mkdirSync(path.join(home, 'adapters'))
+    copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
+    write(root, { 'README.md': 'the checkout\n' })
+    git(root, 'init', '-q', '-b', 'main')
+    git(root, 'add', '-A')
+    git(root, 'commit', '-q', '-m', 'init')
+    env = { OMH_HOME: home, OMH_STATE: stateOf(home), ...target }
+    // The probe's image, if this machine's engine has it already (other test files build it), goes
+    // there by save | load: seconds instead of minutes. Otherwise the first launch builds it there.
+    const { DOCKER_HOST: _d, CONTAINER_HOST: _c, ...here } = { ...process.env, ...env }
+    const planned = spawnSync(process.execPath, [BIN, '--dry-run', '--json', 'probe'], { cwd: root, env: here, encoding: 'utf8' })
+    const tag = planned.status === 0 ? (JSON.parse(planned.stdout) as { result: { container: { image: string } } }).result.container.image : undefined
+    if (tag && spawnSync(engine, ['image', 'inspect', tag]).status === 0) {
+      const quoted = (v: string) => `'${v.replace(/'/g, "'\\''")}'`
+      const [key, value] = Object.entries(target)[0]!
+      spawnSync('sh', ['-c', `${engine} save ${quoted(tag)} | ${key}=${quoted(value)} ${engine} load -q`], { env: here, stdio: 'ignore' })
+    }
+  }, 900_000)
+
+  afterAll(() => {
+    spawnSync(START, ['rm', nested])
+    for (const dir of [home, root]) if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('refuses bind mounts the engine cannot see, rather than start with an empty /work', async () => {
+    write(root, { '.omh/settings.local.toml': '[session]\nfiles = "mounted"\n' })
+    try {
+      // The first launch builds the images on the nested engine: a few minutes, once.
+      const r = await omh(['probe', '--', 'ls /work'])
+      expect(r.status).toBe(1)
+      expect(r.stderr).toContain('Code: ENGINE_FILES_UNREACHABLE')
+      expect(r.stderr).toMatch(/does not see \S+ through a bind mount/)
+      expect(remote('ps', '-aq', '--filter', 'label=omh.session').stdout.trim()).toBe('')
+      expect(existsSync(path.join(stateOf(home), 'worktrees')) ? readdirSync(path.dirname(worktree('s01'))) : []).toEqual([])
+    } finally {
+      rmSync(path.join(root, '.omh'), { recursive: true, force: true })
+    }
+  }, 900_000)
+
+  it('copies the session in, and what the agent writes and commits comes back for diff and commit', async () => {
+    const r = await omh(['probe', '--', 'echo "readme=$(cat README.md)"; echo "rules=$(cat AGENTS.md)"; echo made > from-agent.txt; git add from-agent.txt; git commit -qm "The agent made a file"; echo loose > loose.txt; echo "head=$(git log -1 --format=%s)"'])
+    expect(r.stderr).toContain('omh: probe on omh/s01')
+    expect(r.status).toBe(0)
+    expect(facts(r.stdout)).toMatchObject({ readme: 'the checkout', rules: '<!-- omh: style -->', head: 'The agent made a file' })
+    expect(readFileSync(path.join(worktree('s01'), 'from-agent.txt'), 'utf8')).toBe('made\n')
+    expect(volumes().length).toBeGreaterThan(0)
+    const diff = await omh(['sessions', 'diff', 's01', '--stat'])
+    expect(diff.stdout).toContain('from-agent.txt')
+    expect(diff.stdout).toContain('loose.txt')
+    expect(diff.stdout).not.toContain('AGENTS.md')
+    const commit = await omh(['sessions', 'commit', 's01', '-m', 'The rest'])
+    expect(commit.status).toBe(0)
+    expect(git(root, 'log', '--format=%s', 'omh/s01').split('\n').slice(0, 2)).toEqual(['The rest', 'The agent made a file'])
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('loose.txt')
+  }, 900_000)
+
+  it("relaunches into the same container and volumes, where the agent's work still is", async () => {
+    const before = { volumes: volumes(), container: remote('ps', '-q', '--filter', 'label=omh.session=s01').stdout.trim() }
+    const r = await omh(['probe', '--', 'echo "again=$(cat from-agent.txt)"'])
+    expect(r.status).toBe(0)
+    expect(facts(r.stdout)).toMatchObject({ again: 'made' })
+    expect(volumes()).toEqual(before.volumes)
+    expect(remote('ps', '-q', '--filter', 'label=omh.session=s01').stdout.trim()).toBe(before.container)
+  }, 600_000)
+
+  it(`reaches it through a ${engine === 'docker' ? 'Docker context' : 'Podman connection'} as well`, async () => {
+    const [key, url] = Object.entries(target)[0]!
+    const config = path.join(home, 'client-config')
+    mkdirSync(config, { recursive: true })
+    // Podman reads the file CONTAINERS_CONF names, and keeps its connections there: it must exist.
+    writeFileSync(path.join(config, 'containers.conf'), '')
+    // The client's own configuration lives in the test's directory, never the user's.
+    const named: Record<string, string> = engine === 'docker' ? { DOCKER_CONFIG: config, DOCKER_CONTEXT: nested } : { CONTAINERS_CONF: path.join(config, 'containers.conf'), CONTAINER_CONNECTION: nested }
+    const { [key]: _gone, ...rest } = env
+    const add = engine === 'docker' ? ['context', 'create', nested, '--docker', `host=${url}`] : ['system', 'connection', 'add', nested, url]
+    const { [key]: _unset, ...client } = process.env
+    const made = spawnSync(engine, add, { encoding: 'utf8', env: { ...client, ...named } })
+    expect(made.status, made.stderr).toBe(0)
+    const saved = env
+    env = { ...rest, ...named }
+    try {
+      const r = await omh(['probe', '--', 'echo "again=$(cat from-agent.txt)"'])
+      expect(facts(r.stdout)).toMatchObject({ again: 'made' })
+      expect(r.status).toBe(0)
+    } finally {
+      env = saved
+    }
+  }, 600_000)
+
+  it('runs doctor there too', async () => {
+    const r = await omh(['doctor', 'probe'])
+    expect(r.stdout).toContain('all 2 checks passed')
+    expect(r.status).toBe(0)
+    expect(remote('volume', 'ls', '-q', '--filter', 'label=omh.doctor').stdout.trim()).toBe('')
+  }, 600_000)
+
+  it('down brings the work home and removes the volumes; rm leaves nothing on the engine', async () => {
+    await omh(['probe', '--', 'echo late > late.txt'])
+    const down = await omh(['sessions', 'down', 's01'])
+    expect(down.status).toBe(0)
+    expect(volumes()).toEqual([])
+    expect(readFileSync(path.join(worktree('s01'), 'late.txt'), 'utf8')).toBe('late\n')
+    const again = await omh(['probe', '--', 'echo "late=$(cat late.txt)"'])
+    expect(facts(again.stdout)).toMatchObject({ late: 'late' })
+    const rm = await omh(['sessions', 'rm', 's01', '--force'])
+    expect(rm.status).toBe(0)
+    expect(volumes()).toEqual([])
+    expect(remote('ps', '-aq', '--filter', 'label=omh.session').stdout.trim()).toBe('')
+  }, 600_000)
+})
