@@ -85,6 +85,8 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
   const start = async (spec: ContainerSpec & { readonly limits?: Limits }, pod: string, context: RuntimeContext): Promise<Cluster> => {
     refuse(spec)
     const k = await cluster(context)
+    // Every session asks for sshd's port for `omh attach`; a Pod runs without it, and attach says it cannot reach one.
+    if (spec.ports?.length) context.progress(`${ENGINE} publishes no port of a Pod on this machine: \`omh attach\` cannot reach it (\`kubectl port-forward\` can)`)
     if (spec.limits?.pids) context.progress(`${ENGINE} sets no process limit per Pod: the cluster's own (the kubelet's podPidsLimit) applies instead of [session] pids`)
     let objects
     try {
@@ -230,7 +232,10 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
         await throughHelper(await cluster(context), volume, helper, ['sh', '-c', `find ${HELPER_MOUNT} -mindepth 1 -delete && tar -x -f - -C ${HELPER_MOUNT}`], { stdin: archive }, `fill the claim ${volume}`)
       },
       async get(volume, archive, helper, context) {
-        await throughHelper(await cluster(context), volume, helper, ['tar', '-c', '-f', '-', '-C', HELPER_MOUNT, '.'], { stdout: archive }, `read the claim ${volume}`)
+        const k = await cluster(context)
+        // The running Pod that mounts the claim reads it cheaper than a helper started for it.
+        if (helper.via && (await throughPod(k, helper.via.container, ['tar', '-c', '-f', '-', '-C', helper.via.guest, '.'], archive))) return
+        await throughHelper(k, volume, helper, ['tar', '-c', '-f', '-', '-C', HELPER_MOUNT, '.'], { stdout: archive }, `read the claim ${volume}`)
       },
     },
 
@@ -243,6 +248,21 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
       }
     },
   })
+}
+
+/** Runs argv in a running Pod with stdout to a host file; false when the Pod is gone or argv fails, so a helper can take over. */
+async function throughPod(k: Cluster, pod: string, argv: readonly string[], archive: string): Promise<boolean> {
+  try {
+    if (!(await k.read(pod))?.status?.containerStatuses?.some((c) => c.state?.running)) return false
+    const { collector } = await import('./cluster.js')
+    const out = createWriteStream(archive)
+    const code = await k.exec(pod, argv, { stdout: out, stderr: collector().stream, tty: false })
+    out.end()
+    await finished(out)
+    return code === 0
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -83,8 +83,9 @@ describe('detect', () => {
 describe('up', () => {
   it('creates the claim, the Secret, the ConfigMaps, then the Pod, and waits until it runs', async () => {
     const context = await against('session-up')
-    expect(await runtime.up(sessionOnDisk(), context)).toBe('omh-3f2a9c0d1e4b-s01')
+    expect(await runtime.up({ ...sessionOnDisk(), ports: [{ guest: 22 }] }, context)).toBe('omh-3f2a9c0d1e4b-s01')
     done()
+    expect(progress.join('\n')).toMatch(/omh attach. cannot reach it/)
     const bodies = server!.received.filter((r) => r.method === 'POST').map((r) => r.body as { kind: string; data?: Record<string, string> })
     expect(bodies.find((b) => b.kind === 'ConfigMap')!.data).toEqual({ k0: '# Rules\n' })
     expect(bodies.filter((b) => b.kind === 'ConfigMap')[1]!.data).toEqual({ k0: '#!/bin/sh\n', k1: 'Review.\n' })
@@ -106,7 +107,7 @@ describe('up', () => {
 
   it('refuses a description a Pod cannot run before asking the cluster anything', async () => {
     const context = await against('detect')
-    await expect(runtime.up({ ...sessionOnDisk(), ports: [{ guest: 22 }] }, context)).rejects.toMatchObject({ code: 'CONTAINER_FAILED', message: expect.stringMatching(/publishes no port/) })
+    await expect(runtime.up({ ...sessionOnDisk(), network: 'omh-egress' }, context)).rejects.toMatchObject({ code: 'CONTAINER_FAILED', message: expect.stringMatching(/cluster's network/) })
     expect(server!.received).toEqual([])
   })
 })
@@ -189,6 +190,15 @@ describe('the copied way', () => {
     const sent = exchanges('volume-archives').find((e) => e.frames?.[0]?.[2] === 'base64')!.frames![0]![1]
     expect(readFileSync(back)).toEqual(Buffer.from(sent, 'base64'))
     await expect(runtime.volumes!.get('omh-3f2a9c0d1e4b-s01-work', back, helper, context)).rejects.toMatchObject({ code: 'CONTAINER_FAILED', message: expect.stringMatching(/Permission denied/) })
+    done()
+  })
+
+  it('reads a claim through the running Pod that mounts it, without a helper', async () => {
+    const context = await against('volume-get-via')
+    const back = path.join(dir, 'via.tar')
+    await runtime.volumes!.get('omh-3f2a9c0d1e4b-s01-work', back, { image: 'unused', owner: { uid: 1000, gid: 1000 }, via: { container: 'omh-3f2a9c0d1e4b-s01', guest: '/work' } }, context)
+    const sent = exchanges('volume-get-via').find((e) => e.frames)!.frames![0]![1]
+    expect(readFileSync(back)).toEqual(Buffer.from(sent, 'base64'))
     done()
   })
 })
