@@ -11,6 +11,7 @@ import ConfigMcpRm from './commands/config/mcp/rm.js'
 import Doctor from './commands/doctor.js'
 import ImagesLs from './commands/images/ls.js'
 import ImagesPrune from './commands/images/prune.js'
+import ImagesPush from './commands/images/push.js'
 import Init from './commands/init.js'
 import Launch from './commands/launch.js'
 import Plugins from './commands/plugins/index.js'
@@ -45,6 +46,7 @@ export const COMMANDS = {
   doctor: Doctor,
   'images:ls': ImagesLs,
   'images:prune': ImagesPrune,
+  'images:push': ImagesPush,
   init: Init,
   launch: Launch,
   plugins: Plugins,

@@ -358,6 +358,9 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         if (result.failed && !/no such network|not found|unable to find/i.test(result.stderr)) throw failed(`remove the network ${name}`, result)
       },
     },
+    async pushImage(tag, context) {
+      await check(context, `push ${tag}`, ['push', tag])
+    },
   })
 }
 

@@ -247,4 +247,12 @@ describe.each(engines)('%s images', (_, runtime) => {
     expect(log).toContain('images -q --no-trunc --filter label=omh.kind=harness --filter label=omh.adapter=mine')
     expect(log).toContain('image rm localhost/omh-mine:1\n')
   })
+
+  it('are pushed to the registry their tag names', async () => {
+    const dir = testdir({ [`bin/${runtime.engine}`]: orClient, log: '' })
+    chmodSync(path.join(dir, 'bin', runtime.engine), 0o755)
+    const context: RuntimeContext = { env: { PATH: path.join(dir, 'bin'), FAKE_LOG: path.join(dir, 'log') }, progress: () => undefined, verbose: false }
+    await runtime.pushImage!('registry.example.com/team/omh-mine:1', context)
+    expect(readFileSync(path.join(dir, 'log'), 'utf8')).toContain('push registry.example.com/team/omh-mine:1\n')
+  })
 })

@@ -598,6 +598,13 @@ export interface RuntimePlugin {
   /** Removes an image tag (the image with its last tag), or an untagged image by id; an image a container uses is refused (CONTAINER_FAILED). Optional, with `images`. */
   removeImage?(image: string, context: RuntimeContext): Promise<void>
   /**
+   * Pushes an image this engine holds to the registry its tag names, with
+   * the engine's own login for it (CONTAINER_FAILED when refused). Optional:
+   * without it, `omh images push` cannot use this engine.
+   * @since 1
+   */
+  pushImage?(tag: string, context: RuntimeContext): Promise<void>
+  /**
    * Engine networks. Optional: without it, or when `create` cannot make an
    * internal network here, sessions cannot be limited to an egress proxy
    * (EGRESS_UNSUPPORTED).

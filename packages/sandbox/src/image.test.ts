@@ -102,6 +102,15 @@ describe('image recipes', () => {
     const layer = (name: 'defaults' | 'personal', image: object) => ({ name, file: `/${name}.toml`, settings: { image } })
     const settings = merge([layer('defaults', { base: 'a:1', network: 'host' }), layer('personal', { base: 'b:2' })])
     expect(imageOptions(settings)).toEqual({ from: 'b:2', network: 'host' })
+    expect(imageOptions(merge([layer('defaults', { base: 'a:1' }), layer('personal', { registry: 'registry.example.com/team' })]))).toEqual({ from: 'a:1', registry: 'registry.example.com/team' })
+  })
+
+  it('names both images under [image] registry when set, so an engine that pulls can find them', () => {
+    const plan = planImages(adapter, { ...options, registry: 'registry.example.com:5000/team' })
+    expect(plan.base.tag).toMatch(/^registry\.example\.com:5000\/team\/omh-base:[0-9a-f]{16}$/)
+    expect(plan.harness.tag).toMatch(/^registry\.example\.com:5000\/team\/omh-probe:[0-9a-f]{16}$/)
+    expect(plan.harness.containerfile).toContain(`FROM ${plan.base.tag}\n`)
+    expect(plan.base.tag.split(':').at(-1)).toBe(planImages(adapter, options).base.tag.split(':').at(-1))
   })
 })
 

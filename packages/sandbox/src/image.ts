@@ -41,6 +41,8 @@ export interface ImageOptions {
   readonly network?: string
   /** Extra labels on both images. They are part of the digest, so labelled images never share a tag with plain ones. */
   readonly labels?: Readonly<Record<string, string>>
+  /** The registry omh's images are named under (`[image] registry`); absent: `localhost`, never pushed. */
+  readonly registry?: string
   /** The IDs `agent` gets (see `agentUser`); absent: UID and GID 1000. */
   readonly agent?: { readonly uid: number; readonly gid: number }
 }
@@ -60,7 +62,8 @@ export function imageOptions(settings: EffectiveSettings): ImageOptions {
   // omh's own defaults layer sets it, and a layer can override a key but not unset it.
   if (!from) throw new Error('no settings layer sets [image] base')
   const network = settings.imageNetwork?.value
-  return { from, ...(network ? { network } : {}) }
+  const registry = settings.imageRegistry?.value
+  return { from, ...(network ? { network } : {}), ...(registry ? { registry } : {}) }
 }
 
 const digest = (containerfile: string, labels: Readonly<Record<string, string>>) =>
@@ -72,7 +75,7 @@ const digest = (containerfile: string, labels: Readonly<Record<string, string>>)
 function recipe(repository: string, containerfile: string, labels: Record<string, string>, options: ImageOptions): ImageRecipe {
   const all = { ...options.labels, ...labels }
   return {
-    tag: `localhost/${repository}:${digest(containerfile, all)}`,
+    tag: `${options.registry ?? 'localhost'}/${repository}:${digest(containerfile, all)}`,
     containerfile,
     labels: all,
     ...(options.network ? { network: options.network } : {}),

@@ -38,6 +38,7 @@ const runtime = z.object({
   inspect: z.optional(fn),
   images: z.optional(fn),
   removeImage: z.optional(fn),
+  pushImage: z.optional(fn),
   fileWays: z.optional(fn),
   volumes: z.optional(z.object({ create: fn, list: fn, remove: fn, put: fn, get: fn })),
   down: fn,

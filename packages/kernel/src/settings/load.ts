@@ -40,6 +40,7 @@ export interface EffectiveSettings {
   readonly use: Readonly<Partial<Record<CapabilityClass, Decided<readonly string[]>>>>
   readonly imageBase: Decided<string> | undefined
   readonly imageNetwork: Decided<string> | undefined
+  readonly imageRegistry: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
   readonly sessionLimits: { readonly memory: Decided<string | number> | undefined; readonly pids: Decided<number> | undefined; readonly cpus: Decided<number> | undefined }
   /** `[network] egress`; absent: allowlist. */
@@ -229,6 +230,7 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
     use,
     imageBase: last((s) => s.image?.base),
     imageNetwork: last((s) => s.image?.network),
+    imageRegistry: last((s) => s.image?.registry),
     sessionNetwork: last((s) => s.session?.network),
     sessionLimits: { memory: last((s) => s.session?.memory), pids: last((s) => s.session?.pids), cpus: last((s) => s.session?.cpus) },
     egress: last((s) => s.network?.egress),

@@ -78,6 +78,12 @@ export const settingsSchema = z.strictObject({
       base: z.optional(z.string().check(z.minLength(1))),
       /** The engine network image builds run on (`host` reaches registries where the bridge cannot). */
       network: z.optional(z.string().check(z.minLength(1))),
+      /** Where omh's images are named and pushed (`registry.example.com/team`), for engines that pull rather than build, such as a cluster. */
+      registry: z.optional(
+        z.string().check(
+          z.regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/, 'a registry host with an optional port and path, in lower case, such as "registry.example.com/team", without a scheme or a trailing slash'),
+        ),
+      ),
     }),
   ),
 })
