@@ -228,7 +228,7 @@ export const ENGINE_FILES_UNREACHABLE = define({
     `${engine}${where ? ` at ${where}` : ''} cannot give a container this machine's files: ${why}. omh starts nothing rather than a session with an empty /work.`,
   hint: (advice?: string) =>
     advice ??
-    'Use an engine that shares this disk (unset DOCKER_HOST, DOCKER_CONTEXT or CONTAINER_HOST), or a runtime that copies files into volumes (omh\'s docker and podman runtimes do).',
+    'Use an engine that shares this disk (unset DOCKER_HOST, DOCKER_CONTEXT or CONTAINER_HOST), or a runtime that copies files into volumes (omh\'s bundled runtimes do).',
 })
 
 export const FILE_CHANGED = define({

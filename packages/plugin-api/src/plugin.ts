@@ -316,7 +316,7 @@ export interface Mount {
 /**
  * The two ways the files of a container reach it. `mounted`: the engine shares
  * this machine's disk and bind-mounts host paths (`ContainerSpec.mounts`).
- * `copied`: it does not (a remote Docker or Podman, a cluster), so the files
+ * `copied`: it does not (an engine on another machine, a cluster), so the files
  * are copied into volumes the engine keeps (`ContainerSpec.volumes`, filled
  * and read back through `RuntimePlugin.volumes`).
  * @since 1
@@ -330,9 +330,9 @@ export type FileWay = 'mounted' | 'copied'
  * @since 1
  */
 export interface FileProbe {
-  /** Absolute host directory holding `file` and nothing else. */
+  /** Absolute host directory holding the file and nothing else. */
   readonly dir: string
-  /** The file's name in `dir`. */
+  /** The file's name in that directory. */
   readonly file: string
   /** What the file holds. An engine that shows other content, an empty directory or nothing does not share this disk. */
   readonly token: string
@@ -374,7 +374,7 @@ export interface VolumeHelper {
 /**
  * Volumes the engine keeps, for the `copied` way. Archives are tar files on
  * this machine (POSIX ustar or GNU, paths relative to the volume's root); a
- * runtime moves them however its engine allows (`docker cp`, `exec -i tar`, a
+ * runtime moves them however its engine allows (a copy into a created container, `exec -i tar`, a
  * helper pod), so only the archive crosses the network. Every operation that
  * fails in the engine rejects with CONTAINER_FAILED.
  * @since 1

@@ -62,7 +62,7 @@ export async function chooseWay(runtime: RuntimePlugin, image: string, wanted: F
 
 /**
  * The probe lies `near` the session's files, not in a temporary directory: an
- * engine may share some of this disk and not the rest (a Podman machine that
+ * engine may share some of this disk and not the rest (a virtual machine that
  * mounts your home and not /tmp).
  */
 async function probe(runtime: RuntimePlugin, image: string, near: string, context: RuntimeContext) {
@@ -86,7 +86,7 @@ export interface CopiedVolume {
   readonly readOnly: boolean
   /** A writable host directory: filled from it when the volume is made. */
   readonly dir?: string
-  /** What the agent writes there is brought back into `dir`. */
+  /** What the agent writes there is brought back into that directory. */
   readonly back?: boolean
   /** Single entries (files, read-only directories) by name in the volume, with the host path each comes from. */
   readonly entries?: readonly { readonly name: string; readonly host: string }[]
@@ -183,7 +183,7 @@ export interface CopiedRecord {
   /** The container that mounts the volumes, which the work is read through while it runs. */
   readonly container: string
   readonly helper: VolumeHelper
-  /** `dir`: where the volume comes back to, when it does. */
+  /** Each with the host directory it comes back to, when it does. */
   readonly volumes: readonly { readonly volume: string; readonly guest: string; readonly dir?: string }[]
   readonly links: readonly string[]
 }
