@@ -66,7 +66,8 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // Every hook of the profile is either dropped (announced) or reported, never both, never neither.
     expect(turn.hooks.map((h) => h.name).sort()).toEqual(readdirSync(path.join(home, 'hooks')).map((f) => f.replace(/\.json$/, '')).filter((n) => !dropped.includes(n)).sort())
     const notInvoked = turn.hooks.filter((h) => !h.invoked).map((h) => h.name)
-    // Claude offers no Grep or Glob in a `-p` turn, so its hooks narrowed to `search` are the ones not
+    // Claude offers no Grep or Glob unless its command line names one in --allowedTools, and neither a
+    // session nor the turn does, so its hooks narrowed to `search` are the ones not
     // reached (Codex drops them: it has no such tool); OpenCode's grep reaches them, Codex's apply_patch its edit hook.
     expect(notInvoked).toEqual(harness === 'claude' ? ['omh-hook-search', 'search-run'] : [])
     expect(turn.unreached).toEqual(harness === 'claude' ? ['search'] : [])

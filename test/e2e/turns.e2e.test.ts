@@ -127,7 +127,7 @@ const HOOKS: Record<string, { mark: string } | { text: string }> = {
  * can reach, with the reason: facts of the pinned release, asserted as such.
  */
 const UNREACHABLE: Partial<Record<Harness, Record<string, string>>> = {
-  claude: { 'search-run': 'Claude Code 2.1.332 offers no Grep or Glob tool in a -p turn' },
+  claude: { 'search-run': 'Claude Code 2.1.332 offers no Grep or Glob tool unless its command line names one in --allowedTools' },
 }
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -239,6 +239,8 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     if (harness === 'claude') {
       // A fact of Claude Code 2.1.332, not omh's choice: MCP tools are deferred (docs/scripted-model.md).
       check("the MCP server's tool is deferred: not in the first request, offered once the tool search loads it", !mcpTool(conversation[0]) && mcpTool(conversation[2]), conversation.map((r) => String(mcpTool(r))).join(' '))
+      // Also a fact of the release: the native build searches through Bash unless --allowedTools or --tools names Grep or Glob.
+      check('the first request lists neither Grep nor Glob', !firstTools.some((t) => t === 'Grep' || t === 'Glob'), firstTools.join(', '))
     } else if (harness === 'codex') {
       // Codex starts MCP servers beside its first request: a fast server is in it, a slow one in the next.
       const at = conversation.findIndex(mcpTool)
