@@ -8,22 +8,17 @@
  * but for the two MCP servers that cannot connect offline: a warning each, as
  * in the probes. Then a hook the harness never runs must fail doctor, named.
  */
-import { execFileSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { DoctorReport } from '@omh/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ENGINES, TEST_BASE, removeBuiltImages, type Engine } from '../helpers/engines.js'
+import { ENGINES, removeBuiltImages, type Engine } from '../helpers/engines.js'
+import { doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
 const HARNESSES = ['claude', 'codex', 'opencode'] as const
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
 
-const reportOf = (stdout: string): DoctorReport => {
-  const doc = JSON.parse(stdout)
-  return doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
-}
+const reportOf = doctorReport
 
 describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
   let scratch: string
@@ -33,19 +28,10 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
   const omh = (args: readonly string[]) => omhAsync(args, { cwd: repo, env: { OMH_HOME: home } })
 
   beforeAll(() => {
-    scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-doctor-turn-e2e-'))
-    home = path.join(scratch, 'omh')
-    cpSync(path.join(ROOT, 'test/fixtures/doctor/profile'), home, { recursive: true })
+    ;({ scratch, home, repo } = doctorScratch(engine, 'omh-doctor-turn-e2e-'))
     const hooks = path.join(ROOT, 'test/fixtures/turns/profile/hooks')
     // The same hooks as the session turns, their marks kept in the container's /tmp.
     for (const f of readdirSync(hooks)) writeFileSync(path.join(home, 'hooks', f), readFileSync(path.join(hooks, f), 'utf8').replaceAll('/work/.omh-turn/marks', '/tmp/omh-marks'))
-    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
-    repo = path.join(scratch, 'repo')
-    cpSync(path.join(ROOT, 'test/fixtures/doctor/project'), repo, { recursive: true })
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, stdio: 'pipe' })
-    git('init', '-q', '-b', 'main')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'init')
   })
 
   afterAll(() => {

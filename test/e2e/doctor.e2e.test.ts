@@ -7,16 +7,14 @@
  * item and the path. The images are built once here and reused by every test
  * of the file; they are removed at the end.
  */
-import { execFileSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { DoctorReport } from '@omh/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, requireEngine, testNetwork, type Engine } from '../helpers/engines.js'
+import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
 const HARNESSES = ['claude', 'opencode', 'codex'] as const
 /** Both engines by default; OMH_DOCTOR_ENGINES=docker (or podman) narrows it. */
 const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker,podman').split(',') as Engine[]
@@ -25,10 +23,7 @@ const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker,podman').split(','
 
 const omh = (args: readonly string[], cwd: string, env: Record<string, string>) => omhAsync(args, { cwd, env })
 
-const reportOf = (ran: { stdout: string }): DoctorReport => {
-  const doc = JSON.parse(ran.stdout)
-  return doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
-}
+const reportOf = (ran: { stdout: string }): DoctorReport => doctorReport(ran.stdout)
 
 describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) => {
   // The profile and the repository live as long as the file: every test reuses them.
@@ -40,16 +35,7 @@ describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) 
 
   beforeAll(async () => {
     await requireEngine(engine)
-    scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-doctor-e2e-'))
-    home = path.join(scratch, 'omh')
-    cpSync(path.join(FIXTURE, 'profile'), home, { recursive: true })
-    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
-    repo = path.join(scratch, 'repo')
-    cpSync(path.join(FIXTURE, 'project'), repo, { recursive: true })
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, stdio: 'pipe' })
-    git('init', '-q', '-b', 'main')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'init')
+    ;({ scratch, home, repo } = doctorScratch(engine, 'omh-doctor-e2e-'))
   })
 
   afterAll(() => {

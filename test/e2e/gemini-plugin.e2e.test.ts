@@ -7,16 +7,13 @@
  * model, skills and MCP servers in its own listings, and every hook by running
  * it in that model's turn.
  */
-import { execFileSync } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { cpSync, rmSync } from 'node:fs'
 import path from 'node:path'
-import type { DoctorReport } from '@omh/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_BASE, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
+import { removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
+import { doctorScratch, doctorReport } from '../helpers/doctor.js'
 import { ROOT, omh, omhAsync } from '../helpers/run.js'
 
-const FIXTURE = path.join(ROOT, 'test/fixtures/doctor')
 const PACKAGE = 'examples/plugins/omh-plugin-gemini'
 const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker,podman').split(',') as Engine[]
 
@@ -28,17 +25,8 @@ describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
 
   beforeAll(async () => {
     await requireEngine(engine)
-    scratch = mkdtempSync(path.join(os.tmpdir(), 'omh-gemini-e2e-'))
-    home = path.join(scratch, 'omh')
-    cpSync(path.join(FIXTURE, 'profile'), home, { recursive: true })
-    writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
+    ;({ scratch, home, repo } = doctorScratch(engine, 'omh-gemini-e2e-'))
     cpSync(path.join(ROOT, PACKAGE), path.join(scratch, PACKAGE), { recursive: true })
-    repo = path.join(scratch, 'repo')
-    cpSync(path.join(FIXTURE, 'project'), repo, { recursive: true })
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, stdio: 'pipe' })
-    git('init', '-q', '-b', 'main')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'init')
   })
 
   afterAll(() => {
@@ -55,8 +43,7 @@ describe.each(ENGINES)('Gemini CLI as a plugin, on %s', (engine) => {
     expect(adapters).toContainEqual(expect.objectContaining({ name: 'gemini', origin: 'plugin', plugin: 'omh-plugin-gemini', valid: true }))
 
     const ran = await omhAsync(['doctor', 'gemini', '--json'], { cwd: repo, env })
-    const doc = JSON.parse(ran.stdout)
-    const report: DoctorReport = doc.status === 0 ? doc.result.reports[0] : doc.error.details.reports[0]
+    const report = doctorReport(ran.stdout)
     images.add(report.image)
     expect(
       report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`),
