@@ -1,6 +1,10 @@
-import type { ContainerInfo, ContainerSpec, ExecOptions, PublishedPort, RunResult, RuntimePlugin } from '@omh/plugin-api'
+import { readFile, writeFile } from 'node:fs/promises'
+import type { ContainerInfo, ContainerSpec, ExecOptions, FileWay, PublishedPort, RunResult, RuntimePlugin } from '@omh/plugin-api'
 
 type FakeContainer = { spec: ContainerSpec; running: boolean; ports?: readonly PublishedPort[] }
+
+/** A volume the fake engine keeps: its labels and the last archive put into it (an empty volume has none). */
+export type FakeVolume = { labels: Readonly<Record<string, string>>; archive?: Buffer }
 
 /** A runtime that keeps containers in memory and records every call: for unit tests of the session layer. */
 export interface FakeRuntime extends RuntimePlugin {
@@ -25,12 +29,22 @@ export interface FakeRuntime extends RuntimePlugin {
   meanwhile: (() => void) | undefined
   /** The host port `up` publishes the next port without one on, as an engine picks a free one. */
   nextPort: number
+  /** The ways `fileWays` answers, as if it had looked at the probe: `['copied']` plays an engine elsewhere. */
+  ways: readonly FileWay[]
+  /** The volumes the engine keeps, by name. */
+  readonly volumeStore: Map<string, FakeVolume>
 }
 
-/** Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name. */
-export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}): FakeRuntime {
+/**
+ * Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name,
+ * `ways: ['copied']` one whose engine does not see this disk (its containers get volumes).
+ */
+export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[] } = {}): FakeRuntime {
   const engine = options.engine ?? 'fake'
   const containers = new Map<string, FakeContainer>()
+  const volumeStore = new Map<string, FakeVolume>()
+  const matches = (have: Readonly<Record<string, string>>, want: Readonly<Record<string, string>>) =>
+    Object.entries(want).every(([k, v]) => (v === '' ? k in have : have[k] === v))
   const info = (name: string, c: FakeContainer): ContainerInfo => ({
     id: name,
     name,
@@ -56,6 +70,8 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
     existing: undefined,
     meanwhile: undefined,
     nextPort: 40_000,
+    ways: options.ways ?? ['mounted'],
+    volumeStore,
     async detect() {
       fake.asked.push('detect')
       return fake.answering ? { engine, version: '1' } : { engine, reason: 'installed, but the engine does not answer' }
@@ -74,6 +90,8 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
         throw new Error(message)
       }
       if (containers.has(spec.name!)) throw new Error(`name ${spec.name} in use`)
+      // An engine mounts only volumes it has; a runtime that keeps none refuses a spec naming any.
+      for (const v of spec.volumes ?? []) if (!volumeStore.has(v.volume)) throw new Error(`no such volume ${v.volume}`)
       const ports = (spec.ports ?? []).map((p) => ({ guest: p.guest, host: p.host ?? fake.nextPort++, hostIp: '127.0.0.1' }))
       containers.set(spec.name!, { spec, running: true, ports })
       return spec.name!
@@ -98,7 +116,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
       fake.asked.push('list')
       if (!fake.answering) throw new Error('the engine does not answer')
       return [...containers]
-        .filter(([, c]) => Object.entries(labels).every(([k, v]) => c.spec.labels[k] === v))
+        .filter(([, c]) => matches(c.spec.labels, labels))
         .map(([name, c]) => info(name, c))
     },
     ...(options.inspect === false
@@ -116,6 +134,40 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean } = {}
     async down(container) {
       fake.calls.push(`down ${container}`)
       containers.delete(container)
+    },
+    // The probe is not looked at: the fake plays an engine that does or does not see this disk.
+    async fileWays() {
+      if (!fake.answering) throw new Error('the engine does not answer')
+      return fake.ways.includes('mounted') ? { ways: fake.ways } : { ways: fake.ways, why: `the ${engine} engine does not see this disk` }
+    },
+    volumes: {
+      async create(volume, labels) {
+        if (volumeStore.has(volume)) return false
+        fake.calls.push(`volume create ${volume}`)
+        volumeStore.set(volume, { labels })
+        return true
+      },
+      async list(labels) {
+        return [...volumeStore].filter(([, v]) => matches(v.labels, labels)).map(([name]) => name)
+      },
+      async remove(volume) {
+        const user = [...containers].find(([, c]) => c.spec.volumes?.some((v) => v.volume === volume))
+        if (user) throw new Error(`volume ${volume} is in use by ${user[0]}`)
+        if (volumeStore.delete(volume)) fake.calls.push(`volume rm ${volume}`)
+      },
+      async put(volume, archive) {
+        const v = volumeStore.get(volume)
+        if (!v) throw new Error(`no such volume ${volume}`)
+        fake.calls.push(`volume put ${volume}`)
+        v.archive = await readFile(archive)
+      },
+      async get(volume, archive) {
+        const v = volumeStore.get(volume)
+        if (!v) throw new Error(`no such volume ${volume}`)
+        fake.calls.push(`volume get ${volume}`)
+        // An empty volume reads back as an empty archive: two zero blocks.
+        await writeFile(archive, v.archive ?? Buffer.alloc(1024))
+      },
     },
   }
   return fake

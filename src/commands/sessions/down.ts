@@ -1,5 +1,5 @@
 import { Args } from '../../lib/oclif.js'
-import { LABEL, clearMountpoints, containerName, copyBack, egressDir, forgetUp, listSessions, removeEgress, removeVolumes, sessionPaths } from '@omh/sandbox'
+import { LABEL, listSessions, takeDown } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
@@ -25,14 +25,8 @@ export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
     const sessions: SessionsDownResult['sessions'] = []
     for (const sid of ids) {
       const mine = containers.filter((c) => c.labels[LABEL.session] === sid)
-      for (const c of mine) await runtime.down(c.id, context)
-      const run = sessionPaths(kernel.omhState, repo, sid).run
-      await removeEgress(runtime, containerName(repo, sid), egressDir(run), context)
       // On an engine elsewhere the agent's work is in volumes: home first, then they go.
-      await copyBack(runtime, run, context)
-      await removeVolumes(runtime, { [LABEL.repo]: repo.id, [LABEL.session]: sid }, run, context)
-      await clearMountpoints(run)
-      await forgetUp(sessionPaths(kernel.omhState, repo, sid).run)
+      await takeDown(kernel.omhState, repo, sid, { runtime, context, containers: mine.map((c) => c.id), bringHome: true })
       sessions.push({ session: sid, stopped: mine.some((c) => c.running) })
     }
     if (!this.jsonEnabled()) {

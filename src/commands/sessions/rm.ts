@@ -1,6 +1,6 @@
 import { Args, Flags } from '../../lib/oclif.js'
 import { OmhError, SESSION_UNSAVED_WORK } from '@omh/plugin-api'
-import { LABEL, branchOf, clearMountpoints, containerName, egressDir, removeEgress, removeSession, removeVolumes, sessionPaths, unsavedWork } from '@omh/sandbox'
+import { branchOf, clearMountpoints, readCopied, removeSession, sessionPaths, takeDown, unsavedWork } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsRmResult {
@@ -32,17 +32,20 @@ export default class SessionsRm extends SessionsCommand<SessionsRmResult> {
     ].filter(Boolean)
     if (held.length && !flags.force) throw OmhError.of(SESSION_UNSAVED_WORK, { args: [sid, held.join(' and ')], hintArgs: [sid] })
 
+    const run = sessionPaths(kernel.omhState, repo, sid).run
+    // The record of a copied session's volumes goes with the session: the last time omh can name them.
+    const volumes = (await readCopied(run))?.volumes.map((v) => v.volume) ?? []
     const resolved = await this.runtime(flags.runtime, true)
     if (resolved) {
-      const context = this.runtimeContext()
-      const labels = { [LABEL.repo]: repo.id, [LABEL.session]: sid }
-      for (const c of await resolved.runtime.list(labels, context)) await resolved.runtime.down(c.id, context)
-      await removeEgress(resolved.runtime, containerName(repo, sid), egressDir(sessionPaths(kernel.omhState, repo, sid).run), context)
-      await removeVolumes(resolved.runtime, labels, sessionPaths(kernel.omhState, repo, sid).run, context)
+      const removed = await takeDown(kernel.omhState, repo, sid, { runtime: resolved.runtime, context: this.runtimeContext(), bringHome: false })
+      if (volumes.length && !removed) {
+        this.warn(`${sid}'s files were copied into volumes on an engine that does not share this disk, and ${resolved.runtime.engine} here has none of them: remove them on the engine the session ran on (${volumes.join(', ')}).`)
+      }
     } else {
-      this.warn(`If a container of ${sid} remains, remove it with your engine (its name is omh-${repo.id}-${sid}).`)
+      const also = volumes.length ? `, its volumes ${volumes.join(', ')}` : ''
+      this.warn(`If a container of ${sid} remains, remove it with your engine (its name is omh-${repo.id}-${sid}${also}).`)
+      await clearMountpoints(run)
     }
-    await clearMountpoints(sessionPaths(kernel.omhState, repo, sid).run)
     await removeSession(kernel.omhState, repo, sid, process.env, { deleteBranch: true })
     if (!this.jsonEnabled()) this.log(`removed ${sid} and its branch ${branchOf(sid)}`)
     return { session: sid, branch: branchOf(sid), discarded: work }

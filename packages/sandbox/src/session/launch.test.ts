@@ -1,6 +1,6 @@
 import { failure } from '../../../../test/helpers/failure.js'
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
@@ -9,6 +9,8 @@ import { IMAGE_BUILD_FAILED, OmhError } from '@omh/plugin-api'
 import { Kernel } from '@omh/kernel'
 import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './launch.js'
 import { repository } from './repo.js'
+import { takeDown } from './teardown.js'
+import { readCopied } from './copied.js'
 
 const g = globalThis as { __omhFakeRuntime?: FakeRuntime; __omhOtherRuntime?: FakeRuntime }
 afterEach(() => {
@@ -208,6 +210,19 @@ describe('launch', () => {
     expect(t.announced.map((a) => a.session)).toEqual(['s01'])
   })
 
+  it('removes the volumes of a copied session it created when the container does not start', async () => {
+    const t = await setup('', fakeRuntime({ ways: ['copied'] }))
+    t.fake.failUp = 'engine said no'
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('SESSION_UP_FAILED')
+    // The volumes were made and filled before the container was asked for.
+    expect(t.fake.calls.filter((c) => c.startsWith('volume create'))).not.toEqual([])
+    expect([...t.fake.volumeStore.keys()]).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.labels['omh.files']).toBe('copied')
+  })
+
   it('creates nothing when no engine answers', async () => {
     const t = await setup()
     t.fake.answering = false
@@ -367,5 +382,48 @@ describe('launch', () => {
     expect(existsSync(path.join(t.state, 'run'))).toBe(false)
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
     expect(t.fake.calls).toEqual([])
+  })
+})
+
+describe('takeDown', () => {
+  const copiedSession = async () => {
+    const t = await setup('', fakeRuntime({ ways: ['copied'] }))
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const run = path.join(t.state, 'run', t.repo.id, 's01')
+    expect(await readCopied(run)).toBeDefined()
+    return { ...t, run, how: { runtime: t.fake, context: t.host.context } }
+  }
+
+  it('brings a copied session\'s work home, then removes its container and volumes (sessions down)', async () => {
+    const t = await copiedSession()
+    const made = [...t.fake.volumeStore.keys()]
+    // What the agent wrote there since the last launch brought its work home.
+    const work = t.fake.volumeStore.get(`omh-${t.repo.id}-s01-work`)!
+    const tree = testdir({})
+    writeFileSync(path.join(tree, 'in.tar'), work.archive!)
+    execFileSync('tar', ['-x', '-f', 'in.tar', '-C', '.'], { cwd: tree })
+    rmSync(path.join(tree, 'in.tar'))
+    write(tree, { 'later.txt': 'written after the harness exited\n' })
+    const out = path.join(testdir({}), 'out.tar')
+    execFileSync('tar', ['-c', '-f', out, '-C', tree, '.'])
+    work.archive = readFileSync(out)
+    expect(await takeDown(t.state, t.repo, 's01', { ...t.how, bringHome: true })).toBe(made.length)
+    expect(readFileSync(path.join(t.state, 'worktrees', t.repo.id, 's01', 'later.txt'), 'utf8')).toBe('written after the harness exited\n')
+    expect(t.fake.containers.size).toBe(0)
+    expect([...t.fake.volumeStore.keys()]).toEqual([])
+    expect(await readCopied(t.run)).toBeUndefined()
+  })
+
+  it('removes the volumes of a session whose last container did not start (sessions rm)', async () => {
+    const t = await copiedSession()
+    // Gone behind omh's back, and the next container fails: the session and its volumes stay for a retry.
+    t.fake.containers.clear()
+    t.fake.failUp = 'engine said no'
+    expect((await failure(() => launch(t.kernel, request(), t.host))).code).toBe('SESSION_UP_FAILED')
+    expect(t.fake.volumeStore.size).toBeGreaterThan(0)
+    t.fake.calls.length = 0
+    await takeDown(t.state, t.repo, 's01', { ...t.how, bringHome: false })
+    expect(t.fake.calls.filter((c) => c.startsWith('volume get'))).toEqual([])
+    expect([...t.fake.volumeStore.keys()]).toEqual([])
   })
 })

@@ -36,6 +36,7 @@ import { GUEST_SHADOW, writeExclude } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
+import { takeDown } from './teardown.js'
 import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
 
 /** omh's own image recipes: a base and a layer per harness, tagged by digest. */
@@ -483,11 +484,10 @@ async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host:
 /** Removes a session this launch created and could not start, with whatever of it exists. */
 async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefined, context: RuntimeContext): Promise<void> {
   const { kernel, sessions } = at
-  const paths = sessions.paths(sid)
   // The launch's own error is the one to report; each step here is best effort for the same reason.
-  if (runtime) await runtime.down(containerName(sessions.repo, sid), context).catch(ignore)
-  if (runtime) await removeEgress(runtime, containerName(sessions.repo, sid), egressDir(paths.run), context).catch(ignore)
-  await clearMountpoints(paths.run).catch(ignore)
+  // A copied session's volumes go too: the next new session takes this id and would find them filled.
+  if (runtime) await takeDown(kernel.omhState, sessions.repo, sid, { runtime, context, containers: [containerName(sessions.repo, sid)], bringHome: false, bestEffort: true })
+  else await clearMountpoints(sessions.paths(sid).run).catch(ignore)
   await removeSession(kernel.omhState, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
 }
 
