@@ -3,6 +3,7 @@ import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
 import { Kernel } from './kernel.js'
+import * as z from 'zod/mini'
 import { emptyProfile, type RuntimeContext } from '@omh/plugin-api'
 
 const renderer = (name: string, format: string, body = `return { files: [{ kind: 'file', guest: input.binding.path, content: '${name}' }], dropped: [] }`) =>
@@ -353,5 +354,62 @@ describe('reaching a runtime through a question asked anyway', () => {
     const { probe, probed } = probeAnswering('gamma', 'beta')
     expect((await kernel.reachRuntime('auto', runtimeContext, probe)).runtime.engine).toBe('gamma')
     expect(probed).toEqual(['gamma'])
+  })
+})
+
+describe("a runtime's own settings", () => {
+  /** A runtime that takes `[runtimes.opt]`, recording what it was configured with. */
+  const optRuntime = () => {
+    const got: unknown[] = []
+    const plugin = {
+      kind: 'runtime',
+      apiVersion: 1,
+      meta: { name: 'rt-opt', version: '0.0.1' },
+      engine: 'opt',
+      options: z.strictObject({ claim: z.optional(z.string().check(z.regex(/^\d+Gi$/, 'a size such as "10Gi"'))), namespace: z.optional(z.string()), retries: z._default(z.int(), 3) }),
+      configure: (options: unknown) => got.push(options),
+      detect: () => undefined, hasImage() {}, build() {}, up() {}, exec() {}, run() {}, list() {}, down() {},
+    }
+    ;(globalThis as { __omhOptRuntime?: unknown }).__omhOptRuntime = plugin
+    return got
+  }
+  const files = (personal: string, defaults = '') => ({
+    'defaults.toml': `plugins = ["./opt.mjs", "./b.mjs"]\n${defaults}`,
+    'opt.mjs': 'export default globalThis.__omhOptRuntime\n',
+    'b.mjs': runtime('beta', { version: '2.0' }),
+    'home/settings.toml': personal,
+  })
+
+  it('hands the runtime its table merged key by key, as its own schema parsed it, once at load', async () => {
+    const got = optRuntime()
+    await kernelIn(files('[runtimes.opt]\nnamespace = "mine"\n', '[runtimes.opt]\nclaim = "5Gi"\nnamespace = "shipped"\n'))
+    expect(got).toEqual([{ claim: '5Gi', namespace: 'mine', retries: 3 }])
+  })
+
+  it('configures a runtime with its defaults when no layer has its table', async () => {
+    const got = optRuntime()
+    await kernelIn(files(''))
+    expect(got).toEqual([{ retries: 3 }])
+  })
+
+  it("refuses what the runtime's schema refuses, each key at the file and line it came from", async () => {
+    const got = optRuntime()
+    const error = await failure(() => kernelIn(files('runtime = "opt"\n\n[runtimes.opt]\nclam = "10Gi"\n', '[runtimes.opt]\nclaim = "10 GB"\n')))
+    expect(error).toMatchObject({ code: 'SETTINGS_INVALID', exit: 2 })
+    expect(error.problems.map(({ file, line, path: key, message, suggestion }) => ({ file: path.basename(file!), line, key, message, suggestion }))).toEqual([
+      { file: 'defaults.toml', line: 3, key: 'runtimes.opt.claim', message: 'a size such as "10Gi"', suggestion: undefined },
+      { file: 'settings.toml', line: 4, key: 'runtimes.opt.clam', message: 'unknown key', suggestion: 'claim' },
+    ])
+    expect(got).toEqual([])
+  })
+
+  it('refuses a table no loaded runtime drives, and one for a runtime that takes no settings', async () => {
+    optRuntime()
+    const error = await failure(() => kernelIn(files('[runtimes.opz]\nclaim = "1Gi"\n\n[runtimes.beta]\nx = 1\n')))
+    expect(error).toMatchObject({ code: 'SETTINGS_INVALID', exit: 2 })
+    expect(error.problems).toEqual([
+      { file: expect.stringMatching(/home\/settings\.toml$/), line: 1, column: 1, path: 'runtimes.opz', message: 'no loaded runtime plugin drives "opz" (loaded: opt, beta)', suggestion: 'opt' },
+      { file: expect.stringMatching(/home\/settings\.toml$/), line: 4, column: 1, path: 'runtimes.beta', message: 'the beta runtime (rt-beta) takes no settings' },
+    ])
   })
 })

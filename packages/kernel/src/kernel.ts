@@ -24,6 +24,7 @@ import {
   REQUIRED_DROPPED,
   RUNTIME_NOT_FOUND,
   RUNTIME_UNKNOWN,
+  SETTINGS_INVALID,
   isOmhError,
   CAPABILITY_CLASSES,
   CLASS_NOUN,
@@ -63,6 +64,7 @@ import { redactRefused } from './profile/redact.js'
 import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
+import { runtimeOptions } from './settings/runtime-options.js'
 import { byText } from './order.js'
 import { omhHomeOf, omhStateOf } from './locations.js'
 
@@ -274,6 +276,10 @@ export class Kernel {
     })
     for (const list of this.#renderers.values()) list.sort((a, b) => rank(b) - rank(a))
     this.#runtimes.sort((a, b) => rank(b) - rank(a))
+    const runtimes = runtimeOptions(this.settings.layers, this.#runtimes.map((r) => r.plugin))
+    const first = runtimes.problems[0]?.file ?? path.join(this.omhHome, 'settings.toml')
+    if (runtimes.problems.length) throw OmhError.of(SETTINGS_INVALID, { args: [first, runtimes.problems.length], problems: runtimes.problems })
+    for (const [runtime, options] of runtimes.options) guardSync(runtime.meta.name, 'RuntimePlugin.configure', () => runtime.configure?.(options))
     for (const record of this.#plugins) {
       if (record.plugin.kind === 'extension') this.#apply(record.plugin)
     }

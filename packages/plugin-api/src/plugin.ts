@@ -547,12 +547,30 @@ export interface ExecOptions {
  * process it runs) rejects with an OmhError: CONTAINER_FAILED, or
  * IMAGE_BUILD_FAILED for `build`, carrying the client's error as `cause`.
  */
-export interface RuntimePlugin {
+export interface RuntimePlugin<O = unknown> {
   readonly kind: 'runtime'
   readonly apiVersion: number
   readonly meta: PluginMeta
   /** The engine's name as `runtime = "…"` and `--runtime` spell it. */
   readonly engine: string
+  /**
+   * Strict schema for this runtime's own table in the settings,
+   * `[runtimes.<engine>]` (a cluster's context, a claim's size). omh merges
+   * the table key by key across the settings layers (the most specific
+   * layer's value wins) and validates it here; what the schema refuses is a
+   * settings error naming the file, line and key. Absent: the runtime takes no
+   * settings and such a table is refused.
+   * @since 1
+   */
+  readonly options?: $ZodType<O>
+  /**
+   * Receives the table as `options` parsed it (defaults applied), once, when
+   * omh loads its plugins and before anything else is asked, also when the
+   * settings name no table (then parsed from `{}`). Synchronous and free of
+   * I/O: a runtime keeps what it needs for later calls.
+   * @since 1
+   */
+  configure?(options: O): void
   /** Is this engine installed and answering here? Resolve the reason when it is not; never reject. */
   detect(context: RuntimeContext): Promise<RuntimeInfo | RuntimeUnavailable>
   /** Whether an image with this exact tag exists. */
@@ -708,7 +726,7 @@ export type Plugin = RendererPlugin<any> | RuntimePlugin | ExtensionPlugin
 export const defineRenderer = <O = undefined>(plugin: RendererPlugin<O>): RendererPlugin<O> => plugin
 
 /** Typing helper for runtime packages; returns its argument unchanged. */
-export const defineRuntime = (plugin: RuntimePlugin): RuntimePlugin => plugin
+export const defineRuntime = <O = unknown>(plugin: RuntimePlugin<O>): RuntimePlugin<O> => plugin
 
 /** Typing helper for extension packages; returns its argument unchanged. */
 export const defineExtension = (plugin: ExtensionPlugin): ExtensionPlugin => plugin

@@ -111,7 +111,8 @@ export interface IssueContext {
   file?: string
   data: unknown
   schema: $ZodType
-  locate?: (path: KeyPath) => Position | undefined
+  /** Where a key is written; `file` when the data was merged from several files and this key's differs from `file`. */
+  locate?: (path: KeyPath) => (Partial<Position> & { readonly file?: string }) | undefined
 }
 
 /** Turns zod issues into problems with key paths, positions and suggestions, in document order. */
@@ -119,9 +120,10 @@ export function problemsFromIssues(issues: readonly $ZodIssue[], ctx: IssueConte
   const out: Problem[] = []
   const push = (path: KeyPath, message: string, suggestion?: string) => {
     const at = ctx.locate?.(path)
+    const file = at?.file ?? ctx.file
     out.push({
-      ...(ctx.file ? { file: ctx.file } : {}),
-      ...(at ? { line: at.line, column: at.column } : {}),
+      ...(file ? { file } : {}),
+      ...(at?.line !== undefined && at.column !== undefined ? { line: at.line, column: at.column } : {}),
       path: dotted(path),
       message,
       ...(suggestion ? { suggestion } : {}),

@@ -19,6 +19,9 @@ export interface ClusterOptions {
   readonly namespace?: string
 }
 
+/** The reason of a refusal made here, before any request: the context asked for is not in the kubeconfig. */
+export const NO_CONTEXT = 'NoContext'
+
 /** A refusal of the API server, in its own words. */
 export class ApiRefused extends Error {
   constructor(
@@ -61,7 +64,7 @@ export async function loadConfig(env: Readonly<Record<string, string | undefined
     for (const file of files.slice(1)) mergeFile(k8s, config, file)
   } else config.loadFromDefault()
   if (options.context) {
-    if (!config.getContextObject(options.context)) throw new ApiRefused(0, `the kubeconfig has no context ${options.context}`)
+    if (!config.getContextObject(options.context)) throw new ApiRefused(0, `the kubeconfig has no context ${options.context}`, NO_CONTEXT)
     config.setCurrentContext(options.context)
   }
   const context = config.getCurrentContext()

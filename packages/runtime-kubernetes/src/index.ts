@@ -11,6 +11,7 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs'
 import { finished } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import * as z from 'zod/mini'
 import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerSpec, type ExecOptions, type RunResult, type RuntimeContext, type RuntimePlugin, type VolumeHelper } from '@omh/plugin-api'
 import type { Cluster, ClusterOptions } from './cluster.js'
 import { readMounts } from './content.js'
@@ -33,6 +34,23 @@ export interface KubernetesOptions extends ClusterOptions {
 }
 
 const DEFAULTS = { storage: '10Gi', startTimeoutMs: 300_000 }
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+
+/** The `[runtimes.kubernetes]` table of omh's settings: which cluster, where in it, and the claims' storage. */
+export const kubernetesSettings = z.strictObject({
+  /** A context of the kubeconfig; absent: its current context. */
+  context: z.optional(z.string().check(z.minLength(1, 'the name of a context in the kubeconfig'))),
+  /** Absent: the context's namespace, else `default`. */
+  namespace: z.optional(z.string().check(z.maxLength(63, 'a namespace name, at most 63 characters'), z.regex(DNS_LABEL, 'a namespace name: lower-case letters, digits and "-", such as "omh-sessions"'))),
+  /** The size each session's claim asks for, as Kubernetes writes quantities. */
+  claim: z.optional(z.string().check(z.regex(/^[1-9][0-9]*(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/, 'a size as Kubernetes writes it, a whole number and a unit, such as "10Gi" or "500Mi"'))),
+  /** The claims' storage class; absent: the cluster's default. */
+  storage_class: z.optional(z.string().check(z.maxLength(253, 'a storage class name, at most 253 characters'), z.regex(DNS_SUBDOMAIN, 'a storage class name: lower-case letters, digits, "-" and ".", such as "fast-ssd"'))),
+})
+
+export type KubernetesSettings = z.infer<typeof kubernetesSettings>
 const ANSWER_TIMEOUT_MS = 10_000
 
 /** Whether a kubeconfig exists where the client would look; the client would otherwise try localhost:8080. */
@@ -48,8 +66,8 @@ const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer from ${what} within ${ms / 1000} s`)), ms).unref())])
 
 /** A runtime for one cluster and namespace; the default export takes the kubeconfig's current context. */
-export function defineKubernetesRuntime(options: KubernetesOptions = {}): RuntimePlugin {
-  const settings = { ...DEFAULTS, ...options }
+export function defineKubernetesRuntime(options: KubernetesOptions = {}): RuntimePlugin<KubernetesSettings> {
+  let settings: KubernetesOptions & typeof DEFAULTS = { ...DEFAULTS, ...options }
 
   const failed = (what: string, error: unknown, advice?: string): OmhError =>
     OmhError.of(CONTAINER_FAILED, {
@@ -58,6 +76,9 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
       cause: error,
       details: { why: (error as Error).message },
     })
+
+  /** What every claim asks for. */
+  const claims = () => ({ storage: settings.storage, ...(settings.storageClass ? { storageClass: settings.storageClass } : {}) })
 
   const clusters = new Map<string, Promise<Cluster>>()
   /** One client per environment: loading the kubeconfig and the client costs more than a call. */
@@ -90,7 +111,7 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
     if (spec.limits?.pids) context.progress(`${ENGINE} sets no process limit per Pod: the cluster's own (the kubelet's podPidsLimit) applies instead of [session] pids`)
     let objects
     try {
-      objects = manifests({ spec, name: pod, namespace: k.namespace, content: await readMounts(spec.mounts), storage: settings.storage, ...(settings.storageClass ? { storageClass: settings.storageClass } : {}) })
+      objects = manifests({ spec, name: pod, namespace: k.namespace, content: await readMounts(spec.mounts), ...claims() })
     } catch (error) {
       throw failed(`prepare the files of ${pod}`, error)
     }
@@ -109,11 +130,25 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
     return k
   }
 
-  return defineRuntime({
+  return defineRuntime<KubernetesSettings>({
     kind: 'runtime',
     apiVersion: PLUGIN_API_VERSION,
     meta: { name, version },
     engine: ENGINE,
+    options: kubernetesSettings,
+
+    // The settings' table wins over what the runtime was defined with: it is the user's word.
+    configure(table) {
+      settings = {
+        ...DEFAULTS,
+        ...options,
+        ...(table.context ? { context: table.context } : {}),
+        ...(table.namespace ? { namespace: table.namespace } : {}),
+        ...(table.claim ? { storage: table.claim } : {}),
+        ...(table.storage_class ? { storageClass: table.storage_class } : {}),
+      }
+      clusters.clear()
+    },
 
     async detect(context) {
       if (!kubeconfigPath(context.env)) {
@@ -126,8 +161,9 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
         const found = await withTimeout(k.version(), ANSWER_TIMEOUT_MS, loaded.server)
         return { engine: ENGINE, version: found, endpoint: `${loaded.context} (${loaded.server}), namespace ${loaded.namespace}` }
       } catch (error) {
-        const status = (error as { status?: number }).status
+        const { status, reason } = error as { status?: number; reason?: string }
         const message = (error as Error).message
+        if (reason === 'NoContext') return { engine: ENGINE, reason: message, hint: 'Name one of its contexts in `[runtimes.kubernetes] context` (`kubectl config get-contexts` lists them), or remove the key to use its current context.' }
         if (status === 401 || status === 403) return { engine: ENGINE, reason: `the cluster refuses these credentials: ${message}`, hint: 'Log in to the cluster again (as kubectl would), or choose another context.' }
         return { engine: ENGINE, reason: `installed, but the cluster does not answer: ${message}`, hint: 'Check that `kubectl version` answers with the same KUBECONFIG and context.' }
       }
@@ -162,7 +198,7 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
       refuse(spec)
       const k = await cluster(context)
       try {
-        const objects = manifests({ spec, name: pod, namespace: k.namespace, content: await readMounts(spec.mounts), storage: settings.storage })
+        const objects = manifests({ spec, name: pod, namespace: k.namespace, content: await readMounts(spec.mounts), ...claims() })
         await k.create(objects)
         const done = await k.waitFor(pod, 'finished', settings.startTimeoutMs)
         const terminated = done.status?.containerStatuses?.find((c) => c.name === 'session')?.state?.terminated
@@ -206,7 +242,7 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
       async create(volume, labels, context) {
         const k = await cluster(context)
         try {
-          return await k.createClaim(claimManifest({ name: volume, namespace: k.namespace, labels, storage: settings.storage, ...(settings.storageClass ? { storageClass: settings.storageClass } : {}) }))
+          return await k.createClaim(claimManifest({ name: volume, namespace: k.namespace, labels, ...claims() }))
         } catch (error) {
           throw failed(`create the claim ${volume}`, error)
         }

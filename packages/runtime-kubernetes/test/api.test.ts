@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { ContainerSpec, RuntimeContext } from '@omh/plugin-api'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { defineKubernetesRuntime } from '../src/index.js'
+import { defineKubernetesRuntime, kubernetesSettings } from '../src/index.js'
 import { sessionSpec } from './fixtures.js'
 import { exchanges, replay, type Replay } from './replay.js'
 
@@ -76,7 +76,41 @@ describe('detect', () => {
   it('uses the context settings name, and refuses one the kubeconfig lacks', async () => {
     const context = await against('detect')
     expect(await defineKubernetesRuntime({ context: 'other' }).detect(context)).toMatchObject({ endpoint: `other (${server!.url}), namespace elsewhere` })
-    expect(await defineKubernetesRuntime({ context: 'missing' }).detect(context)).toMatchObject({ reason: expect.stringMatching(/no context missing/) })
+    expect(await defineKubernetesRuntime({ context: 'missing' }).detect(context)).toEqual({
+      engine: 'kubernetes',
+      reason: 'the kubeconfig has no context missing',
+      hint: expect.stringContaining('[runtimes.kubernetes] context'),
+    })
+  })
+})
+
+describe('settings', () => {
+  it('takes context, namespace and the claims\' size and class from its settings table, over what it was defined with', async () => {
+    const context = await against('configured')
+    const configured = defineKubernetesRuntime({ startTimeoutMs: 20_000, context: 'missing', storage: '1Gi' })
+    configured.configure!({ context: 'other', namespace: 'team-a', claim: '50Gi', storage_class: 'fast-ssd' })
+    expect(await configured.detect(context)).toMatchObject({ endpoint: `other (${server!.url}), namespace team-a` })
+    expect(await configured.volumes!.create('omh-3f2a9c0d1e4b-s01-work', { 'omh.repo': '3f2a9c0d1e4b', 'omh.session': 's01', 'omh.volume': 'work', 'omh.worktree': '/home/me/w' }, context)).toBe(true)
+    done()
+  })
+
+  it('goes back to what it was defined with when the table is empty', async () => {
+    const context = await against('volumes')
+    const configured = defineKubernetesRuntime({ startTimeoutMs: 20_000 })
+    configured.configure!({ namespace: 'team-a', claim: '50Gi' })
+    configured.configure!({})
+    expect(await configured.volumes!.create('omh-3f2a9c0d1e4b-s01-work', { 'omh.repo': '3f2a9c0d1e4b', 'omh.session': 's01', 'omh.volume': 'work', 'omh.worktree': '/home/me/w' }, context)).toBe(true)
+    expect(server!.received.at(-1)!.body).toMatchObject({ spec: { resources: { requests: { storage: '10Gi' } } } })
+    expect((server!.received.at(-1)!.body as { spec: object }).spec).not.toHaveProperty('storageClassName')
+  })
+
+  it('refuses unknown keys and values Kubernetes would not take, key by key', () => {
+    const parse = (table: unknown) => kubernetesSettings.safeParse(table)
+    expect(parse({ context: 'prod', namespace: 'omh-sessions', claim: '500Mi', storage_class: 'fast.ssd-1' }).success).toBe(true)
+    const paths = (table: unknown) => (parse(table).error?.issues ?? []).map((i) => [i.code, ...i.path].join(' '))
+    expect(paths({ clam: '10Gi' })).toEqual(['unrecognized_keys'])
+    expect(paths({ namespace: 'Team_A', claim: '10 GB', storage_class: 'Fast', context: '' })).toEqual(['too_small context', 'invalid_format namespace', 'invalid_format claim', 'invalid_format storage_class'])
+    expect(paths({ namespace: 'a'.repeat(64), claim: 10 })).toEqual(['too_big namespace', 'invalid_type claim'])
   })
 })
 

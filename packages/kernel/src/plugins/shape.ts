@@ -28,6 +28,8 @@ const runtime = z.object({
   apiVersion: z.number(),
   meta,
   engine: z.string().check(z.minLength(1)),
+  options: z.optional(schemaLike),
+  configure: z.optional(fn),
   detect: fn,
   hasImage: fn,
   build: fn,

@@ -21,6 +21,8 @@ export interface SettingsLayer {
   readonly name: LayerName
   readonly file: string
   readonly settings: Settings
+  /** Where a key is written in the file, when its format says. */
+  readonly locate?: (p: KeyPath) => Position | undefined
 }
 
 /** A value and the layer that decided it. */
@@ -198,7 +200,7 @@ async function importLayer(file: string): Promise<ReadLayer | undefined> {
 function validate(name: LayerName, read: ReadLayer): SettingsLayer {
   const data: unknown = read.data ?? {}
   const parsed = settingsSchema.safeParse(data)
-  if (parsed.success) return { name, file: read.file, settings: parsed.data }
+  if (parsed.success) return { name, file: read.file, settings: parsed.data, ...(read.locate ? { locate: read.locate } : {}) }
   const problems = problemsFromIssues(parsed.error.issues, {
     file: read.file,
     data,

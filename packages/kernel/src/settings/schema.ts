@@ -33,6 +33,8 @@ export const settingsSchema = z.strictObject({
   plugins: z.optional(z.array(z.string().check(z.minLength(1)))),
   /** `auto` or an engine a runtime plugin answers to. */
   runtime: z.optional(z.string().check(z.minLength(1))),
+  /** Each runtime's own settings, `[runtimes.<engine>]`: the runtime plugin checks its table against its own schema. */
+  runtimes: z.optional(z.record(z.string().check(z.minLength(1)), z.record(z.string(), z.unknown()))),
   /** Which captured login to use when a harness has several. */
   account: z.optional(z.string().check(z.minLength(1))),
   /** Allowlist per capability: absent = everything, [] = nothing, ["*"] = the whole catalogue. */
