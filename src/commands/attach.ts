@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Args } from '../lib/oclif.js'
+import { Args, Flags } from '../lib/oclif.js'
 import { EDITOR_FAILED, OmhError } from '@omh/plugin-api'
 import { editorArgs, type Attached } from '@omh/sandbox'
 import { OmhCommand } from '../lib/omh-command.js'
@@ -24,6 +24,11 @@ export default class Attach extends OmhCommand<AttachResult> {
   static override flags = {
     session: sharedFlags.session,
     runtime: sharedFlags.runtime,
+    port: Flags.integer({
+      summary: "A port on this machine that already reaches the container's sshd (port 2222): a forward you made, for a runtime that publishes no port here.",
+      min: 1,
+      max: 65535,
+    }),
   }
 
   async run(): Promise<AttachResult> {
@@ -34,7 +39,7 @@ export default class Attach extends OmhCommand<AttachResult> {
     const err = this.errStyle
     const attached = await attach(
       kernel,
-      { ...(flags.session ? { session: flags.session } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
+      { ...(flags.session ? { session: flags.session } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}), ...(flags.port ? { port: flags.port } : {}) },
       { context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) } },
     )
     const s = this.style

@@ -34,7 +34,8 @@ describe('omh attach, before any container', () => {
 
 /**
  * A runtime whose every session container runs and publishes sshd's port
- * where $FAKE_SSH_PORT says: enough for attach to get as far as the editor.
+ * where $FAKE_SSH_PORT says (or, with FAKE_PUBLISHES=no, says nothing of
+ * ports, as a cluster's runtime): enough for attach to get as far as the editor.
  */
 const FAKE_RUNTIME = `const answer = { exitCode: 0, stdout: '', stderr: '' }
 export default {
@@ -46,7 +47,8 @@ export default {
   async exec() { return answer },
   async run() { return answer },
   async list(labels) {
-    return [{ id: 'c', name: 'c', running: true, image: 'i', labels, ports: [{ guest: 2222, host: Number(process.env.FAKE_SSH_PORT), hostIp: '127.0.0.1' }] }]
+    const ports = process.env.FAKE_PUBLISHES === 'no' ? {} : { ports: [{ guest: 2222, host: Number(process.env.FAKE_SSH_PORT), hostIp: '127.0.0.1' }] }
+    return [{ id: 'c', name: 'c', running: true, image: 'i', labels, ...ports }]
   },
   async down() {},
 }
@@ -59,7 +61,7 @@ describe('omh attach, with the session running', () => {
     server = undefined
   })
 
-  async function setup() {
+  async function setup(extra: Record<string, string> = {}) {
     // Something on 127.0.0.1 that greets as sshd does.
     server = createServer((socket) => socket.end('SSH-2.0-fake\r\n'))
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
@@ -75,9 +77,10 @@ describe('omh attach, with the session running', () => {
     const root = gitRepo()
     // A session is a worktree directory, as far as finding one goes.
     write(stateOf(home), { [`worktrees/${repository(root).id}/s01/.keep`]: '' })
-    const env = { OMH_HOME: home, HOME: testdir(), FAKE_SSH_PORT: String((server!.address() as AddressInfo).port) }
+    const port = String((server!.address() as AddressInfo).port)
+    const env = { OMH_HOME: home, HOME: testdir(), FAKE_SSH_PORT: port, ...extra }
     const attach = (...args: string[]) => omhAsync(['attach', ...args], { cwd: root, env })
-    return { attach, alias: `omh-${repository(root).id}-s01` }
+    return { attach, alias: `omh-${repository(root).id}-s01`, port }
   }
 
   it('opens the editor and exits 0 when it does', async () => {
@@ -104,5 +107,18 @@ describe('omh attach, with the session running', () => {
     expect(r.stderr).toContain(`ssh ${t.alias}`)
     expect(r.stderr).toContain('Code: EDITOR_FAILED')
     expect(r.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('says what to forward when the runtime publishes no port here, and attaches through the forward given with --port', async () => {
+    const t = await setup({ FAKE_PUBLISHES: 'no' })
+    const refused = await t.attach()
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain('Session s01 runs where this machine cannot reach its sshd: the fake runtime publishes no port of its container c on this machine.')
+    expect(refused.stderr).toContain('then run `omh attach --port <that port>`')
+    expect(refused.stderr).toContain('Code: ATTACH_NEEDS_TUNNEL')
+    const r = await t.attach('--port', t.port)
+    expect(r.status).toBe(0)
+    expect(r.stdout).toContain(`listens on 127.0.0.1:${t.port} as ${t.alias}`)
+    expect((await t.attach('--port', '0')).status).toBe(2)
   })
 })

@@ -91,6 +91,13 @@ export const ATTACH_FAILED = define({
     'The image needs openssh-server (omh\'s base image has it), and the session container must publish its port: on an engine whose default network has none, set `[session] network` to a network that does.',
 })
 
+export const ATTACH_NEEDS_TUNNEL = define({
+  code: 'ATTACH_NEEDS_TUNNEL',
+  exit: 1,
+  message: (sid: string, why: string) => `Session ${sid} runs where this machine cannot reach its sshd: ${why}.`,
+  hint: (how: string) => how,
+})
+
 export const ATTACH_UNREACHABLE = define({
   code: 'ATTACH_UNREACHABLE',
   exit: 2,
@@ -715,6 +722,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   ADAPTER_INVALID,
   ADAPTER_NOT_FOUND,
   ATTACH_FAILED,
+  ATTACH_NEEDS_TUNNEL,
   ATTACH_UNREACHABLE,
   AUTH_UNSUPPORTED,
   BASE_UNKNOWN,

@@ -107,7 +107,7 @@ export function defineKubernetesRuntime(options: KubernetesOptions = {}): Runtim
     refuse(spec)
     const k = await cluster(context)
     // Every session asks for sshd's port for `omh attach`; a Pod runs without it, and attach says it cannot reach one.
-    if (spec.ports?.length) context.progress(`${ENGINE} publishes no port of a Pod on this machine: \`omh attach\` cannot reach it (\`kubectl port-forward\` can)`)
+    if (spec.ports?.length) context.progress(`${ENGINE} publishes no port of a Pod on this machine: to attach, forward one (\`kubectl port-forward${settings.context ? ` --context ${settings.context}` : ''} -n ${k.namespace} pod/${pod} 2222:${spec.ports[0]!.guest}\`) and run \`omh attach --port 2222\``)
     if (spec.limits?.pids) context.progress(`${ENGINE} sets no process limit per Pod: the cluster's own (the kubelet's podPidsLimit) applies instead of [session] pids`)
     let objects
     try {

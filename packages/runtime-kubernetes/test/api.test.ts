@@ -119,7 +119,7 @@ describe('up', () => {
     const context = await against('session-up')
     expect(await runtime.up({ ...sessionOnDisk(), ports: [{ guest: 22 }] }, context)).toBe('omh-3f2a9c0d1e4b-s01')
     done()
-    expect(progress.join('\n')).toMatch(/omh attach. cannot reach it/)
+    expect(progress.join('\n')).toContain('`kubectl port-forward -n omh pod/omh-3f2a9c0d1e4b-s01 2222:22`) and run `omh attach --port 2222`')
     const bodies = server!.received.filter((r) => r.method === 'POST').map((r) => r.body as { kind: string; data?: Record<string, string> })
     expect(bodies.find((b) => b.kind === 'ConfigMap')!.data).toEqual({ k0: '# Rules\n' })
     expect(bodies.filter((b) => b.kind === 'ConfigMap')[1]!.data).toEqual({ k0: '#!/bin/sh\n', k1: 'Review.\n' })

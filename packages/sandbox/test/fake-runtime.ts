@@ -29,6 +29,10 @@ export interface FakeRuntime extends RuntimePlugin {
   meanwhile: (() => void) | undefined
   /** The host port `up` publishes the next port without one on, as an engine picks a free one. */
   nextPort: number
+  /** Whether `list` and `inspect` say which ports a container publishes here; a cluster's runtime does not. */
+  publishes: boolean
+  /** Where `detect` says the engine is (`DOCKER_HOST`'s value, say). */
+  endpoint: string | undefined
   /** The ways `fileWays` answers, as if it had looked at the probe: `['copied']` plays an engine elsewhere. */
   ways: readonly FileWay[]
   /** The volumes the engine keeps, by name. */
@@ -51,7 +55,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     running: c.running,
     image: c.spec.image,
     labels: c.spec.labels,
-    ports: c.running ? (c.ports ?? []) : [],
+    ...(fake.publishes ? { ports: c.running ? (c.ports ?? []) : [] } : {}),
   })
   const fake: FakeRuntime = {
     kind: 'runtime',
@@ -70,11 +74,14 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     existing: undefined,
     meanwhile: undefined,
     nextPort: 40_000,
+    publishes: true,
+    endpoint: undefined,
     ways: options.ways ?? ['mounted'],
     volumeStore,
     async detect() {
       fake.asked.push('detect')
-      return fake.answering ? { engine, version: '1' } : { engine, reason: 'installed, but the engine does not answer' }
+      if (!fake.answering) return { engine, reason: 'installed, but the engine does not answer' }
+      return { engine, version: '1', ...(fake.endpoint ? { endpoint: fake.endpoint } : {}) }
     },
     async hasImage(tag) {
       fake.asked.push(`hasImage ${tag}`)

@@ -87,6 +87,65 @@ describe('attach', () => {
     expect(t.fake.calls).toEqual([])
   })
 
+  describe('a container this machine cannot reach by itself', () => {
+    const running = (t: Awaited<ReturnType<typeof setup>>, ports?: { guest: number; host: number; hostIp: string }[]) =>
+      t.fake.containers.set(`omh-${t.repo.id}-s01`, {
+        spec: { image: 'i', mounts: [], env: {}, labels: { [LABEL.repo]: t.repo.id, [LABEL.session]: 's01' }, workdir: '/work', user: '1000:1000', argv: [], ports: [{ guest: 2222 }] },
+        running: true,
+        ...(ports ? { ports } : {}),
+      })
+    /** The session's record of a container whose files were copied in, as a launch on an engine elsewhere writes it. */
+    const copied = (t: Awaited<ReturnType<typeof setup>>) =>
+      writeFileSync(path.join(sessionPaths(t.state, t.repo, 's01').run, 'copied.json'), JSON.stringify({ container: `omh-${t.repo.id}-s01`, helper: { image: 'i', owner: { uid: 1000, gid: 1000 } }, volumes: [], links: [] }))
+
+    it('says what to forward when the runtime publishes no port here (a cluster), before starting sshd', async () => {
+      const t = await setup(['s01'])
+      t.fake.publishes = false
+      running(t)
+      const error = await failure(() => attach(t.kernel, { session: 's01' }, t.host))
+      expect(error).toMatchObject({ code: 'ATTACH_NEEDS_TUNNEL', exit: 1 })
+      expect(error.message).toBe(`Session s01 runs where this machine cannot reach its sshd: the fake runtime publishes no port of its container omh-${t.repo.id}-s01 on this machine.`)
+      expect(error.hint).toBe(`Forward a port here to port 2222 of omh-${t.repo.id}-s01 with the engine's own tool (a cluster's port-forward, an ssh tunnel to the engine's machine) and leave it running, then run \`omh attach --session s01 --port <that port>\`.`)
+      expect(t.fake.calls).toEqual([])
+    })
+
+    it('attaches through the port the user forwarded, given with --port', async () => {
+      const t = await setup(['s01'])
+      t.fake.publishes = false
+      running(t)
+      const forwarded = await greeter()
+      try {
+        const attached = await attach(t.kernel, { port: forwarded.port }, t.host)
+        expect(attached).toMatchObject({ session: 's01', port: forwarded.port })
+        expect(readFileSync(attached.entry, 'utf8')).toContain(`\n  Port ${forwarded.port}\n`)
+        expect(t.fake.calls).toEqual([`check omh-${t.repo.id}-s01`])
+      } finally {
+        forwarded.close()
+      }
+      const error = await failure(() => attach(t.kernel, { port: 1 }, { ...t.host, readyMs: 300 }))
+      expect(error.code).toBe('ATTACH_FAILED')
+      expect(error.message).toContain('nothing answers on 127.0.0.1:1 (--port): check that the forward to port 2222')
+    })
+
+    it('names the tunnel to the engine\'s machine when a copied session\'s published port does not answer here', async () => {
+      const t = await setup(['s01'])
+      t.fake.endpoint = 'ssh://me@build-box'
+      running(t, [{ guest: 2222, host: 1, hostIp: '127.0.0.1' }])
+      copied(t)
+      const error = await failure(() => attach(t.kernel, {}, { ...t.host, readyMs: 300 }))
+      expect(error).toMatchObject({ code: 'ATTACH_NEEDS_TUNNEL', exit: 1 })
+      expect(error.message).toContain('its container runs on an engine that does not share this machine (ssh://me@build-box), which publishes sshd on its own 127.0.0.1:1')
+      expect(error.hint).toBe('Forward that port here and leave it running: `ssh -N -L 1:127.0.0.1:1 me@build-box`, then run `omh attach`.')
+    })
+
+    it('asks a copied session without a published sshd port for a forward too, not for a relaunch', async () => {
+      const t = await setup(['s01'])
+      running(t, [])
+      copied(t)
+      expect((await failure(() => attach(t.kernel, {}, t.host))).code).toBe('ATTACH_NEEDS_TUNNEL')
+    })
+  })
+
   it('refuses a session behind its egress proxy, naming the setting, before starting sshd', async () => {
     const t = await setup(['s01'])
     t.fake.containers.set(`omh-${t.repo.id}-s01`, {

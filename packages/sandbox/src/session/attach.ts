@@ -9,7 +9,7 @@ import { connect } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../ssh.js'
-import { ATTACH_FAILED, ATTACH_UNREACHABLE, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
+import { ATTACH_FAILED, ATTACH_NEEDS_TUNNEL, ATTACH_UNREACHABLE, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { agentUser, userSpec } from '../agent-user.js'
 import { egressDir, egressOf, recordedNetwork } from './egress.js'
@@ -22,10 +22,17 @@ export interface AttachRequest {
   readonly session?: string
   /** `auto` or an engine name; absent: the `runtime` setting. */
   readonly engine?: string
+  /**
+   * `--port`: a port on this machine's 127.0.0.1 that already reaches the container's sshd port (a
+   * forward the user made); absent: the port the engine published.
+   */
+  readonly port?: number
 }
 
 export interface AttachHost {
   readonly context: RuntimeContext
+  /** How long sshd may take to answer once started; absent: 10 s. */
+  readonly readyMs?: number
 }
 
 export interface Attached {
@@ -55,7 +62,7 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   // Unlike a launch, a session another omh holds is the one to attach to: its harness runs there.
   const sid = await sessions.current(request.session)
 
-  const { runtime } = await kernel.resolveRuntime(request.engine, host.context)
+  const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
   const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, host.context)).find((c) => c.running)
   if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
 
@@ -66,13 +73,19 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   }
 
   // The engine picked the host port when the container started; it is only known by asking.
-  const port = container.ports?.find((p) => p.guest === GUEST_SSH_PORT && p.hostIp === '127.0.0.1')?.host
+  const copied = (await readCopied(sessions.paths(sid).run)) !== undefined
+  const again = `omh attach${request.session ? ` --session ${sid}` : ''}`
+  const port = request.port ?? container.ports?.find((p) => p.guest === GUEST_SSH_PORT && p.hostIp === '127.0.0.1')?.host
+  if (port === undefined && (container.ports === undefined || copied)) {
+    // A runtime that publishes nothing here (a cluster) can still be reached through a forward the
+    // user makes with the engine's own tool; sshd is started once there is one.
+    throw OmhError.of(ATTACH_NEEDS_TUNNEL, {
+      args: [sid, `the ${runtime.engine} runtime publishes no port of its container ${container.name} on this machine`],
+      hintArgs: [`Forward a port here to port ${GUEST_SSH_PORT} of ${container.name} with the engine's own tool (a cluster's port-forward, an ssh tunnel to the engine's machine) and leave it running, then run \`${again} --port <that port>\`.`],
+    })
+  }
   if (port === undefined) {
-    const why =
-      container.ports === undefined
-        ? `the ${runtime.engine} runtime does not say which ports a container publishes`
-        : `its container publishes no port for sshd on 127.0.0.1; stop it with \`omh sessions down ${sid}\` and launch again`
-    throw OmhError.of(ATTACH_FAILED, { args: [sid, why] })
+    throw OmhError.of(ATTACH_FAILED, { args: [sid, `its container publishes no port for sshd on 127.0.0.1; stop it with \`omh sessions down ${sid}\` and launch again`] })
   }
 
   const paths = sshPaths(kernel.omhState, repo.id)
@@ -86,12 +99,18 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   if (started.exitCode !== 0) {
     throw OmhError.of(ATTACH_FAILED, { args: [sid, `${started.stderr}${started.stdout}`.trim().split('\n').slice(-3).join(' | ')] })
   }
-  if (!(await answers(port))) {
+  if (!(await answers(port, host.readyMs ?? READY_MS))) {
+    if (request.port !== undefined) {
+      throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port} (--port): check that the forward to port ${GUEST_SSH_PORT} of ${container.name} runs`] })
+    }
     // An engine elsewhere publishes the port on its own machine's 127.0.0.1, which only a tunnel reaches from here.
-    const elsewhere = (await readCopied(sessions.paths(sid).run))
-      ? `; the container runs on an engine that does not share this machine, so the port is on that machine's 127.0.0.1: forward it first (\`ssh -N -L ${port}:127.0.0.1:${port} <engine's host>\`) and attach again`
-      : ' (its log: /tmp/omh-sshd/sshd.log in the container)'
-    throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port}${elsewhere}`] })
+    if (copied) {
+      throw OmhError.of(ATTACH_NEEDS_TUNNEL, {
+        args: [sid, `its container runs on an engine that does not share this machine${info.endpoint ? ` (${info.endpoint})` : ''}, which publishes sshd on its own 127.0.0.1:${port}`],
+        hintArgs: [`Forward that port here and leave it running: \`ssh -N -L ${port}:127.0.0.1:${port} ${engineHost(info.endpoint) ?? "<the engine's host>"}\`, then run \`${again}\`.`],
+      })
+    }
+    throw OmhError.of(ATTACH_FAILED, { args: [sid, `sshd started but nothing answers on 127.0.0.1:${port} (its log: /tmp/omh-sshd/sshd.log in the container)`] })
   }
 
   const alias = sshAlias(repo.id, sid)
@@ -101,9 +120,16 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   return { session: sid, alias, url: sshUrl(alias), host: '127.0.0.1', port, entry, sshConfig, include }
 }
 
-/** Whether an SSH server greets on 127.0.0.1:port within READY_MS. */
-async function answers(port: number): Promise<boolean> {
-  const deadline = Date.now() + READY_MS
+/** The machine an engine's endpoint names, as `ssh` takes it (`me@box`); undefined for a local socket or none. */
+export function engineHost(endpoint: string | undefined): string | undefined {
+  const url = URL.parse(endpoint ?? '')
+  if (!url?.hostname || !/^(ssh|tcp|https?):$/.test(url.protocol)) return undefined
+  return url.protocol === 'ssh:' && url.username ? `${url.username}@${url.hostname}` : url.hostname
+}
+
+/** Whether an SSH server greets on 127.0.0.1:port within `ms`. */
+async function answers(port: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
   while (Date.now() < deadline) {
     const greeting = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1')
