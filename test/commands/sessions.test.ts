@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { claim, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
@@ -81,6 +81,33 @@ describe('omh sessions', () => {
     expect(r.status).toBe(0)
     expect(existsSync(paths.worktree)).toBe(false)
     expect(existsSync(entry)).toBe(false)
+  })
+
+  it('rm names the volumes of a copied session it could not reach, so none is left unknown', async () => {
+    const { root, home, paths, env } = await withSession()
+    const id = repository(root).id
+    const volumes = [`omh-${id}-s01-work`, `omh-${id}-s01-omh-shadow`]
+    write(paths.run, { 'copied.json': JSON.stringify({ container: `omh-${id}-s01`, helper: { image: 'i', owner: { uid: 1000, gid: 1000 } }, volumes: volumes.map((volume) => ({ volume, guest: '/work' })), links: [] }) })
+    // An engine that answers, keeps volumes, and has none of this session's: not the one it ran on.
+    write(home, {
+      'settings.toml': 'plugins = ["./elsewhere.mjs"]\nruntime = "elsewhere"\n',
+      'elsewhere.mjs': `const none = async () => []
+export default { kind: 'runtime', apiVersion: 1, meta: { name: 'elsewhere', version: '0' }, engine: 'elsewhere',
+  async detect() { return process.env.ELSEWHERE_DOWN ? { engine: 'elsewhere', reason: 'installed, but the engine does not answer' } : { engine: 'elsewhere', version: '1' } },
+  async hasImage() { return true }, async build() {}, async up() { return 'c' }, async exec() { return { exitCode: 0, stdout: '', stderr: '' } },
+  async run() { return { exitCode: 0, stdout: '', stderr: '' } }, list: none, async down() {},
+  volumes: { async create() { return true }, list: none, async remove() {}, async put() {}, async get() {} } }\n`,
+    })
+    const down = omh(['sessions', 'rm', 's01', '--force'], { cwd: root, env: { ...env, ELSEWHERE_DOWN: '1' } })
+    expect(down.status).toBe(0)
+    expect(down.stderr).toContain(`If a container of s01 remains, remove it with your engine (its name is omh-${id}-s01, its volumes ${volumes.join(', ')}).`)
+
+    const again = await withSession()
+    write(again.paths.run, { 'copied.json': JSON.stringify({ container: `omh-${repository(again.root).id}-s01`, helper: { image: 'i', owner: { uid: 1000, gid: 1000 } }, volumes: [{ volume: 'v1', guest: '/work' }], links: [] }) })
+    for (const file of ['settings.toml', 'elsewhere.mjs']) write(again.home, { [file]: readFileSync(path.join(home, file), 'utf8') })
+    const elsewhere = omh(['sessions', 'rm', 's01', '--force'], { cwd: again.root, env: again.env })
+    expect(elsewhere.status).toBe(0)
+    expect(elsewhere.stderr).toContain("s01's files were copied into volumes on an engine that does not share this disk, and elsewhere here has none of them: remove them on the engine the session ran on (v1).")
   })
 
   it('names the sessions there are when asked for another', async () => {
