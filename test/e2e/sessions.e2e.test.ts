@@ -326,10 +326,9 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect(spawnSync(engine, ['exec', '-u', 'root', proxy, 'sh', '-c', hosts], { encoding: 'utf8' }).stderr).toBe('')
       expect(spawnSync(engine, ['exec', proxy, 'squid', '-k', 'reconfigure', '-f', '/omh/egress/squid.conf'], { encoding: 'utf8' }).status).toBe(0)
       await new Promise((r) => setTimeout(r, 1000))
-      expect(await ask('get', 'http://near.test/')).toBe('200 hello from near.test')
-      expect(await ask('get', 'http://meta.test/latest/meta-data/')).toBe('403')
-      expect(await ask('connect', 'meta.test:443')).toBe('403')
-      expect(await ask('connect', 'loop.test:3128')).toBe('403')
+      const asks = { near: 'get http://near.test/', metaGet: 'get http://meta.test/latest/meta-data/', metaConnect: 'connect meta.test:443', loop: 'connect loop.test:3128' }
+      const asked = await run(['--session', sid, 'probe', '--', Object.entries(asks).map(([k, a]) => `node client.cjs ${a} | sed s/^result=/${k}=/`).join('; ')])
+      expect(facts(asked.stdout)).toMatchObject({ near: '200 hello from near.test', metaGet: '403', metaConnect: '403', loop: '403' })
 
       const log = await run(['--json', 'sessions', 'egress', sid])
       expect(log.status).toBe(0)
