@@ -1,7 +1,10 @@
 /**
  * An API key kept outside the session, on Docker and Podman: a real turn of
  * Claude Code (`claude -p`) and of OpenCode (`opencode run`, its Anthropic
- * provider) in omh's session containers, the API key on the host only. The "API host" is the scripted model served over TLS by a container
+ * provider) in omh's session containers, the API key on the host only; and of
+ * Codex (`codex exec`) and OpenCode's OpenAI provider, each with OPENAI_API_KEY,
+ * on Docker alone: what they add to omh (arguments or a configuration variable
+ * instead of a base URL variable) is the same code on both engines. The "API host" is the scripted model served over TLS by a container
  * on a separate network, under a name, with a certificate from a throwaway
  * authority that only omh's credential proxy is told to trust
  * (`OMH_CREDENTIAL_CA`). The turn must succeed, every request the upstream
@@ -12,6 +15,7 @@
  *
  * The personal adapters are the bundled ones with only `upstream` changed, so
  * the sessions run from the bundled images (a tag depends on the install).
+ * The key's variable, header and turn are each harness's own, as bundled.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -29,20 +33,57 @@ const UPSTREAM = 'api.upstream.test'
 const UPSTREAM_PORT = 8443
 const PLACEHOLDER = 'omh-credential-proxy-holds-the-key'
 const PROMPT = 'Do the scripted task.'
-const HARNESSES = ['claude', 'opencode'] as const
-const TURN: Record<(typeof HARNESSES)[number], string[]> = {
-  claude: ['-p', PROMPT, '--dangerously-skip-permissions'],
-  opencode: ['run', PROMPT],
-}
+/** In the project's README alone: what the search for the key must find, to show it finds what is there. */
+const README_MARK = 'omh-readme-mark-5e07'
+type Harness = 'claude' | 'opencode' | 'codex'
+type Turn = Harness | 'opencode-openai'
+const ON: Record<Engine, readonly Turn[]> = { docker: ['claude', 'opencode', 'codex', 'opencode-openai'], podman: ['claude', 'opencode'] }
+/** The credential proxy's port for an adapter's first key; each further key has the next. */
+const CREDS_PORT = 4480
 
-// The Bash call copies every process's environment it may read into a file while the turn runs.
+// The shell call copies every process's environment it may read into a file while the turn runs.
 const ENVIRONS = '/tmp/omh-environs'
-const SCRIPT: Script = {
-  replies: [
-    { call: ['Bash', 'bash'], input: { command: `for f in /proc/[0-9]*/environ; do cat "$f"; echo; done > ${ENVIRONS} 2>/dev/null; echo shell-ok`, description: 'read environments' } },
-    { text: 'Done.' },
-  ],
+const READ_ENVIRONS = `for f in /proc/[0-9]*/environ; do cat "$f"; echo; done > ${ENVIRONS} 2>/dev/null; echo shell-ok`
+const bashScript: Script = { replies: [{ call: ['Bash', 'bash'], input: { command: READ_ENVIRONS, description: 'read environments' } }, { text: 'Done.' }] }
+
+interface Case {
+  readonly harness: Harness
+  readonly variable: string
+  /** The proxy's port for the key: the key's place in the adapter's [[keys]]. */
+  readonly port: number
+  readonly header: string
+  readonly prefix: string
+  /** The base URL the harness is given in its environment, if it reads one. */
+  readonly baseUrl?: RegExp
+  readonly turn: readonly string[]
+  readonly script: Script
 }
+const CASES: Record<Turn, Case> = {
+  claude: { harness: 'claude', variable: 'ANTHROPIC_API_KEY', port: CREDS_PORT, header: 'x-api-key', prefix: '', baseUrl: /ANTHROPIC_BASE_URL=http:\/\/omh-creds:\d+\0/, turn: ['-p', PROMPT, '--dangerously-skip-permissions'], script: bashScript },
+  opencode: { harness: 'opencode', variable: 'ANTHROPIC_API_KEY', port: CREDS_PORT, header: 'x-api-key', prefix: '', baseUrl: /ANTHROPIC_BASE_URL=http:\/\/omh-creds:\d+\/v1/, turn: ['run', PROMPT], script: bashScript },
+  // Codex offers its shell to a model it has metadata for: the scripted model's catalog, fetched through the proxy.
+  codex: {
+    harness: 'codex',
+    variable: 'OPENAI_API_KEY',
+    port: CREDS_PORT,
+    header: 'authorization',
+    prefix: 'Bearer ',
+    turn: ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-c', `model_providers.omh-openai.model_catalog_url="http://omh-creds:${CREDS_PORT}/v1/models"`, '-m', 'scripted', PROMPT],
+    script: { replies: [{ call: 'exec_command', input: { cmd: READ_ENVIRONS } }, { text: 'Done.' }] },
+  },
+  'opencode-openai': {
+    harness: 'opencode',
+    variable: 'OPENAI_API_KEY',
+    port: CREDS_PORT + 1,
+    header: 'authorization',
+    prefix: 'Bearer ',
+    baseUrl: /OPENCODE_CONFIG_CONTENT=\{"provider":\{"openai":\{"options":\{"baseURL":"http:\/\/omh-creds:\d+\/v1"\}\}\}\}/,
+    turn: ['run', '-m', 'openai/gpt-5', PROMPT],
+    script: bashScript,
+  },
+}
+/** The bundled upstreams, each replaced by the test's in the personal adapters. */
+const UPSTREAMS = ['https://api.anthropic.com', 'https://api.openai.com']
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 const sh = (engine: Engine, args: readonly string[], input?: string) => spawnSync(engine, args, { encoding: 'utf8', ...(input !== undefined ? { input } : {}) })
@@ -65,12 +106,12 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
   const outside = `omh-e2e-creds-${engine}-${process.pid}`
   const upstream = `${outside}-api`
   // The key: random, so its bytes can only be where it was carried.
-  const KEY = `sk-ant-test-${randomBytes(24).toString('hex')}`
+  const KEY = `sk-test-${randomBytes(24).toString('hex')}`
   const omh = (args: readonly string[]) =>
     finished(
       spawn(process.execPath, [BIN, ...args], {
         cwd: repo,
-        env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ANTHROPIC_API_KEY: KEY, OMH_CREDENTIAL_CA: path.join(upstreamDir, 'ca.pem'), ...identity },
+        env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, OMH_CREDENTIAL_CA: path.join(upstreamDir, 'ca.pem'), ...identity },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
       600_000,
@@ -83,7 +124,7 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     chmodSync(upstreamDir, 0o777)
     certificates(upstreamDir)
     copyFileSync(MODEL, path.join(upstreamDir, 'model.mjs'))
-    writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(SCRIPT))
+    writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(bashScript))
     expect(sh(engine, ['network', 'create', '--label', 'omh.test=e2e', outside]).status).toBe(0)
     const started = sh(engine, [
       'run', '-d', '--pull=never', '--name', upstream, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', UPSTREAM,
@@ -95,16 +136,16 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     home = path.join(scratch, 'omh')
     mkdirSync(path.join(home, 'adapters'), { recursive: true })
     writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n\n[session]\nnetwork = "${outside}"\n\n[network]\nregistries = []\n`)
-    for (const harness of HARNESSES) {
+    for (const harness of new Set(ON[engine].map((t) => CASES[t].harness))) {
       const bundled = readFileSync(path.join(ROOT, `adapters/${harness}.toml`), 'utf8')
-      expect(bundled).toContain('upstream = "https://api.anthropic.com"')
-      writeFileSync(path.join(home, `adapters/${harness}.toml`), bundled.replace('upstream = "https://api.anthropic.com"', `upstream = "https://${UPSTREAM}:${UPSTREAM_PORT}"`))
+      expect(UPSTREAMS.some((u) => bundled.includes(`upstream = "${u}"`))).toBe(true)
+      writeFileSync(path.join(home, `adapters/${harness}.toml`), UPSTREAMS.reduce((text, u) => text.replaceAll(`upstream = "${u}"`, `upstream = "https://${UPSTREAM}:${UPSTREAM_PORT}"`), bundled))
     }
     repo = path.join(scratch, 'repo')
     mkdirSync(path.join(repo, '.claude'), { recursive: true })
     writeFileSync(path.join(repo, '.claude/settings.json'), JSON.stringify({ env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' } }))
     writeFileSync(path.join(repo, 'opencode.json'), JSON.stringify({ model: 'anthropic/claude-sonnet-4-5' }))
-    writeFileSync(path.join(repo, 'README.md'), 'a project\n')
+    writeFileSync(path.join(repo, 'README.md'), `a project ${README_MARK}\n`)
     const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe', env: { ...process.env, ...identity } })
     git('init', '-q', '-b', 'main')
     git('add', '-A')
@@ -121,14 +162,16 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     if (scratch) rmSync(scratch, { recursive: true, force: true })
   })
 
-  it.each(HARNESSES)('%s: a real turn goes through the credential proxy, the upstream gets the real key over TLS, and no byte of it is in the container', async (harness) => {
-    // A fresh upstream per turn: the script starts over and the log is emptied.
+  it.each(ON[engine])('%s: a real turn goes through the credential proxy, the upstream gets the real key over TLS, and no byte of it is in the container', async (harness) => {
+    const { harness: name, variable, port, header, prefix, baseUrl, turn, script } = CASES[harness]
+    // A fresh upstream per turn: the harness's script starts over and the log is emptied.
+    writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(script))
     rmSync(path.join(upstreamDir, 'ready'), { force: true })
     const restarted = sh(engine, ['restart', upstream])
     expect(restarted.status, restarted.stderr).toBe(0)
     for (let i = 0; i < 200 && !existsSync(path.join(upstreamDir, 'ready')); i++) await new Promise((r) => setTimeout(r, 100))
     expect(existsSync(path.join(upstreamDir, 'ready')), 'the upstream did not start again').toBe(true)
-    const ran = await omh(['--new', harness, '--', ...TURN[harness]])
+    const ran = await omh(['--new', name, '--', ...turn])
     expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
     expect(ran.stdout).toContain('Done.')
     const sid = /omh: \S+ on omh\/(s\d+)/.exec(ran.stderr)?.[1]
@@ -138,8 +181,10 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     const requests: RecordedRequest[] = readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
     const conversation = requests.filter((r) => r.reply !== null)
     expect(conversation.length, requests.map((r) => `${r.method} ${r.path}`).join('; ')).toBe(2)
-    expect(requests.every((r) => r.headers?.['x-api-key'] === KEY), JSON.stringify(requests.map((r) => r.headers?.['x-api-key']))).toBe(true)
+    expect(requests.every((r) => r.headers?.[header] === `${prefix}${KEY}`), JSON.stringify(requests.map((r) => r.headers?.[header]))).toBe(true)
     expect(requestText(conversation[1]!.body)).toContain('shell-ok')
+    // Plain HTTP all the way: no WebSocket was asked for, which the proxy would pass on as a plain GET, its upgrade dropped.
+    expect(requests.filter((r) => r.method === 'GET' && r.path.endsWith('/responses')).length).toBe(0)
 
     const key = readdirSync(path.join(stateOf(home), 'worktrees'))[0]!
     const worktree = path.join(stateOf(home), 'worktrees', key, sid!)
@@ -149,27 +194,27 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
 
     // The harness saw the placeholder and the proxy's address, never the key.
     const seen = inside(`cat ${ENVIRONS}`).stdout
-    expect(seen).toContain(`ANTHROPIC_API_KEY=${PLACEHOLDER}`)
-    expect(seen).toMatch(harness === 'opencode' ? /ANTHROPIC_BASE_URL=http:\/\/omh-creds:\d+\/v1/ : /ANTHROPIC_BASE_URL=http:\/\/omh-creds:\d+/)
+    expect(seen).toContain(`${variable}=${PLACEHOLDER}`)
+    if (baseUrl) expect(seen).toMatch(baseUrl)
     expect(seen).not.toContain(KEY)
     // Every process now, read as root; every file the container sees (the key is given on stdin, never in a command line).
     const environs = inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null')
     expect(environs.stdout.length).toBeGreaterThan(0)
     expect(environs.stdout).not.toContain(KEY)
-    const search = (text: string) => inside('grep -rlF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${text}\n`).stdout.split('\n').filter(Boolean)
-    // The search finds what is there (the project's README, through the worktree mount), and the key nowhere.
-    expect(search('a project')).toContain('/work/README.md')
-    expect(search(KEY)).toEqual([])
+    // One pass over every file (grep reads both texts from stdin): the README's mark through the worktree mount, and the key nowhere.
+    const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${KEY}\n`).stdout.split('\n').filter(Boolean)
+    expect(found.filter((l) => l.endsWith(`:${README_MARK}`))).toContain(`/work/README.md:${README_MARK}`)
+    expect(found.filter((l) => l.includes(KEY))).toEqual([])
 
     // What the proxy answers the agent: a good request, a refused one, and an unknown route, from inside the session.
-    const ask = `const h=require('http');const go=(port,path,extra)=>new Promise(r=>{const q=h.request({host:'omh-creds',port,path,method:'GET',headers:{'x-api-key':'${PLACEHOLDER}',...extra}},s=>{let b='';s.on('data',d=>b+=d);s.on('end',()=>r(s.statusCode+' '+JSON.stringify(s.headers)+' '+b))});q.on('error',e=>r('error '+e.code));q.end()});(async()=>{const port=Number(new URL(process.env.ANTHROPIC_BASE_URL).port);for(const [p,pth] of [[port,'/v1/models'],[port,'/nowhere'],[port,'/v1/models?x=1']])console.log(await go(p,pth,{}))})()`
+    const ask = `const h=require('http');const go=(port,path,extra)=>new Promise(r=>{const q=h.request({host:'omh-creds',port,path,method:'GET',headers:{'${header}':'${prefix}${PLACEHOLDER}',...extra}},s=>{let b='';s.on('data',d=>b+=d);s.on('end',()=>r(s.statusCode+' '+JSON.stringify(s.headers)+' '+b))});q.on('error',e=>r('error '+e.code));q.end()});(async()=>{const port=${port};for(const [p,pth] of [[port,'/v1/models'],[port,'/nowhere'],[port,'/v1/models?x=1']])console.log(await go(p,pth,{}))})()`
     const answers = sh(engine, ['exec', container, 'node', '-e', ask])
     expect(answers.status, answers.stderr).toBe(0)
     expect(answers.stdout).toMatch(/^200 /m)
     expect(answers.stdout).toMatch(/^404 /m)
     expect(answers.stdout).not.toContain(KEY)
     const after: RecordedRequest[] = readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-    expect(after.slice(requests.length).map((r) => r.headers?.['x-api-key'])).toEqual([KEY, KEY, KEY])
+    expect(after.slice(requests.length).map((r) => r.headers?.[header])).toEqual([0, 1, 2].map(() => `${prefix}${KEY}`))
 
     // The proxy is omh's, and goes with the session.
     const repoId = path.basename(path.dirname(worktree))

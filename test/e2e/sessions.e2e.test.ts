@@ -302,10 +302,11 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const started = spawnSync(engine, ['run', '-d', '--pull=never', '--name', web, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', 'web.test', '--network-alias', 'other.test', BASE, 'node', '-e', server], { encoding: 'utf8' })
       expect(started.stderr).toBe('')
       const webIp = spawnSync(engine, ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', web], { encoding: 'utf8' }).stdout.trim()
-      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "localhost", "169.254.169.254"]\n` })
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "localhost", "169.254.169.254", "near.test", "meta.test", "loop.test:3128"]\n` })
       const first = await run(['--new', 'probe'])
       expect(first.status).toBe(0)
       const sid = /omh: probe on omh\/(s\d+)/.exec(first.stderr)![1]!
+      const repoId = path.basename(path.dirname(worktree(sid)))
       copyFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree(sid), 'client.cjs'))
       const ask = async (...args: string[]) => facts((await run(['--session', sid, 'probe', '--', `node client.cjs ${args.join(' ')}`])).stdout)['result']
       const env = facts((await run(['--session', sid, 'probe', '--', 'echo "proxy=$HTTPS_PROXY"; echo "noproxy=$NO_PROXY"'])).stdout)
@@ -317,6 +318,17 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect(await ask('direct', webIp)).toMatch(/^error /)
       expect(await ask('connect', 'localhost:3128')).toBe('403')
       expect(await ask('get', 'http://169.254.169.254/latest/meta-data/')).toBe('403')
+      // An allowed name that resolves to metadata or loopback is refused for where it leads. The proxy's
+      // hosts file, which squid reads as it reads a DNS answer, stands in offline for a hostile resolver;
+      // near.test, resolved the same way to the web container, shows the entries are in force.
+      const proxy = `omh-${repoId}-${sid}-egress`
+      const hosts = `printf '%s\\n' '${webIp} near.test' '169.254.169.254 meta.test' '127.0.0.1 loop.test' >> /etc/hosts`
+      expect(spawnSync(engine, ['exec', '-u', 'root', proxy, 'sh', '-c', hosts], { encoding: 'utf8' }).stderr).toBe('')
+      expect(spawnSync(engine, ['exec', proxy, 'squid', '-k', 'reconfigure', '-f', '/omh/egress/squid.conf'], { encoding: 'utf8' }).status).toBe(0)
+      await new Promise((r) => setTimeout(r, 1000))
+      const asks = { near: 'get http://near.test/', metaGet: 'get http://meta.test/latest/meta-data/', metaConnect: 'connect meta.test:443', loop: 'connect loop.test:3128' }
+      const asked = await run(['--session', sid, 'probe', '--', Object.entries(asks).map(([k, a]) => `node client.cjs ${a} | sed s/^result=/${k}=/`).join('; ')])
+      expect(facts(asked.stdout)).toMatchObject({ near: '200 hello from near.test', metaGet: '403', metaConnect: '403', loop: '403' })
 
       const log = await run(['--json', 'sessions', 'egress', sid])
       expect(log.status).toBe(0)
@@ -328,13 +340,16 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
           expect.objectContaining({ allowed: false, host: 'other.test', port: 80, method: 'CONNECT' }),
           expect.objectContaining({ allowed: false, host: 'localhost', port: 3128 }),
           expect.objectContaining({ allowed: false, host: '169.254.169.254', port: 80 }),
+          expect.objectContaining({ allowed: true, host: 'near.test', port: 80, method: 'GET' }),
+          expect.objectContaining({ allowed: false, host: 'meta.test', port: 80, method: 'GET' }),
+          expect.objectContaining({ allowed: false, host: 'meta.test', port: 443, method: 'CONNECT' }),
+          expect.objectContaining({ allowed: false, host: 'loop.test', port: 3128, method: 'CONNECT' }),
         ]),
       )
       expect(decisions.every((d) => !Number.isNaN(Date.parse(d.time)))).toBe(true)
       expect((await run(['sessions', 'egress', sid])).stdout).toMatch(/denied\s+CONNECT\s+other\.test:80/)
 
       // An edit to the allowlist reaches the proxy while the harness runs: no restart, no other omh command.
-      const repoId = path.basename(path.dirname(worktree(sid)))
       const allowConf = path.join(stateOf(home), 'run', repoId, sid, 'egress', 'allow.conf')
       const live = run([
         '--session', sid, 'probe', '--',

@@ -21,6 +21,15 @@ describe('adapter schema', () => {
     ])
   })
 
+  it('refuses a kept key that would never point the harness at the credential proxy, naming its line', async () => {
+    const head = ['name = "x"', 'bin = "x"', 'install = "i"', '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'render = "concat"', '[[keys]]', 'variable = "K"', 'header = "authorization"', 'upstream = "https://api.example"']
+    const { problems } = await check([...head, 'args = ["-c", "url=nowhere"]'].join('\n'))
+    expect(problems.map((p) => [p.line, p.path, p.message])).toEqual([[7, 'keys[0]', expect.stringContaining('needs base_url, or args or env with {url}')]])
+    expect((await check([...head, 'args = ["-c", "url={url}"]'].join('\n'))).problems).toEqual([])
+    expect((await check([...head, 'base_url = "K_URL"'].join('\n'))).problems).toEqual([])
+    expect((await check([...head, `env = { CONF = '{"url":"{url}"}' }`].join('\n'))).problems).toEqual([])
+  })
+
   it('refuses unknown keys at every level', async () => {
     const { problems } = await check(
       [

@@ -205,19 +205,29 @@ const variable = text.check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name
  * An API key the harness reads from its environment, kept outside the container: the harness gets
  * a placeholder in `variable` and omh's credential proxy in `base_url`; the proxy sends the real key.
  */
-const apiKey = z.strictObject({
-  /** The variable the harness reads its key from; the host's (or a secret) of the same name is the key. */
-  variable,
-  /** The variable that sets the harness's API base URL. */
-  base_url: variable,
-  /** What the harness expects after the host in that URL (`/v1`); absent: nothing. */
-  path: z.optional(text.check(z.regex(/^\/[^\s?#]*$/, 'a path starting with /'))),
-  /** The header that carries the key, and what precedes the key in it (`Bearer `). */
-  header: text.check(z.regex(/^[A-Za-z0-9-]+$/, 'a header name')),
-  prefix: z.optional(z.string()),
-  /** The real API host: forwarded over TLS only. */
-  upstream: text.check(z.regex(/^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an https:// URL: the credential proxy forwards over TLS only')),
-})
+const apiKey = z
+  .strictObject({
+    /** The variable the harness reads its key from; the host's (or a secret) of the same name is the key. */
+    variable,
+    /** The variable that sets the harness's API base URL. */
+    base_url: z.optional(variable),
+    /** For a harness that reads its base URL from no variable: arguments put before the user's, `{url}` standing for it. */
+    args: z.optional(z.array(text)),
+    /** Or variables whose value holds it (a configuration document), `{url}` standing for it. */
+    env: z.optional(z.record(variable, text)),
+    /** What the harness expects after the host in that URL (`/v1`); absent: nothing. */
+    path: z.optional(text.check(z.regex(/^\/[^\s?#]*$/, 'a path starting with /'))),
+    /** The header that carries the key, and what precedes the key in it (`Bearer `). */
+    header: text.check(z.regex(/^[A-Za-z0-9-]+$/, 'a header name')),
+    prefix: z.optional(z.string()),
+    /** The real API host: forwarded over TLS only. */
+    upstream: text.check(z.regex(/^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'an https:// URL: the credential proxy forwards over TLS only')),
+  })
+  .check(
+    z.refine((k) => k.base_url !== undefined || [...(k.args ?? []), ...Object.values(k.env ?? {})].some((a) => a.includes('{url}')), {
+      message: 'needs base_url, or args or env with {url} in one: otherwise the harness is never pointed at the credential proxy',
+    }),
+  )
 
 /**
  * A harness adapter: what the harness can express, where it reads each

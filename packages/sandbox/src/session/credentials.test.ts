@@ -16,6 +16,21 @@ describe('keys kept outside', () => {
     expect(JSON.stringify(kept.env)).not.toContain('sk-real')
   })
 
+  it('points a harness that reads no base URL variable at the proxy through its arguments', () => {
+    const codex = { variable: 'OPENAI_API_KEY', args: ['-c', 'p={base_url="{url}"}'], path: '/v1', header: 'authorization', prefix: 'Bearer ', upstream: 'https://api.openai.com' }
+    const kept = keptKeys({ keys: [anthropic, codex] }, (name) => (name === 'OPENAI_API_KEY' ? 'sk-real' : undefined))!
+    expect(kept.env).toEqual({ OPENAI_API_KEY: PLACEHOLDER })
+    expect(kept.args).toEqual(['-c', 'p={base_url="http://omh-creds:4481/v1"}'])
+    expect(keptKeys({ keys: [anthropic, codex] }, (name) => (name === 'ANTHROPIC_API_KEY' ? 'sk-real' : undefined))!.args).toEqual([])
+    const opencode = { ...codex, args: undefined, env: { OPENCODE_CONFIG_CONTENT: '{"provider":{"openai":{"options":{"baseURL":"{url}"}}}}' } }
+    expect(keptKeys({ keys: [anthropic, opencode] }, () => 'sk-real')!.env).toEqual({
+      ANTHROPIC_API_KEY: PLACEHOLDER,
+      ANTHROPIC_BASE_URL: 'http://omh-creds:4480',
+      OPENAI_API_KEY: PLACEHOLDER,
+      OPENCODE_CONFIG_CONTENT: '{"provider":{"openai":{"options":{"baseURL":"http://omh-creds:4481/v1"}}}}',
+    })
+  })
+
   it('puts the key in the named header in place of what the harness sent, and drops hop-by-hop headers', () => {
     const route: CredentialRoute = { port: 1, upstream: 'https://h', header: 'Authorization', prefix: 'Bearer ', variable: 'K' }
     const out = forwardHeaders({ authorization: `Bearer ${PLACEHOLDER}`, host: 'omh-creds:4480', connection: 'keep-alive', 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, route, 'sk-real')

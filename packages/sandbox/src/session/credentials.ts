@@ -23,8 +23,10 @@ const SCRIPT = 'credential-proxy.mjs'
 const CA = 'ca.pem'
 
 export interface KeptKeys {
-  /** For the session container: each key's placeholder and base URL. */
+  /** For the session container: each key's placeholder and base URL (or the variables that hold it). */
   readonly env: Readonly<Record<string, string>>
+  /** For the harness, before the user's arguments: what points it at the proxy where no variable does. */
+  readonly args: readonly string[]
   readonly routes: readonly CredentialRoute[]
   /** For the proxy container alone: the real keys, by variable. */
   readonly keys: Readonly<Record<string, string>>
@@ -35,16 +37,20 @@ export function keptKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) =>
   const env: Record<string, string> = {}
   const routes: CredentialRoute[] = []
   const keys: Record<string, string> = {}
+  const args: string[] = []
   adapter.keys.forEach((k, n) => {
     const value = find(k.variable)
     if (value === undefined) return
     const port = CREDS_PORT + n
+    const url = `http://${CREDS_HOST}:${port}${k.path ?? ''}`
     env[k.variable] = PLACEHOLDER
-    env[k.base_url] = `http://${CREDS_HOST}:${port}${k.path ?? ''}`
+    if (k.base_url) env[k.base_url] = url
+    for (const [name, value] of Object.entries(k.env ?? {})) env[name] = value.replaceAll('{url}', url)
+    args.push(...(k.args ?? []).map((a) => a.replaceAll('{url}', url)))
     keys[k.variable] = value
     routes.push({ port, upstream: k.upstream, header: k.header, prefix: k.prefix ?? '', variable: k.variable })
   })
-  return routes.length ? { env, routes, keys } : undefined
+  return routes.length ? { env, args, routes, keys } : undefined
 }
 
 export interface CredentialsUp {
