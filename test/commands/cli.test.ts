@@ -24,6 +24,13 @@ describe('the command line', () => {
     }
   })
 
+  it('shows the arguments an adapter gives every session', () => {
+    const ran = omh(['adapters', 'show', 'claude'], { env: { OMH_HOME: testdir() } })
+    expect(ran.status).toBe(0)
+    expect(ran.stdout).toMatch(/^ *args +--allowedTools=Grep\(\.\/\*\*\),Glob\(\.\/\*\*\) +\(every session passes these before yours\)$/m)
+    expect(omh(['adapters', 'show', 'codex'], { env: { OMH_HOME: testdir() } }).stdout).not.toMatch(/^ *args /m)
+  })
+
   it('treats an unknown word as a harness it does not know, exit 2', () => {
     const ran = omh(['nosuchharness'], { env: { OMH_HOME: testdir() } })
     expect(ran.status).toBe(2)

@@ -67,7 +67,7 @@ describe('an extension plugin', () => {
     const r = omh(['--dry-run', '--json', 'claude', '-p', 'hi'], { cwd: root, env })
     expect(r.status).toBe(0)
     expect(r.json().result.container.labels).toMatchObject({ 'audit.seen': 'yes' })
-    expect(lines(log)).toEqual(['beforeLaunch claude s01 claude -p hi'])
+    expect(lines(log)).toEqual(['beforeLaunch claude s01 claude --allowedTools=Grep(./**),Glob(./**) -p hi'])
   })
 
   it('hears every failed launch through failed, early or late', () => {

@@ -37,7 +37,8 @@ describe('omh <harness> --dry-run', () => {
     // The agent is the user running omh, or UID 1000 for root.
     const agent = process.getuid?.() === 0 ? '1000:1000' : `${process.getuid?.()}:${process.getgid?.()}`
     expect(plan.container).toMatchObject({ user: agent, capDrop: ['ALL'], noNewPrivileges: true, init: true })
-    expect(plan.exec).toEqual(['claude', '-p', 'hi'])
+    // The adapter's arguments for every session come first, then the user's.
+    expect(plan.exec).toEqual(['claude', '--allowedTools=Grep(./**),Glob(./**)', '-p', 'hi'])
     nothingCreated(home, root)
   })
 
@@ -164,7 +165,7 @@ describe('omh <harness> reads its own flags as every command does', () => {
     expect(r.json().error.code).toBe('SESSION_NOT_FOUND')
     const ok = omh(['--dry-run', '--json', 'claude', '-p', 'a  b', '-p', 'a  b', '--', '--json'], { cwd: root, env })
     expect(ok.status).toBe(0)
-    expect(ok.json().result.exec).toEqual(['claude', '-p', 'a  b', '-p', 'a  b', '--json'])
+    expect(ok.json().result.exec).toEqual(['claude', '--allowedTools=Grep(./**),Glob(./**)', '-p', 'a  b', '-p', 'a  b', '--json'])
   })
 })
 

@@ -195,7 +195,7 @@ const under = (dir: string, name: string | Uint8Array): string | Uint8Array =>
 // ─── Adapters ────────────────────────────────────────────────────────────────
 
 const BUNDLED = ['claude', 'codex', 'opencode'].map((n) => parseToml(readFileSync(path.join(ROOT, 'adapters', `${n}.toml`), 'utf8')))
-const ADAPTER_KEYS = ['name', 'bin', 'install', 'creds', 'token', 'login', 'probes', 'tools', 'capabilities', 'path', 'also', 'render', 'import', 'options', 'expect', 'events', 'fields', 'inject', 'refuse', 'template', 'at', 'probe', 'line', 'json', 'match', 'absent', 'run', 'send', 'env', 'timeout', 'exit', 'until']
+const ADAPTER_KEYS = ['name', 'bin', 'args', 'install', 'creds', 'token', 'login', 'probes', 'tools', 'capabilities', 'path', 'also', 'render', 'import', 'options', 'expect', 'events', 'fields', 'inject', 'refuse', 'template', 'at', 'probe', 'line', 'json', 'match', 'absent', 'run', 'send', 'env', 'timeout', 'exit', 'until']
 
 export const adapterInput: fc.Arbitrary<FuzzInput> = fc
   .tuple(fc.constantFrom(...BUNDLED), fc.constantFrom('mine', 'claude', 'Bad Name', 'x'))

@@ -20,6 +20,7 @@ export default class AdaptersShow extends OmhCommand<{ adapter: Adapter }> {
         ['bin', adapter.bin],
         ['install', adapter.install],
       ]
+      if (adapter.args.length) rows.push(['args', `${adapter.args.join(' ')}  (every session passes these before yours)`])
       if (adapter.creds.length) rows.push(['creds', adapter.creds.join(' ')])
       if (adapter.token.length) rows.push(['token', adapter.token.join(' ')])
       if (adapter.login) rows.push(['login', adapter.login])

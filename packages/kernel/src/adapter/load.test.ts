@@ -184,3 +184,32 @@ describe('adapter hook protocols', () => {
     expect(toAdapter('/a.toml', data!).bindings[0]!.inject).toEqual({ template: '{{text}}', at: ['before-tool'] })
   })
 })
+
+describe('adapter session arguments', () => {
+  const withArgs = (...lines: string[]) =>
+    check(['name = "x"', 'bin = "x"', 'install = "i"', ...lines, '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'render = "concat"'].join('\n'))
+
+  it('carries `args` into the adapter, in order, and none when absent', async () => {
+    const { data, problems } = await withArgs('args = ["--allowedTools=Grep(./**),Glob(./**)", "--verbose"]')
+    expect(problems).toEqual([])
+    expect(toAdapter('/a.toml', data!).args).toEqual(['--allowedTools=Grep(./**),Glob(./**)', '--verbose'])
+    const bare = await withArgs()
+    expect(toAdapter('/a.toml', bare.data!).args).toEqual([])
+  })
+
+  it('refuses an empty argument and a non-list, with line and key', async () => {
+    expect((await withArgs('args = ["--a", ""]')).problems.map((p) => `${p.line} ${p.path}`)).toEqual(['4 args[1]'])
+    expect((await withArgs('args = "--a"')).problems.map((p) => `${p.line} ${p.path}`)).toEqual(['4 args'])
+  })
+
+  it("refuses a turn that would run the harness without them, and takes one that puts `\"$@\"` where they go", async () => {
+    const turn = (run: string) => withArgs('args = ["--a"]', '[turn]', `run = '${run}'`, 'port = 4471')
+    const { problems } = await turn('x -p hi')
+    expect(problems.map((p) => `${p.line} ${p.path}: ${p.message}`)).toEqual([
+      '6 turn.run: runs the harness without the adapter\'s `args`, which every session passes: put `"$@"` where they go (`<bin> "$@" …`)',
+    ])
+    expect((await turn('x "$@" -p hi')).problems).toEqual([])
+    // Without `args` there is nothing to leave out.
+    expect((await withArgs('[turn]', "run = 'x -p hi'", 'port = 4471')).problems).toEqual([])
+  })
+})

@@ -31,6 +31,8 @@ export interface Adapter {
   readonly file: string
   readonly name: string
   readonly bin: string
+  /** Arguments every session gives the harness, before the user's own. */
+  readonly args: readonly string[]
   readonly install: string
   readonly creds: readonly string[]
   readonly egress: readonly string[]
@@ -138,6 +140,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     file,
     name: data.name,
     bin: data.bin,
+    args: data.args ?? [],
     install: data.install,
     creds: (data.creds ?? []).map(expandGuest),
     egress: data.egress ?? [],

@@ -114,7 +114,9 @@ const probe = z
  * How `omh doctor --turn` drives the harness through a turn against the
  * scripted model listening on 127.0.0.1:`port`: the command, and per tool word
  * (and `mcp`) the call the model makes, in the harness's own names: its
- * arguments, or the text of a free-form tool (a patch, say).
+ * arguments, or the text of a free-form tool (a patch, say). The adapter's
+ * `args` are the command's positional parameters, so `"$@"` in `run` puts them
+ * where a session has them.
  */
 const turn = z.strictObject({
   run: text,
@@ -242,6 +244,8 @@ export const adapterSchema = z
     name,
     /** The executable inside the container. */
     bin: text,
+    /** Arguments every session gives the harness, before the user's own (`omh <harness> -- …`). */
+    args: z.optional(z.array(text)),
     /** Shell run as root in the harness image layer. */
     install: text,
     /** Guest paths holding credentials; a trailing `/` mounts a directory. */
@@ -264,6 +268,10 @@ export const adapterSchema = z
   .check(
     z.superRefine(
       (a, ctx) => {
+        // A turn that left them out would drive a harness no session runs.
+        if (Array.isArray(a.args) && a.args.length && isRecord(a.turn) && typeof a.turn['run'] === 'string' && !a.turn['run'].includes('"$@"')) {
+          issue(ctx as unknown as Issues, ['turn', 'run'], 'runs the harness without the adapter\'s `args`, which every session passes: put `"$@"` where they go (`<bin> "$@" …`)')
+        }
         const declared = isRecord(a.probes) ? Object.keys(a.probes) : []
         const bindings = isRecord(a.capabilities) ? a.capabilities : {}
         for (const capability of CAPABILITY_CLASSES) {

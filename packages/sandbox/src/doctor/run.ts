@@ -155,7 +155,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     const runnerPlan: RunnerPlan = {
       ...doctorPlan(input),
       ...(turn
-        ? { turn: { model: `${GUEST_DOCTOR}/model.mjs`, script: `${GUEST_DOCTOR}/script.json`, port: turn.port, run: turn.run, ...(turn.env ? { env: turn.env } : {}), timeout: turn.timeout ?? 180 } }
+        ? { turn: { model: `${GUEST_DOCTOR}/model.mjs`, script: `${GUEST_DOCTOR}/script.json`, port: turn.port, run: turn.run, args: adapter.args, ...(turn.env ? { env: turn.env } : {}), timeout: turn.timeout ?? 180 } }
         : {}),
     }
     await writeFile(path.join(doctorDir, 'plan.json'), JSON.stringify(runnerPlan))

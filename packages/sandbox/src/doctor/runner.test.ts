@@ -87,6 +87,12 @@ describe('doctor runner', () => {
     })
   })
 
+  it("gives a probe's arguments to its command as positional parameters, each one word", async () => {
+    const out = await runProbe({ run: `printf '<%s>' "$@"; echo " $#"`, args: ['--allowedTools=Grep(./**),Glob(./**)', 'two words', '$HOME'], timeout: 5 })
+    expect(out.stdout).toBe('<--allowedTools=Grep(./**),Glob(./**)><two words><$HOME> 3\n')
+    expect((await runProbe({ run: 'echo "$#"', timeout: 5 })).stdout).toBe('0\n')
+  })
+
   it('runs as a script: a plan file in, a report on stdout', () => {
     const dir = testdir({ 'plan.json': JSON.stringify({ bins: ['sh'], probes: { p: { run: 'echo hi', timeout: 5 } } }) })
     const script = path.join(dir, 'runner.mjs')

@@ -17,6 +17,8 @@ import { pathToFileURL } from 'node:url'
 /** A command run for its output, with lines for its stdin. */
 export interface RunnerProbe {
   readonly run: string
+  /** The command's positional parameters (`"$@"` in `run`). */
+  readonly args?: readonly string[]
   readonly send?: readonly { readonly line: string; readonly until?: string }[]
   readonly env?: Readonly<Record<string, string>>
   /** Seconds. */
@@ -45,6 +47,8 @@ export interface RunnerTurn {
   readonly script: string
   readonly port: number
   readonly run: string
+  /** What a session passes the harness: `run`'s positional parameters. */
+  readonly args?: readonly string[]
   readonly env?: Readonly<Record<string, string>>
   /** Seconds. */
   readonly timeout: number
@@ -176,7 +180,7 @@ async function runTurn(turn: RunnerTurn): Promise<TurnOutput> {
   try {
     for (let i = 0; i < 100 && !existsSync(ready) && model.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100))
     if (!existsSync(ready)) return { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: `the scripted model did not start: ${modelErr.trim() || 'no output'}` }
-    const output = await runProbe({ run: turn.run, env: { ...turn.env, OMH_HOOK_TRACE: trace }, timeout: turn.timeout })
+    const output = await runProbe({ run: turn.run, ...(turn.args ? { args: turn.args } : {}), env: { ...turn.env, OMH_HOOK_TRACE: trace }, timeout: turn.timeout })
     return { output, requests: lines(log).map((l) => JSON.parse(l) as unknown), trace: lines(trace) }
   } finally {
     model.kill('SIGKILL')
@@ -208,7 +212,7 @@ export function runProbe(probe: RunnerProbe): Promise<ProbeOutput> {
     let exit: number | null = null
     const steps = [...(probe.send ?? [])]
     let waiting: string | undefined
-    const proc = spawn('sh', ['-c', probe.run], { env: { ...process.env, ...probe.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const proc = spawn('sh', ['-c', probe.run, 'sh', ...(probe.args ?? [])], { env: { ...process.env, ...probe.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
     const kill = () => {
       try {
         process.kill(-proc.pid!, 'SIGKILL')

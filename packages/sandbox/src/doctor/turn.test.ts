@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest'
 import { emptyProfile, type Hook, type ProfileItems } from '@omh/plugin-api'
-import { parseHookFile } from '@omh/kernel'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { checkAdapterFile, parseHookFile, toAdapter } from '@omh/kernel'
 import type { Adapter } from '@omh/kernel'
 import { judgeTurn, textMark, turnChecks, turnScript, wordsToCall } from './turn.js'
 import type { TurnOutput } from './runner.js'
@@ -27,6 +28,17 @@ describe('the script of a doctor turn', () => {
     expect(wordsToCall(hooks, calls)).toEqual({ call: ['shell'], unreached: ['read'] })
     expect(wordsToCall([hook('any', { on: 'after-tool', run: 'true' })], calls)).toEqual({ call: ['shell'], unreached: [] })
     expect(turnScript(adapter, hooks)).toEqual({ replies: [{ call: 'Bash', input: { command: 'echo omh-doctor' } }, { text: 'omh doctor: the turn is over.' }] })
+  })
+
+  it("calls the bundled Claude adapter's Grep for a hook narrowed to `search`, so none is left unreached", async () => {
+    const file = fileURLToPath(new URL('../../../../adapters/claude.toml', import.meta.url))
+    const claude = toAdapter(file, (await checkAdapterFile(file)).data!)
+    const search = [hook('finder', { on: 'after-tool', tools: ['search'], run: 'true' })]
+    expect(wordsToCall(search, claude.turn!.calls)).toEqual({ call: ['search'], unreached: [] })
+    expect(turnScript(claude, search).replies[0]).toEqual({ call: 'Grep', input: { pattern: 'omh-doctor', path: '/work' } })
+    // The turn runs Claude with the arguments a session gets, which is what offers Grep at all.
+    expect(claude.args).toEqual(['--allowedTools=Grep(./**),Glob(./**)'])
+    expect(claude.turn!.run).toMatch(/^claude "\$@" /)
   })
 
   it("marks a hook text by its longest run of own words, not its variables", () => {

@@ -362,7 +362,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     branch: branchOf(sid),
     worktree: paths.worktree,
     spec: planned.spec,
-    exec: harnessArgv(adapter.name, adapter.bin, [...(kept?.args ?? []), ...at.request.args], at.request.tty),
+    exec: harnessArgv(adapter, [...(kept?.args ?? []), ...at.request.args], at.request.tty),
   })
   const spec = stamp(plan.spec, contentDigests(files))
   if (options.dryRun) return { paths, render, planned, plan, spec }

@@ -193,15 +193,25 @@ function canonical(value: unknown): string {
   return JSON.stringify(value)
 }
 
+/** What of an adapter the harness's command line comes from. */
+export interface HarnessCommand {
+  readonly name: string
+  readonly bin: string
+  /** The adapter's arguments for every session, which go before the user's. */
+  readonly args: readonly string[]
+}
+
 /**
- * The command a harness runs under. With a terminal it runs inside dtach when
- * the image has it, so closing the terminal leaves it running and the next
- * launch reattaches (Ctrl-\ detaches); the harness's exit status is kept in a
- * file because dtach does not pass it on. Without a terminal it runs as is.
+ * The command a harness runs under: its executable, the adapter's arguments,
+ * then the user's. With a terminal it runs inside dtach when the image has it,
+ * so closing the terminal leaves it running and the next launch reattaches
+ * (Ctrl-\ detaches); the harness's exit status is kept in a file because
+ * dtach does not pass it on. Without a terminal it runs as is.
  */
-export function harnessArgv(harness: string, bin: string, args: readonly string[], tty: boolean): string[] {
-  if (!tty) return [bin, ...args]
-  return ['sh', '-c', SUPERVISE, 'omh-launch', harness, bin, ...args]
+export function harnessArgv(harness: HarnessCommand, args: readonly string[], tty: boolean): string[] {
+  const argv = [harness.bin, ...harness.args, ...args]
+  if (!tty) return argv
+  return ['sh', '-c', SUPERVISE, 'omh-launch', harness.name, ...argv]
 }
 
 const SUPERVISE = `h=$1; shift

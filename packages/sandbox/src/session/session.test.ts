@@ -8,7 +8,7 @@ import { hostEntry, sshAlias, sshPaths, writeHostEntry } from '../ssh.js'
 import { createSession, removeSession } from './create.js'
 import { sessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
-import { credentialMounts, planSession, type SessionPlanInput } from './plan.js'
+import { credentialMounts, harnessArgv, planSession, type SessionPlanInput } from './plan.js'
 import { repository, resolveBase } from './repo.js'
 import { decideReuse } from './reuse.js'
 import { nextSessionId } from './store.js'
@@ -270,6 +270,21 @@ describe('the session plan', () => {
   it('refuses two mounts at one guest path', () => {
     const staged = [...input().staged, { host: '/elsewhere', guest: '/work/RULES.md', readOnly: true, kind: 'file' as const }]
     expect(() => planSession(input({ staged }))).toThrow(/two mounts target \/work\/RULES.md/)
+  })
+})
+
+describe("the harness's command line", () => {
+  const claude = { name: 'claude', bin: 'claude', args: ['--allowedTools=Grep(./**),Glob(./**)'] }
+
+  it("puts the adapter's arguments after the executable and before the user's, each one word", () => {
+    expect(harnessArgv(claude, ['mcp', 'list'], false)).toEqual(['claude', '--allowedTools=Grep(./**),Glob(./**)', 'mcp', 'list'])
+    expect(harnessArgv({ ...claude, args: [] }, ['--version'], false)).toEqual(['claude', '--version'])
+  })
+
+  it('keeps that order under the supervisor a terminal gets, which names the session by the harness', () => {
+    const argv = harnessArgv(claude, ['--allowedTools=Bash(git:*)', 'fix it'], true)
+    expect(argv.slice(0, 2)).toEqual(['sh', '-c'])
+    expect(argv.slice(3)).toEqual(['omh-launch', 'claude', 'claude', '--allowedTools=Grep(./**),Glob(./**)', '--allowedTools=Bash(git:*)', 'fix it'])
   })
 })
 
