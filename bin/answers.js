@@ -122,31 +122,42 @@ export function privateDir(dir) {
  * read, parsed or trusted is ignored (and replaced by the next run).
  */
 export function replay(key, dir) {
-  if (!dir || !privateDir(dir)) return false
-  let entry
-  try {
-    const fd = openSync(`${dir}/${entryName(key)}`, 'r')
-    try {
-      const s = fstatSync(fd)
-      if (!s.isFile() || s.uid !== process.getuid() || (s.mode & 0o077) !== 0) return false
-      entry = JSON.parse(readFileSync(fd, 'utf8'))
-    } finally {
-      closeSync(fd)
-    }
-  } catch {
-    return false
-  }
-  if (!entry || entry.key !== key || !Array.isArray(entry.inputs) || !Array.isArray(entry.out) || !Number.isInteger(entry.code)) return false
-  // Once a look for idle session containers is due, the command runs and looks.
-  if (entry.dueAt !== undefined && !(Date.now() < entry.dueAt)) return false
-  for (const input of entry.inputs) {
-    if (!Array.isArray(input) || fingerprint(input[0]) !== input[1]) return false
-  }
+  const entry = readEntry(key, dir)
+  if (!entry || !Array.isArray(entry.out) || !Number.isInteger(entry.code) || !current(entry)) return false
   for (const [fd, data, base64] of entry.out) {
     const stream = fd === 1 ? process.stdout : process.stderr
     stream.write(base64 ? Buffer.from(data, 'base64') : data)
   }
   process.exitCode = entry.code
+  return true
+}
+
+/** The entry kept for `key`, when one can be read and trusted: this user's, private, and for this very key. */
+export function readEntry(key, dir) {
+  if (!dir || !privateDir(dir)) return undefined
+  let entry
+  try {
+    const fd = openSync(`${dir}/${entryName(key)}`, 'r')
+    try {
+      const s = fstatSync(fd)
+      if (!s.isFile() || s.uid !== process.getuid() || (s.mode & 0o077) !== 0) return undefined
+      entry = JSON.parse(readFileSync(fd, 'utf8'))
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return undefined
+  }
+  return entry && typeof entry === 'object' && entry.key === key && Array.isArray(entry.inputs) ? entry : undefined
+}
+
+/** Whether an entry still stands: no look for idle session containers due, and every file it read as it was. */
+export function current(entry) {
+  // Once a look for idle session containers is due, the command runs and looks.
+  if (entry.dueAt !== undefined && !(Date.now() < entry.dueAt)) return false
+  for (const input of entry.inputs) {
+    if (!Array.isArray(input) || fingerprint(input[0]) !== input[1]) return false
+  }
   return true
 }
 
