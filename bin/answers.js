@@ -104,6 +104,22 @@ export function fingerprint(file) {
   return fp
 }
 
+/**
+ * What a directory is when only its being there was asked, not what it holds:
+ * kind, device and inode (through a link, of its target too). Entries made or
+ * removed in it since do not count; it made, removed or replaced does.
+ */
+export function presence(file) {
+  try {
+    const s = lstatSync(file, { bigint: true, throwIfNoEntry: false })
+    if (!s) return '-'
+    const t = s.isSymbolicLink() ? statSync(file, { bigint: true, throwIfNoEntry: false }) : undefined
+    return `${s.mode}:${s.dev}:${s.ino}${s.isSymbolicLink() ? `>${t ? `${t.mode}:${t.dev}:${t.ino}` : '-'}` : ''}`
+  } catch (error) {
+    return `!${error.code}`
+  }
+}
+
 const stamp = (s) => `${s.mode}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
 
 /** The cache directory, only when it is a real directory of this user's that no one else may read or write. */
@@ -156,7 +172,7 @@ export function current(entry) {
   // Once a look for idle session containers is due, the command runs and looks.
   if (entry.dueAt !== undefined && !(Date.now() < entry.dueAt)) return false
   for (const input of entry.inputs) {
-    if (!Array.isArray(input) || fingerprint(input[0]) !== input[1]) return false
+    if (!Array.isArray(input) || (input[2] === 'presence' ? presence(input[0]) : fingerprint(input[0])) !== input[1]) return false
   }
   return true
 }

@@ -19,7 +19,7 @@ import fs from 'node:fs'
 import module from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { fingerprint, save } from './answers.js'
+import { fingerprint, presence, save } from './answers.js'
 import { CHECK_FORMAT } from './launches.js'
 
 /** A file changed this recently may change again within the file system's time resolution, unseen. */
@@ -30,6 +30,8 @@ const WRITES = [
   'appendFile', 'chmod', 'chown', 'copyFile', 'cp', 'createWriteStream', 'fchmod', 'fchown', 'ftruncate', 'futimes', 'lchmod', 'lchown',
   'link', 'lutimes', 'mkdir', 'mkdtemp', 'rename', 'rm', 'rmdir', 'symlink', 'truncate', 'unlink', 'utimes', 'writeFile', 'writev',
 ]
+/** Reads that only ask what a path is: of a directory asked only these, a launch keeps its presence alone. */
+const ASKS = ['access', 'exists', 'lstat', 'realpath', 'stat', 'statfs']
 const SPAWNS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']
 
 export async function record(key, dir, { launch = false } = {}) {
@@ -66,6 +68,12 @@ export async function record(key, dir, { launch = false } = {}) {
   }
   const spoil = () => {
     kept = false
+  }
+  /** Paths whose content was read, not only asked about: a directory listed, a file opened. */
+  const contents = new Set()
+  const read = (p) => {
+    const abs = asPath(p)
+    if (abs) contents.add(abs)
   }
   const wrote = (p) => {
     if (!launch) return spoil()
@@ -106,6 +114,7 @@ export async function record(key, dir, { launch = false } = {}) {
       for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
         wrap(target, name, (args) => {
           touch(args[0])
+          if (!ASKS.includes(base)) read(args[0])
           if (base === 'open' && writes(args[1])) wrote(args[0])
         })
       }
@@ -206,6 +215,12 @@ export async function record(key, dir, { launch = false } = {}) {
     const settled = BigInt(started - SETTLED_MS) * 1_000_000n
     for (const file of touched) {
       if (written.has(file)) continue
+      // A launch that only asked whether a directory is there (the repository's `.git`, a
+      // package's directory) does not depend on what comes and goes in it.
+      if (launch && !contents.has(file) && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+        inputs.push([file, presence(file), 'presence'])
+        continue
+      }
       const fp = fingerprint(file)
       // mode:dev:ino:size:mtime:ctime, the times in nanoseconds
       for (const part of fp.split('>')) {

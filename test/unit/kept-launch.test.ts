@@ -12,13 +12,14 @@ interface Launches {
 }
 interface Answers {
   fingerprint(file: string): string
+  presence(file: string): string
   save(dir: string, key: string, entry: object): void
   entryName(key: string): string
 }
 // The kept launch lives beside bin/run.js, plain JavaScript outside every package.
 const load = async <T>(name: string): Promise<T> => (await import(path.join(ROOT, 'bin', name))) as T
 const { launchKey, keptCandidate, replayLaunch, CHECK_FORMAT } = await load<Launches>('launches.js')
-const { fingerprint, save, entryName } = await load<Answers>('answers.js')
+const { fingerprint, presence, save, entryName } = await load<Answers>('answers.js')
 
 /**
  * A kept launch as bin/record.js leaves one, over a stand-in for the engine's
@@ -102,6 +103,19 @@ describe('a kept launch', () => {
     expect(await replayLaunch(t.key, t.kept)).toBe(false)
     expect(t.execs()).toBe('')
     expect(stderr).toEqual([])
+  })
+
+  it('holds while entries come and go in a directory it only asked about, and not once that directory is replaced', async () => {
+    const t = setup()
+    const dir = path.join(t.dir, 'repo/.git')
+    mkdirSync(dir, { recursive: true })
+    const inputs = [...Object.values(t.inputs).map((file) => [file, fingerprint(file)]), [dir, presence(dir), 'presence']]
+    t.keep({ inputs })
+    writeFileSync(path.join(dir, 'index.lock'), '')
+    expect(await replayLaunch(t.key, t.kept)).toBe(true)
+    rmSync(dir, { recursive: true })
+    mkdirSync(dir)
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
   })
 
   it('runs as always when the engine no longer runs the container, or runs another by its name', async () => {
