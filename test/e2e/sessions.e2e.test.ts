@@ -358,10 +358,22 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       // An edit to the allowlist reaches the proxy while the harness runs: no restart, no other omh command.
       const repoId = path.basename(path.dirname(worktree(sid)))
       const allowConf = path.join(stateOf(home), 'run', repoId, sid, 'egress', 'allow.conf')
-      const live = run([
+      const liveArgs = [
         '--session', sid, 'probe', '--',
         'node client.cjs connect other.test:80 | sed s/^result=/first=/; touch .asked; i=0; while [ ! -e .go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; node client.cjs connect other.test:80 | sed s/^result=/second=/',
-      ])
+      ]
+      // Run once without waiting, so the live run below is a kept launch that goes straight to exec:
+      // its watch of the settings is the kept launch's own.
+      writeFileSync(path.join(worktree(sid), '.go'), '')
+      await new Promise((r) => setTimeout(r, 2100))
+      expect((await run(liveArgs)).status).toBe(0)
+      rmSync(path.join(worktree(sid), '.go'))
+      rmSync(path.join(worktree(sid), '.asked'))
+      const kept = path.join(stateOf(home), 'run/.kept-launch')
+      const entries = () => readdirSync(kept).map((name) => `${name}:${statSync(path.join(kept, name)).ino}`).sort()
+      expect(readdirSync(kept).some((name) => readFileSync(path.join(kept, name), 'utf8').includes('s/^result=/second=/')), 'the first run was kept').toBe(true)
+      const keptBefore = entries()
+      const live = run(liveArgs)
       const until = async (ok: () => boolean, what: string) => {
         for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 100))
         expect(ok(), what).toBe(true)
@@ -373,6 +385,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       await new Promise((r) => setTimeout(r, 1500))
       writeFileSync(path.join(worktree(sid), '.go'), '')
       const during = await live
+      expect(entries(), 'the live run was a kept launch').toEqual(keptBefore)
       expect(during.stderr).not.toContain('restarting')
       expect(facts(during.stdout)).toMatchObject({ first: '403', second: '200 hello from other.test:80' })
       rmSync(path.join(worktree(sid), '.asked'))
