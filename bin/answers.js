@@ -104,6 +104,22 @@ export function fingerprint(file) {
   return fp
 }
 
+/**
+ * What a directory is when only its being there was asked, not what it holds:
+ * kind, device and inode (through a link, of its target too). Entries made or
+ * removed in it since do not count; it made, removed or replaced does.
+ */
+export function presence(file) {
+  try {
+    const s = lstatSync(file, { bigint: true, throwIfNoEntry: false })
+    if (!s) return '-'
+    const t = s.isSymbolicLink() ? statSync(file, { bigint: true, throwIfNoEntry: false }) : undefined
+    return `${s.mode}:${s.dev}:${s.ino}${s.isSymbolicLink() ? `>${t ? `${t.mode}:${t.dev}:${t.ino}` : '-'}` : ''}`
+  } catch (error) {
+    return `!${error.code}`
+  }
+}
+
 const stamp = (s) => `${s.mode}:${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
 
 /** The cache directory, only when it is a real directory of this user's that no one else may read or write. */
@@ -122,31 +138,42 @@ export function privateDir(dir) {
  * read, parsed or trusted is ignored (and replaced by the next run).
  */
 export function replay(key, dir) {
-  if (!dir || !privateDir(dir)) return false
-  let entry
-  try {
-    const fd = openSync(`${dir}/${entryName(key)}`, 'r')
-    try {
-      const s = fstatSync(fd)
-      if (!s.isFile() || s.uid !== process.getuid() || (s.mode & 0o077) !== 0) return false
-      entry = JSON.parse(readFileSync(fd, 'utf8'))
-    } finally {
-      closeSync(fd)
-    }
-  } catch {
-    return false
-  }
-  if (!entry || entry.key !== key || !Array.isArray(entry.inputs) || !Array.isArray(entry.out) || !Number.isInteger(entry.code)) return false
-  // Once a look for idle session containers is due, the command runs and looks.
-  if (entry.dueAt !== undefined && !(Date.now() < entry.dueAt)) return false
-  for (const input of entry.inputs) {
-    if (!Array.isArray(input) || fingerprint(input[0]) !== input[1]) return false
-  }
+  const entry = readEntry(key, dir)
+  if (!entry || !Array.isArray(entry.out) || !Number.isInteger(entry.code) || !current(entry)) return false
   for (const [fd, data, base64] of entry.out) {
     const stream = fd === 1 ? process.stdout : process.stderr
     stream.write(base64 ? Buffer.from(data, 'base64') : data)
   }
   process.exitCode = entry.code
+  return true
+}
+
+/** The entry kept for `key`, when one can be read and trusted: this user's, private, and for this very key. */
+export function readEntry(key, dir) {
+  if (!dir || !privateDir(dir)) return undefined
+  let entry
+  try {
+    const fd = openSync(`${dir}/${entryName(key)}`, 'r')
+    try {
+      const s = fstatSync(fd)
+      if (!s.isFile() || s.uid !== process.getuid() || (s.mode & 0o077) !== 0) return undefined
+      entry = JSON.parse(readFileSync(fd, 'utf8'))
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return undefined
+  }
+  return entry && typeof entry === 'object' && entry.key === key && Array.isArray(entry.inputs) ? entry : undefined
+}
+
+/** Whether an entry still stands: no look for idle session containers due, and every file it read as it was. */
+export function current(entry) {
+  // Once a look for idle session containers is due, the command runs and looks.
+  if (entry.dueAt !== undefined && !(Date.now() < entry.dueAt)) return false
+  for (const input of entry.inputs) {
+    if (!Array.isArray(input) || (input[2] === 'presence' ? presence(input[0]) : fingerprint(input[0])) !== input[1]) return false
+  }
   return true
 }
 

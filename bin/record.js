@@ -7,11 +7,20 @@
 // process, opens a connection or writes a file is not kept: its answer is not
 // a function of files alone. The one process allowed is git asked which
 // commit a ref names, whose answer is a function of the files gitInputs notes.
+//
+// A launch is recorded the same way (`launch`), to keep what its next run
+// needs to go straight to the engine's exec (bin/launches.js): it writes its
+// own bookkeeping and asks its engine, so what it writes is left out of what
+// it read, and the one program it may start besides git is the engine, whose
+// answers the next run asks again. The launch offers what it did (see
+// packages/sandbox/src/session/kept.ts) just before the exec, which is caught
+// here as the next process started.
 import fs from 'node:fs'
 import module from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { fingerprint, save } from './answers.js'
+import { fingerprint, presence, save } from './answers.js'
+import { CHECK_FORMAT } from './launches.js'
 
 /** A file changed this recently may change again within the file system's time resolution, unseen. */
 const SETTLED_MS = 2000
@@ -21,25 +30,55 @@ const WRITES = [
   'appendFile', 'chmod', 'chown', 'copyFile', 'cp', 'createWriteStream', 'fchmod', 'fchown', 'ftruncate', 'futimes', 'lchmod', 'lchown',
   'link', 'lutimes', 'mkdir', 'mkdtemp', 'rename', 'rm', 'rmdir', 'symlink', 'truncate', 'unlink', 'utimes', 'writeFile', 'writev',
 ]
+/** Reads that only ask what a path is: of a directory asked only these, a launch keeps its presence alone. */
+const ASKS = ['access', 'exists', 'lstat', 'realpath', 'stat', 'statfs']
 const SPAWNS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']
 
-export async function record(key, dir) {
+export async function record(key, dir, { launch = false } = {}) {
   if (!dir || typeof module.registerHooks !== 'function') return
   const started = Date.now()
-  const touched = new Set([fileURLToPath(import.meta.url), fileURLToPath(new URL('answers.js', import.meta.url)), fileURLToPath(new URL('run.js', import.meta.url))])
+  /** Paths a launch wrote: its own output, never its input. */
+  const written = new Set()
+  /** Programs a launch started besides git's ref queries. */
+  const programs = new Set()
+  let offer
+  let exec
+  let execNext = false
+  if (launch) {
+    globalThis[Symbol.for('omh.kept-launch')] = {
+      offer(o) {
+        offer = o
+        execNext = true
+      },
+    }
+  }
+  const touched = new Set(['record.js', 'answers.js', 'launches.js', 'run.js'].map((name) => fileURLToPath(new URL(name, import.meta.url))))
   const out = []
   let kept = true
 
-  const touch = (p) => {
+  const asPath = (p) => {
     if (p instanceof URL) p = p.protocol === 'file:' ? fileURLToPath(p) : undefined
     else if (Buffer.isBuffer(p)) p = p.toString()
-    if (typeof p !== 'string') return
-    const abs = path.resolve(p)
+    return typeof p === 'string' ? path.resolve(p) : undefined
+  }
+  const touch = (p) => {
+    const abs = asPath(p)
     // Per-process views: the files behind them are noted by their own paths.
-    if (!/^\/(proc|dev|sys)(\/|$)/.test(abs)) touched.add(abs)
+    if (abs && !/^\/(proc|dev|sys)(\/|$)/.test(abs)) touched.add(abs)
   }
   const spoil = () => {
     kept = false
+  }
+  /** Paths whose content was read, not only asked about: a directory listed, a file opened. */
+  const contents = new Set()
+  const read = (p) => {
+    const abs = asPath(p)
+    if (abs) contents.add(abs)
+  }
+  const wrote = (p) => {
+    if (!launch) return spoil()
+    const abs = asPath(p)
+    if (abs) written.add(abs)
   }
   const writes = (flags) => typeof flags === 'number' ? (flags & 3) !== 0 || (flags & fs.constants.O_CREAT) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags)
 
@@ -50,7 +89,9 @@ export async function record(key, dir) {
   ]) {
     const write = stream.write
     stream.write = function (chunk, encoding, callback) {
-      if (typeof chunk === 'string' && (typeof encoding !== 'string' || /^utf-?8$/i.test(encoding))) out.push([fd, chunk, false])
+      // oclif flushes stdout at its end by writing nothing.
+      if (exec) (chunk?.length ? spoil : Boolean)()
+      else if (typeof chunk === 'string' && (typeof encoding !== 'string' || /^utf-?8$/i.test(encoding))) out.push([fd, chunk, false])
       else out.push([fd, Buffer.from(chunk, typeof encoding === 'string' ? encoding : undefined).toString('base64'), true])
       return write.call(this, chunk, encoding, callback)
     }
@@ -73,11 +114,20 @@ export async function record(key, dir) {
       for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
         wrap(target, name, (args) => {
           touch(args[0])
-          if (base === 'open' && writes(args[1])) spoil()
+          if (!ASKS.includes(base)) read(args[0])
+          if (base === 'open' && writes(args[1])) wrote(args[0])
         })
       }
     }
-    for (const base of WRITES) for (const name of target === fs ? [base, `${base}Sync`] : [base]) wrap(target, name, spoil)
+    for (const base of WRITES) {
+      for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
+        wrap(target, name, (args) => {
+          wrote(args[0])
+          // The second path of a rename, copy or link is written too.
+          if (/^(rename|copyFile|cp|link|symlink)$/.test(base)) wrote(args[1])
+        })
+      }
+    }
   }
   for (const name of ['realpathSync', 'realpath']) {
     const native = fs[name].native
@@ -91,17 +141,27 @@ export async function record(key, dir) {
   // Output written past the streams; anything else written by descriptor spoils the run.
   for (const name of ['write', 'writeSync']) {
     wrap(fs, name, (args) => {
-      if (args[0] === 1 || args[0] === 2) out.push([args[0], Buffer.from(typeof args[1] === 'string' ? args[1] : args[1]).toString('base64'), true])
+      if ((args[0] === 1 || args[0] === 2) && exec) spoil()
+      else if (args[0] === 1 || args[0] === 2) out.push([args[0], Buffer.from(typeof args[1] === 'string' ? args[1] : args[1]).toString('base64'), true])
       else spoil()
     })
   }
   const childProcess = await import('node:child_process')
+  // Unwrapped: the engine is asked at the end, when nothing is recorded any more.
+  const { spawnSync } = childProcess.default
   const repos = new Set()
   for (const name of SPAWNS) {
     wrap(childProcess.default, name, (args) => {
       const cwd = name === 'execFile' ? refQuery(args) : undefined
-      if (cwd === undefined) spoil()
-      else repos.add(cwd)
+      if (cwd !== undefined) repos.add(cwd)
+      else if (!launch || name !== 'spawn' || typeof args[0] !== 'string' || !Array.isArray(args[1])) spoil()
+      else {
+        programs.add(args[0])
+        if (execNext) {
+          execNext = false
+          exec = { file: args[0], args: [...args[1]], options: args[2] ?? {} }
+        }
+      }
     })
   }
   const net = await import('node:net')
@@ -147,13 +207,20 @@ export async function record(key, dir) {
   const { idleCheckDueAt } = await import('@omh/sandbox/idle-due')
 
   process.on('exit', (code) => {
-    if (!kept) return
+    if (!kept || (launch && !keptLaunch())) return
     for (const cwd of repos) if (!gitInputs(cwd, touch)) return
     // Every command looks for idle session containers when a look is due; a kept answer stands only until then.
     const dueAt = idleCheckDueAt(omhStateOf(process.env))
     const inputs = []
     const settled = BigInt(started - SETTLED_MS) * 1_000_000n
     for (const file of touched) {
+      if (written.has(file)) continue
+      // A launch that only asked whether a directory is there (the repository's `.git`, a
+      // package's directory) does not depend on what comes and goes in it.
+      if (launch && !contents.has(file) && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+        inputs.push([file, presence(file), 'presence'])
+        continue
+      }
       const fp = fingerprint(file)
       // mode:dev:ino:size:mtime:ctime, the times in nanoseconds
       for (const part of fp.split('>')) {
@@ -162,8 +229,30 @@ export async function record(key, dir) {
       }
       inputs.push([file, fp])
     }
-    save(dir, key, { inputs, out, code: code ?? 0, ...(dueAt === undefined ? {} : { dueAt }) })
+    if (!launch) return save(dir, key, { inputs, out, code: code ?? 0, ...(dueAt === undefined ? {} : { dueAt }) })
+    // The engine is asked now what the next run will ask it: that answer, and no other, lets it go straight to the exec.
+    const env = { ...process.env, ...exec.env }
+    for (const name of exec.unset) delete env[name]
+    const check = [...CHECK_FORMAT, ...offer.containers]
+    const asked = spawnSync(exec.file, check, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 })
+    const lines = asked.status === 0 ? asked.stdout.trim().split('\n') : []
+    if (lines.length !== offer.containers.length || !lines.every((line) => / true$/.test(line))) return
+    save(dir, key, { inputs, out, exec: { file: exec.file, args: exec.args, env: exec.env, unset: exec.unset, stdio: exec.stdio }, check: { args: check, answer: asked.stdout }, offer, ...(dueAt === undefined ? {} : { dueAt }) })
   })
+
+  /** Whether the launch offered a relaunch and ran its exec as one that can be repeated; `exec` then holds it whole. */
+  function keptLaunch() {
+    if (!offer || !exec) return false
+    if ([...programs].some((file) => file !== exec.file)) return false
+    const { env: full, stdio, signal, ...rest } = exec.options
+    if (signal || Object.keys(rest).length || !Array.isArray(stdio) || !stdio.every((s) => s === 'inherit' || s === 'ignore') || typeof full !== 'object') return false
+    // The environment as a difference from this one: the next run has the same (it is part of the key).
+    const env = {}
+    for (const [name, value] of Object.entries(full)) if (value !== undefined && process.env[name] !== value) env[name] = String(value)
+    const unset = Object.keys(process.env).filter((name) => full[name] === undefined)
+    exec = { file: exec.file, args: exec.args, env, unset, stdio }
+    return true
+  }
 }
 
 /** The settings omh passes every host git call; any other `-c` may change an answer in ways no file shows. */

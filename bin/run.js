@@ -28,12 +28,18 @@ if (argv[0] === '--version') {
   process.stdout.write(out.length ? `${out.join('\n')}\n` : '')
 } else {
   // A command that only reads files is answered again while they are unchanged
-  // (bin/answers.js); otherwise it runs, and such a command is recorded.
+  // (bin/answers.js), and a warm launch into a named session goes straight to
+  // the engine's exec while nothing it read changed (bin/launches.js);
+  // otherwise it runs, and such a command or launch is recorded.
   const answers = argv.length && argv[0] !== '--' ? await import('./answers.js') : undefined
   const key = answers?.cacheable(argv) ? answers.answerKey(argv) : undefined
   const dir = key && answers.cacheDir()
-  if (!key || !answers.replay(key, dir)) {
+  const launches = !key && (argv[0] === '--session' || argv[0] === '-s') ? await import('./launches.js') : undefined
+  const launch = launches?.keptCandidate(argv) ? { key: launches.launchKey(argv), dir: launches.keptDir() } : undefined
+  const replayed = key ? answers.replay(key, dir) : launch ? await launches.replayLaunch(launch.key, launch.dir) : false
+  if (!replayed) {
     if (key) await (await import('./record.js')).record(key, dir)
+    else if (launch) await (await import('./record.js')).record(launch.key, launch.dir, { launch: true })
     // Loading omh's code dominates a short command's wall time; Node's compile
     // cache keeps its bytecode between runs.
     module.enableCompileCache?.()

@@ -12,3 +12,12 @@ export function execute(options: Parameters<typeof oclifExecute>[0]): ReturnType
 
 export { COMMANDS, commandNotFound } from './commands.js'
 export { completionValues } from './lib/completion-values.js'
+
+/**
+ * A kept launch's reload of the egress allowlist (bin/launches.js): loads
+ * omh only once a settings file changed while the harness runs.
+ */
+export async function keptAllowlist(root: string, at: { harness: string; engine: string; container: string; dir: string }): Promise<void> {
+  const [{ createKernel }, { reloadAllowlist }] = await Promise.all([import('./lib/kernel.js'), import('@omh/sandbox')])
+  await reloadAllowlist(await createKernel(root), at, { env: process.env, verbose: false, progress: () => undefined })
+}

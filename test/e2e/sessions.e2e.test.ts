@@ -2,7 +2,7 @@
 // (test/fixtures/adapters/probe.toml) runs in a real container, and each test
 // asks from inside what the sandbox lets it see and do.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -189,19 +189,41 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(retried.stderr).toMatch(/omh: broken on omh\/s\d+/)
   })
 
-  it('starts the container again when it was stopped or removed behind omh\'s back', async () => {
+  it('goes straight to exec on a warm relaunch, and starts the container again when it was removed or stopped behind omh\'s back', async () => {
     const id = () => spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree('s01')}`], { encoding: 'utf8' }).stdout.trim()
     expect(id()).not.toBe('')
+    // A launch whose files (its own earlier writes among them) settled for two seconds is recorded, and the next replays it.
+    const warm = ['--session', 's01', 'probe', '--', 'echo "kept=$OMH_HARNESS"']
+    const kept = path.join(stateOf(home), 'run/.kept-launch')
+    expect((await run(warm)).status).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    const recorded = await run(warm)
+    expect(recorded.status).toBe(0)
+    const [entry] = readdirSync(kept).map((name) => path.join(kept, name)).filter((file) => readFileSync(file, 'utf8').includes('kept=$OMH_HARNESS'))
+    const inputs = (JSON.parse(readFileSync(entry!, 'utf8')) as { inputs: [string, string][] }).inputs.map(([file]) => file)
+    // What the plan depends on was noted as read: the adapter, settings, the catalogue, plugins' manifests.
+    expect(inputs).toEqual(expect.arrayContaining([path.join(home, 'adapters/probe.toml'), path.join(home, 'settings.toml'), path.join(home, 'rules/style.md')]))
+    expect(inputs.some((file) => /renderer-agent-md\/package\.json$/.test(file))).toBe(true)
+    const inode = statSync(entry!).ino
+    const replayed = await run(warm)
+    expect(replayed.status).toBe(0)
+    expect(replayed.stderr).toBe(recorded.stderr)
+    expect(facts(replayed.stdout)).toEqual({ kept: 'probe' })
+    // Replayed, not recorded again: the entry is the same file.
+    expect(statSync(entry!).ino).toBe(inode)
+
+    spawnSync(engine, ['rm', '-f', id()])
+    expect(id()).toBe('')
+    const afterRemoval = await run(warm)
+    expect(afterRemoval.status).toBe(0)
+    expect(facts(afterRemoval.stdout)).toEqual({ kept: 'probe' })
+    expect(id()).not.toBe('')
+
     spawnSync(engine, ['stop', '--time', '0', id()])
     const afterStop = await run(['--session', 's01', 'probe'])
     expect(afterStop.status).toBe(0)
     expect(afterStop.stderr).toContain('restarting the container of omh/s01: it was stopped')
-    spawnSync(engine, ['rm', '-f', id()])
-    expect(id()).toBe('')
-    const afterRemoval = await run(['--session', 's01', 'probe'])
-    expect(afterRemoval.status).toBe(0)
-    expect(afterRemoval.stdout).toContain('probe: 1000:1000 in /work of session s01 as probe')
-    expect(id()).not.toBe('')
+    expect(afterStop.stdout).toContain('probe: 1000:1000 in /work of session s01 as probe')
   })
 
   it('keeps a fork bomb and a memory hog inside the session, and the host, sessions ls and the next launch still answer', async () => {
@@ -351,10 +373,22 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
 
       // An edit to the allowlist reaches the proxy while the harness runs: no restart, no other omh command.
       const allowConf = path.join(stateOf(home), 'run', repoId, sid, 'egress', 'allow.conf')
-      const live = run([
+      const liveArgs = [
         '--session', sid, 'probe', '--',
         'node client.cjs connect other.test:80 | sed s/^result=/first=/; touch .asked; i=0; while [ ! -e .go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; node client.cjs connect other.test:80 | sed s/^result=/second=/',
-      ])
+      ]
+      // Run once without waiting, so the live run below is a kept launch that goes straight to exec:
+      // its watch of the settings is the kept launch's own.
+      writeFileSync(path.join(worktree(sid), '.go'), '')
+      await new Promise((r) => setTimeout(r, 2100))
+      expect((await run(liveArgs)).status).toBe(0)
+      rmSync(path.join(worktree(sid), '.go'))
+      rmSync(path.join(worktree(sid), '.asked'))
+      const kept = path.join(stateOf(home), 'run/.kept-launch')
+      const entries = () => readdirSync(kept).map((name) => `${name}:${statSync(path.join(kept, name)).ino}`).sort()
+      expect(readdirSync(kept).some((name) => readFileSync(path.join(kept, name), 'utf8').includes('s/^result=/second=/')), 'the first run was kept').toBe(true)
+      const keptBefore = entries()
+      const live = run(liveArgs)
       const until = async (ok: () => boolean, what: string) => {
         for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 100))
         expect(ok(), what).toBe(true)
@@ -366,6 +400,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       await new Promise((r) => setTimeout(r, 1500))
       writeFileSync(path.join(worktree(sid), '.go'), '')
       const during = await live
+      expect(entries(), 'the live run was a kept launch').toEqual(keptBefore)
       expect(during.stderr).not.toContain('restarting')
       expect(facts(during.stdout)).toMatchObject({ first: '403', second: '200 hello from other.test:80' })
       rmSync(path.join(worktree(sid), '.asked'))

@@ -4,13 +4,13 @@
  * through only allowed `host[:port]` patterns and logging every decision.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { watch } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
-import type { Adapter, EffectiveSettings } from '@omh/kernel'
+import type { Adapter, EffectiveSettings, Kernel } from '@omh/kernel'
 import type { ImageOptions } from '../image.js'
 import { CREDS_HOST, credsName } from './credentials.js'
+import { watchFiles } from './watch-files.js'
 
 /** The proxy's name on the session's network, and its port. */
 export const PROXY_HOST = 'omh-egress'
@@ -242,43 +242,25 @@ export interface AllowlistWatch {
  * Returns a function that stops watching.
  */
 export function watchAllowlist(at: AllowlistWatch): () => void {
-  const byDir = new Map<string, Set<string>>()
-  for (const file of at.files) {
-    const names = byDir.get(path.dirname(file)) ?? new Set<string>()
-    names.add(path.basename(file))
-    byDir.set(path.dirname(file), names)
-  }
-  let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
-  const apply = async () => {
-    try {
-      const allow = await at.allow()
-      const text = allowRules(allow)
-      const file = path.join(at.dir, 'allow.conf')
-      if ((await readFile(file, 'utf8').catch(() => '')) === text) return
-      await writeAtomic(file, text)
-      await reconfigure(at.runtime, proxyName(at.container), at.context)
-      at.heard?.({ ok: true, allow })
-    } catch (error) {
-      at.heard?.({ ok: false, error })
-    }
-  }
-  const changed = () => {
-    clearTimeout(timer)
-    // A save is often several events (write, rename, chmod): one reload after they settle.
-    timer = setTimeout(() => (running = running.then(apply)), 200)
-  }
-  const watchers = [...byDir].flatMap(([dir, names]) => {
-    try {
-      return [watch(dir, { persistent: false }, (_event, name) => name && names.has(String(name)) && changed())]
-    } catch {
-      // A directory that does not exist holds no settings to watch.
-      return []
-    }
-  })
-  return () => {
-    clearTimeout(timer)
-    for (const w of watchers) w.close()
+  return watchFiles(at.files, () => (running = running.then(() => applyAllowlist(at))))
+}
+
+/**
+ * Hands the running proxy the allowlist the settings now give, when it differs from the one in
+ * force; an allowlist that cannot be read keeps the one in force. What happened goes to `heard`.
+ */
+export async function applyAllowlist(at: Omit<AllowlistWatch, 'files'>): Promise<void> {
+  try {
+    const allow = await at.allow()
+    const text = allowRules(allow)
+    const file = path.join(at.dir, 'allow.conf')
+    if ((await readFile(file, 'utf8').catch(() => '')) === text) return
+    await writeAtomic(file, text)
+    await reconfigure(at.runtime, proxyName(at.container), at.context)
+    at.heard?.({ ok: true, allow })
+  } catch (error) {
+    at.heard?.({ ok: false, error })
   }
 }
 
@@ -350,4 +332,14 @@ export async function dropEgress(runtime: RuntimePlugin, container: string, netw
     // A network left behind is no reason to fail a removal the user asked for: its name is never used again.
     await runtime.networks?.remove(network, context).catch(ignore)
   }
+}
+
+/**
+ * The reload `watchAllowlist` does, for a harness run by a kept launch (which loaded none of omh):
+ * the kernel, the adapter and the engine are found only when a settings file changed.
+ */
+export async function reloadAllowlist(kernel: Kernel, at: { harness: string; engine: string; container: string; dir: string }, context: RuntimeContext): Promise<void> {
+  const adapter = await kernel.adapter(at.harness)
+  const { runtime } = await kernel.reachRuntime(at.engine, context, () => undefined)
+  await applyAllowlist({ runtime, context, container: at.container, dir: at.dir, allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow })
 }

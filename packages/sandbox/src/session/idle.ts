@@ -6,7 +6,7 @@
  * until then, for records whose session has been idle that long, and stops
  * those containers as `omh sessions down` does. The worktree and branch stay.
  */
-import { readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { statePath } from '@omh/kernel/locations'
@@ -15,15 +15,15 @@ import { egressDir, removeEgress } from './egress.js'
 import { SESSION_ID } from './layout.js'
 import { clearMountpoints } from './mountpoints.js'
 import { liveProcesses } from './reuse.js'
-import { alive, withDirLock } from './store.js'
+import { UP, alive, touchUp, withDirLock } from './claim.js'
 import { CHECKED } from './idle-due.js'
 
+export { touchUp } from './claim.js'
 export { CHECK_EVERY_MS, idleCheckDue } from './idle-due.js'
 
 /** How long a session container may sit with nothing run in it, when `[session] idle_stop` does not say. */
 export const DEFAULT_IDLE_STOP = '4h'
 
-const UP = 'up.json'
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 
 /** A duration as settings and flags write it: `90m`, `4h`, `2d`. */
@@ -49,14 +49,6 @@ export interface IdleContainer extends UpRecord {
 }
 
 export const recordUp = (run: string, record: UpRecord): Promise<void> => writeFile(path.join(run, UP), `${JSON.stringify(record)}\n`)
-
-/** Marks the session as used just now: the idle clock starts again when a launch ends. */
-export async function touchUp(run: string): Promise<void> {
-  const now = new Date()
-  await utimes(path.join(run, UP), now, now).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error
-  })
-}
 
 /** The container is gone (down, removed, reaped): nothing to stop any more. */
 export const forgetUp = (run: string): Promise<void> => rm(path.join(run, UP), { force: true })

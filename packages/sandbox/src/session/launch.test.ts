@@ -7,6 +7,7 @@ import { gitRepo, testdir, write } from '../../../../test/helpers/testdir.js'
 import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
 import { IMAGE_BUILD_FAILED, OmhError } from '@omh/plugin-api'
 import { Kernel } from '@omh/kernel'
+import { KEPT_LAUNCH } from './kept.js'
 import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './launch.js'
 import { repository } from './repo.js'
 import { takeDown } from './teardown.js'
@@ -264,6 +265,28 @@ describe('launch', () => {
     expect(await launch(t.kernel, request(), t.host)).toBe(0)
     expect(t.fake.asked).toEqual([`inspect ${name}`])
     expect(t.fake.calls.at(-1)).toBe(`exec ${name} h-bin --flag`)
+  })
+
+  it('offers a relaunch straight to the exec only for a named session whose running container it reused, just before the exec', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    const offers: unknown[] = []
+    ;(globalThis as Record<symbol, unknown>)[KEPT_LAUNCH] = { offer: (o: object) => offers.push({ ...o, calls: t.fake.calls.length }) }
+    try {
+      await launch(t.kernel, request({ session: undefined }), t.host)
+      expect(offers).toEqual([])
+      await launch(t.kernel, request({ session: 's01' }), t.host)
+      expect(offers).toEqual([{ containers: [name], run: path.join(t.state, 'run', t.repo.id, 's01'), harness: 'h', calls: 2 }])
+      // The next call is the exec: nothing else was asked of the engine in between.
+      expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`, `exec ${name} h-bin --flag`])
+      // Picked by default, or brought up anew: each runs as always next time.
+      await launch(t.kernel, request(), t.host)
+      t.fake.containers.delete(name)
+      await launch(t.kernel, request({ session: 's01' }), t.host)
+      expect(offers).toHaveLength(1)
+    } finally {
+      delete (globalThis as Record<symbol, unknown>)[KEPT_LAUNCH]
+    }
   })
 
   it('asks a new session\'s engine for the container and the image together, and detects and lists nothing', async () => {

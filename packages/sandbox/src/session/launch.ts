@@ -25,7 +25,8 @@ import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type Sessio
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { findSecret, resolveSecrets } from '../secrets.js'
 import { ensureCredentialProxy, keptKeys, type KeptKeys } from './credentials.js'
-import { EGRESS_LABEL, egressDir, egressOf, ensureEgress, watchAllowlist, networkName, proxyEnv, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { EGRESS_LABEL, egressDir, egressOf, ensureEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
@@ -225,7 +226,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
         : view(kernel, sessions, request, claimed.sid, host.context)
     const [prepared, seen] = await inOrder(prepare(at, claimed.sid), engine)
     runtime = seen.runtime
-    await bringUp(at, claimed.sid, prepared, seen, host)
+    const decision = await bringUp(at, claimed.sid, prepared, seen, host)
     host.announce({
       harness: adapter.name,
       session: claimed.sid,
@@ -236,7 +237,8 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       notices: prepared.render.profile.notices,
     })
     started = true
-    return await run(at, prepared, seen.runtime, host)
+    const kept = keepable(at, decision, prepared) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
+    return await run(at, prepared, seen.runtime, host, kept)
   } catch (error) {
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)
     throw error
@@ -372,7 +374,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
 }
 
 /** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
-async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: EngineView, host: LaunchHost): Promise<void> {
+async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: EngineView, host: LaunchHost): Promise<ReuseDecision> {
   const { runtime } = engine
   const digest = prepared.spec.labels[LABEL.plan]!
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
@@ -434,6 +436,23 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   })
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
+  return decision
+}
+
+/**
+ * Whether a relaunch may go straight to the exec while nothing it read changes: a named session
+ * whose running container this launch reused as it was, with nothing the exec does not repeat
+ * (files to copy back, a credential proxy holding keys from the environment, plugins' launch taps).
+ */
+function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared): boolean {
+  return (
+    at.request.session !== undefined &&
+    decision.action === 'attach' &&
+    decision.container.labels[LABEL.files] === 'mounted' &&
+    !prepared.kept &&
+    !at.kernel.hooks.beforeLaunch.taps.length &&
+    !at.kernel.hooks.launched.taps.length
+  )
 }
 
 /**
@@ -447,20 +466,36 @@ async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared
 }
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
-async function run(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost): Promise<number> {
+async function run(
+  at: Launch,
+  prepared: Prepared,
+  runtime: RuntimePlugin,
+  host: LaunchHost,
+  kept?: Pick<KeptLaunchOffer, 'containers' | 'run' | 'harness'>,
+): Promise<number> {
   const { kernel, adapter } = at
+  const allowlist = egressOf(kernel.settings, adapter).mode === 'allowlist'
+  const files = [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file)]
+  const dir = egressDir(prepared.paths.run)
   // While the harness runs, an edit to the allowlist reaches its proxy at once.
-  const stop =
-    egressOf(kernel.settings, adapter).mode === 'allowlist'
-      ? watchAllowlist({
-          runtime,
-          context: host.context,
-          container: prepared.spec.name!,
-          dir: egressDir(prepared.paths.run),
-          files: [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file)],
-          allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow,
-        })
-      : undefined
+  const stop = allowlist
+    ? watchAllowlist({
+        runtime,
+        context: host.context,
+        container: prepared.spec.name!,
+        dir,
+        files,
+        allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow,
+      })
+    : undefined
+  if (kept) {
+    const container = prepared.spec.name!
+    offerKeptLaunch({
+      ...kept,
+      containers: allowlist ? [...kept.containers, proxyName(container)] : kept.containers,
+      ...(allowlist ? { allowlist: { files, dir, container, engine: runtime.engine } } : {}),
+    })
+  }
   const result = await runtime
     .exec(
       prepared.spec.name!,

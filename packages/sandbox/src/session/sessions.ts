@@ -2,7 +2,7 @@ import { OmhError, SESSION_NOT_FOUND } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { sessionPaths, type SessionPaths } from './layout.js'
 import { requireRepo, type Repository } from './repo.js'
-import { lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
+import { hasSession, lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -73,13 +73,16 @@ export class Sessions {
    * it left.
    */
   async pickForLaunch(choice: SessionChoice): Promise<PickedSession> {
-    const known = await this.list()
     if (choice.session) {
-      if (!known.includes(choice.session)) {
-        throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, this.repo.root], hintArgs: [known] })
+      // A named session is found by its own directory, not by listing them all: what a launch
+      // reads decides whether its next run may be kept (bin/launches.js), and another session
+      // made or removed says nothing about this one.
+      if (!(await hasSession(this.omhState, this.repo, choice.session))) {
+        throw OmhError.of(SESSION_NOT_FOUND, { args: [choice.session, this.repo.root], hintArgs: [await this.list()] })
       }
       return { sid: choice.session, exists: true, lastUsed: await lastUsed(this.omhState, this.repo, choice.session) }
     }
+    const known = await this.list()
     if (!choice.fresh) {
       for (const { sid, lastUsed } of await this.#recentFirst(known)) {
         if (!choice.skip?.includes(sid) && !(await readClaim(this.omhState, this.repo, sid))) return { sid, exists: true, lastUsed }

@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { statePath } from '@omh/kernel/locations'
+import { alive, claimRun, withDirLock, type Claim } from './claim.js'
 import { tryGit } from './git.js'
 import { SESSION_ID, repoRunDir, sessionId, sessionNumber, sessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
+
+export { alive, withDirLock, type Claim } from './claim.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -20,6 +22,15 @@ async function names(dir: string): Promise<string[]> {
 export async function listSessions(omhState: string, repo: Repository): Promise<string[]> {
   const ids = (await names(statePath(omhState, 'worktrees', repo.id))).filter((n) => SESSION_ID.test(n))
   return ids.sort((a, b) => sessionNumber(a) - sessionNumber(b))
+}
+
+/** Whether `sid` is one of the repository's sessions, as `listSessions` would say, asking about it alone. */
+export async function hasSession(omhState: string, repo: Repository, sid: string): Promise<boolean> {
+  if (!SESSION_ID.test(sid)) return false
+  return lstat(statePath(omhState, 'worktrees', repo.id, sid)).then(
+    () => true,
+    () => false,
+  )
 }
 
 /**
@@ -38,33 +49,6 @@ export async function nextSessionId(omhState: string, repo: Repository, env: Env
   return sessionId(Math.max(0, ...used) + 1)
 }
 
-export const alive = (pid: number): boolean => {
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-  return !zombie(pid)
-}
-
-/**
- * An exited process nobody has reaped still answers `kill(pid, 0)`. Where the
- * parent of an orphan never reaps (a container or sandbox whose PID 1 is not
- * an init), an omh that died with its terminal would otherwise hold its
- * session for ever.
- */
-function zombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z'
-  } catch {
-    return false
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /**
  * Holds the repository's session lock while `run` picks or creates a
  * session, so two launches at once never take the same id. The lock is a
@@ -73,41 +57,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  */
 export function withRepoLock<T>(omhState: string, repo: Repository, run: () => Promise<T>): Promise<T> {
   return withDirLock(path.join(repoRunDir(omhState, repo), '.lock'), run)
-}
-
-/**
- * Runs `run` holding a lock: a directory (mkdir is atomic) naming its
- * holder's pid, so a holder that died leaves a lock the next caller takes
- * over, however long a live one holds it.
- */
-export async function withDirLock<T>(dir: string, run: () => Promise<T>): Promise<T> {
-  await mkdir(path.dirname(dir), { recursive: true })
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await mkdir(dir)
-      await writeFile(path.join(dir, 'pid'), String(process.pid))
-      break
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = Number(await readFile(path.join(dir, 'pid'), 'utf8').catch(() => ''))
-      // A lock without a pid is being taken right now; give it a moment before calling it stale.
-      if ((holder && !alive(holder)) || (!holder && attempt > 20)) await rm(dir, { recursive: true, force: true })
-      else if (attempt > 600) throw new Error(`the lock ${dir} has been held by process ${holder} for a minute`, { cause: error })
-      await sleep(25 + Math.floor(Math.random() * 50))
-    }
-  }
-  try {
-    return await run()
-  } finally {
-    await rm(dir, { recursive: true, force: true })
-  }
-}
-
-/** Who is using a session right now: the omh process that launched into it. */
-export interface Claim {
-  readonly pid: number
-  readonly harness: string
-  readonly since: string
 }
 
 const claimFile = (omhState: string, repo: Repository, sid: string) => path.join(sessionPaths(omhState, repo, sid).run, 'claim')
@@ -132,14 +81,5 @@ export async function readClaim(omhState: string, repo: Repository, sid: string)
 }
 
 /** Marks a session as used by this process; call under the repository lock. Resolves the release. */
-export async function claim(omhState: string, repo: Repository, sid: string, harness: string): Promise<() => Promise<void>> {
-  const file = claimFile(omhState, repo, sid)
-  await mkdir(path.dirname(file), { recursive: true })
-  const mine: Claim = { pid: process.pid, harness, since: new Date().toISOString() }
-  await writeFile(file, `${JSON.stringify(mine)}\n`)
-  await writeFile(path.join(path.dirname(file), 'last-used'), `${mine.since}\n`)
-  return async () => {
-    const current = await readFile(file, 'utf8').catch(() => '')
-    if (current.includes(`"pid":${process.pid},`)) await rm(file, { force: true })
-  }
-}
+export const claim = (omhState: string, repo: Repository, sid: string, harness: string): Promise<() => Promise<void>> =>
+  claimRun(sessionPaths(omhState, repo, sid).run, harness)

@@ -1,0 +1,161 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { testdir } from '../helpers/testdir.js'
+import { ROOT } from '../helpers/run.js'
+
+interface Launches {
+  launchKey(argv: readonly string[], env?: NodeJS.ProcessEnv): string
+  keptCandidate(argv: readonly string[]): boolean
+  replayLaunch(key: string, dir: string): Promise<boolean>
+  CHECK_FORMAT: readonly string[]
+}
+interface Answers {
+  fingerprint(file: string): string
+  presence(file: string): string
+  save(dir: string, key: string, entry: object): void
+  entryName(key: string): string
+}
+// The kept launch lives beside bin/run.js, plain JavaScript outside every package.
+const load = async <T>(name: string): Promise<T> => (await import(path.join(ROOT, 'bin', name))) as T
+const { launchKey, keptCandidate, replayLaunch, CHECK_FORMAT } = await load<Launches>('launches.js')
+const { fingerprint, presence, save, entryName } = await load<Answers>('answers.js')
+
+/**
+ * A kept launch as bin/record.js leaves one, over a stand-in for the engine's
+ * client: it answers `inspect` with the file `answer` (exit status in
+ * `inspect-status`), and notes each `exec` in `execs`, exiting 7.
+ */
+function setup() {
+  const dir = testdir({
+    'home/adapters/h.toml': 'name = "h"\nbin = "h-bin"\n',
+    'home/settings.toml': 'runtime = "fake"\n',
+    'home/rules/style.md': 'Be brief.\n',
+    'home/node_modules/omh-renderer-r/package.json': '{"name": "omh-renderer-r", "version": "1.0.0"}\n',
+    'engine/answer': 'abc123 true\ndef456 true\n',
+    'state/run/repo-1/s01/up.json': '{}\n',
+  })
+  const client = path.join(dir, 'engine/client')
+  writeFileSync(
+    client,
+    `#!/bin/sh\nd=${path.join(dir, 'engine')}\nif [ "$1" = inspect ]; then cat "$d/answer"; exit $(cat "$d/inspect-status" 2>/dev/null || echo 0); fi\n[ "$1" = exec ] && echo "$* $OMH_HARNESS" >> "$d/execs"\nexit 7\n`,
+    { mode: 0o755 },
+  )
+  const inputs = {
+    adapter: path.join(dir, 'home/adapters/h.toml'),
+    settings: path.join(dir, 'home/settings.toml'),
+    catalogue: path.join(dir, 'home/rules/style.md'),
+    plugin: path.join(dir, 'home/node_modules/omh-renderer-r/package.json'),
+  }
+  const run = path.join(dir, 'state/run/repo-1/s01')
+  const kept = path.join(dir, 'state/run/.kept-launch')
+  const argv = ['--session', 's01', 'h', '--flag']
+  const key = launchKey(argv)
+  const entry = {
+    inputs: Object.values(inputs).map((file) => [file, fingerprint(file)]),
+    out: [[2, 'omh: h on omh/s01\n', false]],
+    exec: { file: client, args: ['exec', '-i', 'omh-repo-1-s01', 'h-bin', '--flag'], env: { OMH_HARNESS: 'h' }, unset: [], stdio: ['ignore', 'ignore', 'inherit'] },
+    check: { args: [...CHECK_FORMAT, 'omh-repo-1-s01', 'omh-repo-1-s01-egress'], answer: 'abc123 true\ndef456 true\n' },
+    offer: { containers: ['omh-repo-1-s01', 'omh-repo-1-s01-egress'], run, harness: 'h' },
+  }
+  const keep = (over: object = {}) => save(kept, key, { ...entry, ...over })
+  keep()
+  const execs = () => (existsSync(path.join(dir, 'engine/execs')) ? readFileSync(path.join(dir, 'engine/execs'), 'utf8') : '')
+  return { dir, inputs, run, kept, key, keep, execs, argv }
+}
+
+let stderr: string[]
+beforeEach(() => {
+  stderr = []
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (stderr.push(String(chunk)), true))
+})
+afterEach(() => {
+  vi.restoreAllMocks()
+  process.exitCode = undefined
+})
+
+describe('a kept launch', () => {
+  it('is tried for a named session only, with the harness first after it', () => {
+    expect(keptCandidate(['--session', 's01', 'claude', '--version'])).toBe(true)
+    expect(keptCandidate(['-s', 's12', 'claude'])).toBe(true)
+    expect(keptCandidate(['claude'])).toBe(false)
+    expect(keptCandidate(['--session', 's01', '--new', 'claude'])).toBe(false)
+    expect(keptCandidate(['--session', 'main', 'claude'])).toBe(false)
+  })
+
+  it('goes straight to the exec while its files and the engine answer as they did', async () => {
+    const t = setup()
+    const old = new Date(Date.now() - 3_600_000)
+    utimesSync(path.join(t.run, 'up.json'), old, old)
+    expect(await replayLaunch(t.key, t.kept)).toBe(true)
+    expect(t.execs()).toBe('exec -i omh-repo-1-s01 h-bin --flag h\n')
+    expect(process.exitCode).toBe(7)
+    expect(stderr.join('')).toBe('omh: h on omh/s01\n')
+    // The session was claimed and stamped as a launch does, released after, and its idle clock restarted.
+    expect(existsSync(path.join(t.run, 'claim'))).toBe(false)
+    expect(existsSync(path.join(t.run, 'last-used'))).toBe(true)
+    expect(statSync(path.join(t.run, 'up.json')).mtimeMs).toBeGreaterThan(old.getTime() + 1000)
+  })
+
+  it.each(['adapter', 'settings', 'catalogue', 'plugin'] as const)('runs as always once its %s file was edited', async (kind) => {
+    const t = setup()
+    writeFileSync(t.inputs[kind], `${readFileSync(t.inputs[kind], 'utf8')}\n`)
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    expect(t.execs()).toBe('')
+    expect(stderr).toEqual([])
+  })
+
+  it('holds while entries come and go in a directory it only asked about, and not once that directory is replaced', async () => {
+    const t = setup()
+    const dir = path.join(t.dir, 'repo/.git')
+    mkdirSync(dir, { recursive: true })
+    const inputs = [...Object.values(t.inputs).map((file) => [file, fingerprint(file)]), [dir, presence(dir), 'presence']]
+    t.keep({ inputs })
+    writeFileSync(path.join(dir, 'index.lock'), '')
+    expect(await replayLaunch(t.key, t.kept)).toBe(true)
+    rmSync(dir, { recursive: true })
+    mkdirSync(dir)
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+  })
+
+  it('runs as always when the engine no longer runs the container, or runs another by its name', async () => {
+    const t = setup()
+    writeFileSync(path.join(t.dir, 'engine/inspect-status'), '1')
+    writeFileSync(path.join(t.dir, 'engine/answer'), '')
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    writeFileSync(path.join(t.dir, 'engine/inspect-status'), '0')
+    writeFileSync(path.join(t.dir, 'engine/answer'), 'abc123 false\ndef456 true\n')
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    writeFileSync(path.join(t.dir, 'engine/answer'), 'fff999 true\ndef456 true\n')
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    expect(t.execs()).toBe('')
+    expect(existsSync(path.join(t.run, 'claim'))).toBe(false)
+  })
+
+  it('runs as always once a look for idle containers is due', async () => {
+    const t = setup()
+    t.keep({ dueAt: Date.now() - 1 })
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+  })
+
+  it('ignores an entry that is corrupt, incomplete, for another key, readable by others, or behind a link', async () => {
+    const t = setup()
+    const file = path.join(t.kept, entryName(t.key))
+    writeFileSync(file, '{"key": 1, "inputs": [[')
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    t.keep({ exec: { file: 'client', args: 'exec' } })
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    t.keep()
+    expect(await replayLaunch(launchKey([...t.argv, 'more']), t.kept)).toBe(false)
+    chmodSync(file, 0o644)
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    chmodSync(file, 0o600)
+    const elsewhere = path.join(t.dir, 'elsewhere')
+    mkdirSync(elsewhere, { mode: 0o700 })
+    writeFileSync(path.join(elsewhere, entryName(t.key)), readFileSync(file), { mode: 0o600 })
+    rmSync(t.kept, { recursive: true })
+    symlinkSync(elsewhere, t.kept)
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    expect(t.execs()).toBe('')
+  })
+})
