@@ -17,9 +17,6 @@ import { answerKey, current, readEntry } from './answers.js'
 /** Bumped whenever the entry format or the recording rules change. */
 const FORMAT = 'omh-launch-1'
 
-/** What the engine is asked of the containers a kept launch relies on: their ids, and whether they run. */
-export const CHECK_FORMAT = ['inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}']
-
 /** `omh --session <id> <harness> [args…]`, no other flag before the harness: the launch that is kept. */
 export function keptCandidate(argv) {
   const [flag, sid, harness] = argv

@@ -20,7 +20,6 @@ import module from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fingerprint, presence, save } from './answers.js'
-import { CHECK_FORMAT } from './launches.js'
 
 /** A file changed this recently may change again within the file system's time resolution, unseen. */
 const SETTLED_MS = 2000
@@ -233,10 +232,12 @@ export async function record(key, dir, { launch = false } = {}) {
     // The engine is asked now what the next run will ask it: that answer, and no other, lets it go straight to the exec.
     const env = { ...process.env, ...exec.env }
     for (const name of exec.unset) delete env[name]
-    const check = [...CHECK_FORMAT, ...offer.containers]
+    const check = offer.check
+    if (!Array.isArray(check) || !check.every((arg) => typeof arg === 'string')) return
     const asked = spawnSync(exec.file, check, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 })
+    // The launch has just run in these containers: this answer is what "still running, the same" looks like.
     const lines = asked.status === 0 ? asked.stdout.trim().split('\n') : []
-    if (lines.length !== offer.containers.length || !lines.every((line) => / true$/.test(line))) return
+    if (lines.length !== offer.containers.length) return
     save(dir, key, { inputs, out, exec: { file: exec.file, args: exec.args, env: exec.env, unset: exec.unset, stdio: exec.stdio }, check: { args: check, answer: asked.stdout }, offer, ...(dueAt === undefined ? {} : { dueAt }) })
   })
 

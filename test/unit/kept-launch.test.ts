@@ -8,7 +8,6 @@ interface Launches {
   launchKey(argv: readonly string[], env?: NodeJS.ProcessEnv): string
   keptCandidate(argv: readonly string[]): boolean
   replayLaunch(key: string, dir: string): Promise<boolean>
-  CHECK_FORMAT: readonly string[]
 }
 interface Answers {
   fingerprint(file: string): string
@@ -18,7 +17,7 @@ interface Answers {
 }
 // The kept launch lives beside bin/run.js, plain JavaScript outside every package.
 const load = async <T>(name: string): Promise<T> => (await import(path.join(ROOT, 'bin', name))) as T
-const { launchKey, keptCandidate, replayLaunch, CHECK_FORMAT } = await load<Launches>('launches.js')
+const { launchKey, keptCandidate, replayLaunch } = await load<Launches>('launches.js')
 const { fingerprint, presence, save, entryName } = await load<Answers>('answers.js')
 
 /**
@@ -55,7 +54,7 @@ function setup() {
     inputs: Object.values(inputs).map((file) => [file, fingerprint(file)]),
     out: [[2, 'omh: h on omh/s01\n', false]],
     exec: { file: client, args: ['exec', '-i', 'omh-repo-1-s01', 'h-bin', '--flag'], env: { OMH_HARNESS: 'h' }, unset: [], stdio: ['ignore', 'ignore', 'inherit'] },
-    check: { args: [...CHECK_FORMAT, 'omh-repo-1-s01', 'omh-repo-1-s01-egress'], answer: 'abc123 true\ndef456 true\n' },
+    check: { args: ['inspect', 'omh-repo-1-s01', 'omh-repo-1-s01-egress'], answer: 'abc123 true\ndef456 true\n' },
     offer: { containers: ['omh-repo-1-s01', 'omh-repo-1-s01-egress'], run, harness: 'h' },
   }
   const keep = (over: object = {}) => save(kept, key, { ...entry, ...over })

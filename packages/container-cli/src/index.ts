@@ -302,6 +302,8 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       return inspected(result)[0]
     },
 
+    keptCheck: (containers) => ['inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', ...containers],
+
     async down(container, context) {
       const result = await callWith(context)(['rm', '-f', ...dialect.removeNow, container])
       if (result.failed && !NO_SUCH_CONTAINER.test(result.stderr)) throw failed(`remove the container ${container}`, result)

@@ -598,6 +598,17 @@ export interface RuntimePlugin<O = unknown> {
    * launch detects and lists.
    */
   inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
+  /**
+   * Arguments for this runtime's own client, the program its `exec` runs,
+   * that print a line per named container which changes whenever the
+   * container is replaced or stops. A warm relaunch of a session asks this
+   * while it checks its files, and goes straight to the exec it recorded only
+   * while the answer is byte for byte the one given when the session's
+   * container last ran a harness. Absent (a runtime that talks to its engine
+   * without a client program): launches on it are never kept.
+   * @since 1
+   */
+  keptCheck?(containers: readonly string[]): readonly string[]
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
   /**

@@ -41,9 +41,10 @@ export interface FakeRuntime extends RuntimePlugin {
 
 /**
  * Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name,
- * `ways: ['copied']` one whose engine does not see this disk (its containers get volumes).
+ * `ways: ['copied']` one whose engine does not see this disk (its containers get volumes),
+ * `keptCheck: false` one without a client program to ask again (its launches are never kept).
  */
-export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[] } = {}): FakeRuntime {
+export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[]; keptCheck?: boolean } = {}): FakeRuntime {
   const engine = options.engine ?? 'fake'
   const containers = new Map<string, FakeContainer>()
   const volumeStore = new Map<string, FakeVolume>()
@@ -119,6 +120,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     async run() {
       return { exitCode: 0, stdout: '', stderr: '' }
     },
+    ...(options.keptCheck === false ? {} : { keptCheck: (names: readonly string[]) => ['inspect', ...names] }),
     async list(labels) {
       fake.asked.push('list')
       if (!fake.answering) throw new Error('the engine does not answer')

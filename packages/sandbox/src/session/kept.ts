@@ -11,6 +11,8 @@
 export interface KeptLaunchOffer {
   /** Containers the engine must still be running, by name: the session's, then its egress proxy's. */
   readonly containers: readonly string[]
+  /** The runtime's question about them (`keptCheck`), for its own client: a relaunch needs the same answer. */
+  readonly check: readonly string[]
   /** The session's bookkeeping directory: claimed, stamped and touched as a launch does. */
   readonly run: string
   readonly harness: string

@@ -276,7 +276,7 @@ describe('launch', () => {
       await launch(t.kernel, request({ session: undefined }), t.host)
       expect(offers).toEqual([])
       await launch(t.kernel, request({ session: 's01' }), t.host)
-      expect(offers).toEqual([{ containers: [name], run: path.join(t.state, 'run', t.repo.id, 's01'), harness: 'h', calls: 2 }])
+      expect(offers).toEqual([{ containers: [name], check: ['inspect', name], run: path.join(t.state, 'run', t.repo.id, 's01'), harness: 'h', calls: 2 }])
       // The next call is the exec: nothing else was asked of the engine in between.
       expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`, `exec ${name} h-bin --flag`])
       // Picked by default, or brought up anew: each runs as always next time.
@@ -284,6 +284,19 @@ describe('launch', () => {
       t.fake.containers.delete(name)
       await launch(t.kernel, request({ session: 's01' }), t.host)
       expect(offers).toHaveLength(1)
+    } finally {
+      delete (globalThis as Record<symbol, unknown>)[KEPT_LAUNCH]
+    }
+  })
+
+  it('offers no relaunch on a runtime that cannot be asked again without omh (no keptCheck)', async () => {
+    const t = await setup('', fakeRuntime({ keptCheck: false }))
+    const offers: unknown[] = []
+    ;(globalThis as Record<symbol, unknown>)[KEPT_LAUNCH] = { offer: (o: object) => offers.push(o) }
+    try {
+      await launch(t.kernel, request({ session: undefined }), t.host)
+      expect(await launch(t.kernel, request({ session: 's01' }), t.host)).toBe(0)
+      expect(offers).toEqual([])
     } finally {
       delete (globalThis as Record<symbol, unknown>)[KEPT_LAUNCH]
     }

@@ -237,7 +237,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       notices: prepared.render.profile.notices,
     })
     started = true
-    const kept = keepable(at, decision, prepared) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
+    const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
     return await run(at, prepared, seen.runtime, host, kept)
   } catch (error) {
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)
@@ -444,8 +444,9 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
  * whose running container this launch reused as it was, with nothing the exec does not repeat
  * (files to copy back, a credential proxy holding keys from the environment, plugins' launch taps).
  */
-function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared): boolean {
+function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared, runtime: RuntimePlugin): boolean {
   return (
+    runtime.keptCheck !== undefined &&
     at.request.session !== undefined &&
     decision.action === 'attach' &&
     decision.container.labels[LABEL.files] === 'mounted' &&
@@ -488,11 +489,13 @@ async function run(
         allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow,
       })
     : undefined
-  if (kept) {
+  if (kept && runtime.keptCheck) {
     const container = prepared.spec.name!
+    const containers = allowlist ? [...kept.containers, proxyName(container)] : kept.containers
     offerKeptLaunch({
       ...kept,
-      containers: allowlist ? [...kept.containers, proxyName(container)] : kept.containers,
+      containers,
+      check: runtime.keptCheck(containers),
       ...(allowlist ? { allowlist: { files, dir, container, engine: runtime.engine } } : {}),
     })
   }
