@@ -170,8 +170,24 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
       expect(web.status, web.stderr).toBe(0)
       write(home, { 'settings.toml': settings.replace('[network]\negress = "open"\n', `[session]\nnetwork = "${outside}"\n`) })
       const client = readFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), 'utf8')
-      const asks = `cat > /tmp/client.cjs <<'OMH'\n${client}\nOMH\n{ node /tmp/client.cjs get http://registry.npmjs.org/ | sed s/^result=/allowed=/; node /tmp/client.cjs connect denied.test:80 | sed s/^result=/denied=/; } > egress.txt`
-      const r = await omh(['probe', '--', asks])
+      const placed = await omh(['probe', '--', `cat > /tmp/client.cjs <<'OMH'\n${client}\nOMH`])
+      expect(placed.status, placed.stderr).toBe(0)
+      if (engine === 'podman') {
+        // The nested Podman networks through CNI without its DNS plugin: no container there resolves
+        // another's name. The hosts files stand in for that resolver, as a remote Podman's netavark
+        // would answer: the session finds its proxy, and the proxy (squid reads its hosts file as a
+        // DNS answer) the web server.
+        const repoId = path.basename(path.dirname(worktree('s01')))
+        const network = readFileSync(path.join(stateOf(home), 'run', repoId, 's01', 'egress', 'network'), 'utf8').trim()
+        const proxy = `omh-${repoId}-s01-egress`
+        const ip = (container: string, net: string) => remote('inspect', '-f', `{{(index .NetworkSettings.Networks "${net}").IPAddress}}`, container).stdout.trim()
+        const hosts = (container: string, lines: string[]) => remote('exec', '-u', 'root', container, 'sh', '-c', `printf '%s\\n' ${lines.map((l) => `'${l}'`).join(' ')} >> /etc/hosts`)
+        expect(hosts(`omh-${repoId}-s01`, [`${ip(proxy, network)} omh-egress`]).status).toBe(0)
+        expect(hosts(proxy, [`${ip(`${outside}-web`, outside)} registry.npmjs.org denied.test`]).status).toBe(0)
+        expect(remote('exec', proxy, 'squid', '-k', 'reconfigure', '-f', '/omh/egress/squid.conf').status).toBe(0)
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+      const r = await omh(['probe', '--', '{ node /tmp/client.cjs get http://registry.npmjs.org/ | sed s/^result=/allowed=/; node /tmp/client.cjs connect denied.test:80 | sed s/^result=/denied=/; } > egress.txt'])
       expect(r.status, r.stderr).toBe(0)
       expect(facts(readFileSync(path.join(worktree('s01'), 'egress.txt'), 'utf8'))).toEqual({ allowed: '200 hello from registry.npmjs.org', denied: '403' })
       expect(volumes().filter((v) => v.endsWith('-egress-rules'))).toHaveLength(1)
