@@ -1,6 +1,5 @@
 import path from 'node:path'
 import {
-  EGRESS_UNSUPPORTED,
   GUEST_WORK,
   OmhError,
   SESSION_BUSY,
@@ -383,10 +382,9 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const files = at.kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
   const way = decision.action === 'up' || decision.action === 'restart' ? await fileWay(decision, runtime, prepared, files, host) : 'mounted'
   const egress = egressOf(at.kernel.settings, at.adapter)
-  // The egress proxy reads its rules from this disk; an engine that cannot see it would run the proxy without them.
-  if (way === 'copied' && egress.mode === 'allowlist') {
-    throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, where the egress proxy keeps its rules'], hintArgs: [egress.file] })
-  }
+  // A reused container keeps the way it was started with; the proxies beside it take the same one.
+  const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
+  const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
   let network = prepared.spec.network
   if (egress.mode === 'allowlist' && decision.action !== 'busy') {
     network = await ensureEgress({
@@ -399,6 +397,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
       fresh: decision.action === 'up' || decision.action === 'restart',
       ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
       image: imageOptions(at.kernel.settings),
+      ...volumesOf,
     })
     if (prepared.kept) {
       const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
@@ -413,6 +412,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
         kept: prepared.kept,
         fresh: decision.action === 'up' || decision.action === 'restart',
         file: egress.file,
+        ...volumesOf,
         ...(ca ? { ca } : {}),
         ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
       })
