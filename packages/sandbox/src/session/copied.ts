@@ -178,6 +178,18 @@ export async function fillVolumes(runtime: RuntimePlugin, plan: CopyPlan, labels
   }
 }
 
+/** Replaces a volume's contents with the named files of a host directory, through the runtime's helper. */
+export async function putFiles(runtime: RuntimePlugin, volume: string, dir: string, names: readonly string[], helper: VolumeHelper, context: RuntimeContext): Promise<void> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'omh-put-'))
+  try {
+    const archive = path.join(work, 'files.tar')
+    await run('tar', ['-c', '-f', archive, '-C', dir, ...names])
+    await runtime.volumes!.put(volume, archive, helper, context)
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
 /** What a session keeps about its copied container, so commands that run later can read its work back. */
 export interface CopiedRecord {
   /** The container that mounts the volumes, which the work is read through while it runs. */

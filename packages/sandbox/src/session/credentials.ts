@@ -5,15 +5,13 @@
  * the session's internal network and the outside one, which alone holds the
  * real keys and forwards over TLS (credential-proxy.ts).
  */
-import { execFile } from 'node:child_process'
-import { chmod, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, copyFile, mkdir } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import os from 'node:os'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter } from '@omh/kernel'
 import type { CredentialRoute } from './credential-proxy.js'
+import { putFiles } from './copied.js'
 
 /** The credential proxy's name on the session's network, and its first port (one per key). */
 export const CREDS_HOST = 'omh-creds'
@@ -137,7 +135,6 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   if (ready.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `start the credential proxy ${name}`, 'it did not listen within 5 seconds'], hintArgs: [] })
 }
 
-const run = promisify(execFile)
 
 /** A bind mount of the program's directory or, for a copied session, a volume filled from it. */
 async function programWay(at: CredentialsUp): Promise<Pick<ContainerSpec, 'mounts' | 'volumes'>> {
@@ -146,16 +143,9 @@ async function programWay(at: CredentialsUp): Promise<Pick<ContainerSpec, 'mount
   if (!runtime.volumes) throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, "it does not share this disk, and its runtime plugin keeps no volumes for the credential proxy's program"], hintArgs: [at.file] })
   const volume = programVolume(at.container)
   const names = [SCRIPT, ...(at.ca ? [CA] : [])]
-  const work = await mkdtemp(path.join(os.tmpdir(), 'omh-creds-'))
-  try {
-    // Readable by the proxy's user (nobody) whatever the umask; root owns them in the volume.
-    for (const name of names) await chmod(path.join(at.dir, name), 0o644)
-    const archive = path.join(work, 'program.tar')
-    await run('tar', ['-c', '-f', archive, '-C', at.dir, ...names])
-    await runtime.volumes.create(volume, at.copied.labels, context)
-    await runtime.volumes.put(volume, archive, { image: at.image, owner: { uid: 0, gid: 0 } }, context)
-  } finally {
-    await rm(work, { recursive: true, force: true })
-  }
+  // Readable by the proxy's user (nobody) whatever the umask; root owns them in the volume.
+  for (const name of names) await chmod(path.join(at.dir, name), 0o644)
+  await runtime.volumes.create(volume, at.copied.labels, context)
+  await putFiles(runtime, volume, at.dir, names, { image: at.image, owner: { uid: 0, gid: 0 } }, context)
   return { mounts: [], volumes: [{ volume, guest: GUEST_DIR, readOnly: true }] }
 }

@@ -4,11 +4,8 @@
  * through only allowed `host[:port]` patterns and logging every decision.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { execFile } from 'node:child_process'
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import {
   CONTAINER_FAILED,
   EGRESS_UNSUPPORTED,
@@ -23,6 +20,7 @@ import {
 import type { Adapter, EffectiveSettings, Kernel } from '@omh/kernel'
 import type { ImageOptions } from '../image.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
+import { putFiles } from './copied.js'
 import { watchFiles } from './watch-files.js'
 
 /** The proxy's name on the session's network, and its port. */
@@ -149,19 +147,10 @@ async function writeAtomic(file: string, text: string) {
   await rename(`${file}.tmp`, file)
 }
 
-const run = promisify(execFile)
 
 /** Puts the rules the host keeps into the proxy's volume, in place of what it held. */
-async function putRules(runtime: RuntimePlugin, rules: RulesVolume, dir: string, context: RuntimeContext): Promise<void> {
-  const work = await mkdtemp(path.join(os.tmpdir(), 'omh-egress-'))
-  try {
-    const archive = path.join(work, 'rules.tar')
-    await run('tar', ['-c', '-f', archive, '-C', dir, ...RULES])
-    await runtime.volumes!.put(rules.volume, archive, rules.helper, context)
-  } finally {
-    await rm(work, { recursive: true, force: true })
-  }
-}
+const putRules = (runtime: RuntimePlugin, rules: RulesVolume, dir: string, context: RuntimeContext): Promise<void> =>
+  putFiles(runtime, rules.volume, dir, RULES, rules.helper, context)
 
 async function recordedVolume(dir: string): Promise<RulesVolume | undefined> {
   try {
