@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises'
-import type { ContainerInfo, ContainerSpec, ExecOptions, FileWay, PublishedPort, RunResult, RuntimePlugin } from '@omh/plugin-api'
+import type { ContainerInfo, ContainerSpec, ExecOptions, FileWay, PublishedPort, RunResult, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 
 type FakeContainer = { spec: ContainerSpec; running: boolean; ports?: readonly PublishedPort[] }
 
@@ -35,6 +35,10 @@ export interface FakeRuntime extends RuntimePlugin {
   endpoint: string | undefined
   /** The ways `fileWays` answers, as if it had looked at the probe: `['copied']` plays an engine elsewhere. */
   ways: readonly FileWay[]
+  /** The image of each `fileWays` question, in order. */
+  readonly probed: string[]
+  /** Called as `fileWays` is asked; it answers once this resolves. */
+  probing: ((context: RuntimeContext) => void | Promise<void>) | undefined
   /** The volumes the engine keeps, by name. */
   readonly volumeStore: Map<string, FakeVolume>
 }
@@ -78,6 +82,8 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     publishes: true,
     endpoint: undefined,
     ways: options.ways ?? ['mounted'],
+    probed: [],
+    probing: undefined,
     volumeStore,
     async detect() {
       fake.asked.push('detect')
@@ -145,7 +151,9 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
       containers.delete(container)
     },
     // The probe is not looked at: the fake plays an engine that does or does not see this disk.
-    async fileWays() {
+    async fileWays(probe, context) {
+      fake.probed.push(probe.image)
+      await fake.probing?.(context)
       if (!fake.answering) throw new Error('the engine does not answer')
       return fake.ways.includes('mounted') ? { ways: fake.ways } : { ways: fake.ways, why: `the ${engine} engine does not see this disk` }
     },

@@ -308,6 +308,53 @@ describe('launch', () => {
     expect(t.fake.asked).toEqual([`inspect omh-${t.repo.id}-s01`, 'hasImage img:1'])
   })
 
+  it('asks a new session\'s engine whether it sees this disk while the session is made, once', async () => {
+    const t = await setup()
+    const staged = path.join(t.state, 'run', t.repo.id, 's01', 'h')
+    let stagedThen: boolean | undefined
+    t.fake.probing = () => void (stagedThen = existsSync(staged))
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.probed).toEqual(['img:1'])
+    // The question went out before the profile was staged, not after.
+    expect(stagedThen).toBe(false)
+    expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.labels['omh.files']).toBe('mounted')
+  })
+
+  it('asks again about the image a beforeLaunch tap put in the plan', async () => {
+    const t = await setup()
+    t.kernel.hooks.beforeLaunch.tapPromise('other-image', async (plan) => ({ ...plan, spec: { ...plan.spec, image: 'img:2' } }))
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.probed).toEqual(['img:1', 'img:2'])
+    expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.image).toBe('img:2')
+  })
+
+  it('refuses a new session on an engine that does not see this disk when files must be mounted, as it did', async () => {
+    const t = await setup('', fakeRuntime({ ways: ['copied'] }))
+    write(t.home, { 'settings.toml': '[session]\nfiles = "mounted"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const error = await failure(() => launch(kernel, request(), t.host))
+    expect(error.code).toBe('ENGINE_FILES_UNREACHABLE')
+    expect(t.fake.calls.filter((c) => c.startsWith('up'))).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('stops the engine\'s disk question when the launch fails before the container starts', async () => {
+    const t = await setup()
+    let stopped = false
+    t.fake.probing = (context) =>
+      new Promise<void>((resolve) => {
+        context.signal?.addEventListener('abort', () => {
+          stopped = true
+          resolve()
+        })
+      })
+    write(t.home, { 'skills/look/SKILL.md': '---\nname: look\ndescription: Looks.\nrequired: true\n---\nLook.\n' })
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('REQUIRED_DROPPED')
+    expect(stopped).toBe(true)
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
   it('starts the container again when it was removed behind omh\'s back', async () => {
     const t = await setup()
     const name = `omh-${t.repo.id}-s01`

@@ -171,6 +171,15 @@ interface EngineView {
   readonly containers: readonly ContainerInfo[]
   /** Whether the harness image exists, when that was asked on the way. */
   readonly image?: boolean
+  /** A new session's file way, asked of this engine about `image` while the session is made. */
+  readonly way?: EarlyWay
+}
+
+/** Which way files reach a container, asked ahead of need; `stop` ends the question when nothing will need it. */
+interface EarlyWay {
+  readonly image: string
+  readonly answer: Early<FileWay>
+  stop(): void
 }
 
 /** Phase 1's result: the session this launch holds, created or not. */
@@ -240,6 +249,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
     return await run(at, prepared, seen.runtime, host, kept)
   } catch (error) {
+    claimed.engine?.way?.stop()
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)
     throw error
   } finally {
@@ -257,15 +267,26 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
 async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promise<Claimed> {
   const { kernel, sessions } = at
   const ready = first.exists ? undefined : await readyToCreate(at, first.sid, host.context)
-  const held = await withRepoLock(kernel.omhState, sessions.repo, async () => {
-    const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
-    if (!exists) {
-      const { base, carry } = ready ?? (await readyToCreate(at, sid, host.context))
-      await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
-    }
-    return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhState, sessions.repo, sid, at.adapter.name) }
-  })
-  return { ...held, ...(ready && held.sid === first.sid ? { engine: ready.engine } : {}) }
+  let late: Awaited<ReturnType<typeof readyToCreate>> | undefined
+  try {
+    const held = await withRepoLock(kernel.omhState, sessions.repo, async () => {
+      const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
+      if (!exists) {
+        const { base, carry } = ready ?? (late = await readyToCreate(at, sid, host.context))
+        await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
+      }
+      return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhState, sessions.repo, sid, at.adapter.name) }
+    })
+    // A later question about another engine's view is not this launch's: only the first stands.
+    late?.engine.way?.stop()
+    if (ready && held.sid === first.sid) return { ...held, engine: ready.engine }
+    ready?.engine.way?.stop()
+    return held
+  } catch (error) {
+    ready?.engine.way?.stop()
+    late?.engine.way?.stop()
+    throw error
+  }
 }
 
 /** A new session's preconditions: the files it carries in, an engine, a base, the harness image (built when missing). */
@@ -281,8 +302,34 @@ async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): 
     throw error
   })
   const image = engine.then((e) => (e.image ? tag : at.images.ensure(at.adapter, e.runtime, { ...context, signal })))
-  const [found, resolved] = await inOrder(engine, base, image)
-  return { base: resolved, engine: { ...found, image: true }, carry }
+  // The engine's container start that checks whether it sees this disk takes about as long as
+  // making the session (git) and staging its files, so it runs beside them once the image is there.
+  const way = earlyWay(at.kernel, engine, image, path.dirname(at.sessions.paths(sid).run), context, signal)
+  const [found, resolved] = await inOrder(engine, base, image).catch((error: unknown) => {
+    way.stop()
+    throw error
+  })
+  return { base: resolved, engine: { ...found, image: true, way }, carry }
+}
+
+/** Starts the file-way question about `image` as soon as it exists; stopped, it kills the engine's client. */
+function earlyWay(kernel: Kernel, engine: Promise<EngineView>, image: Promise<string>, near: string, context: RuntimeContext, signal: AbortSignal): EarlyWay {
+  const stop = new AbortController()
+  const both = AbortSignal.any([signal, stop.signal])
+  let tag = ''
+  const asked = Promise.all([engine, image]).then(([{ runtime }, built]) => {
+    tag = built
+    if (both.aborted) throw both.reason
+    return chooseWay(runtime, built, filesSetting(kernel), near, { ...context, signal: both })
+  })
+  const answer = early(asked)
+  return {
+    get image() {
+      return tag
+    },
+    answer,
+    stop: () => stop.abort(),
+  }
 }
 
 /**
@@ -380,8 +427,10 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
-  const files = at.kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
-  const way = decision.action === 'up' || decision.action === 'restart' ? await fileWay(decision, runtime, prepared, files, host) : 'mounted'
+  const files = filesSetting(at.kernel)
+  const early = engine.way
+  const way = decision.action === 'up' || decision.action === 'restart' ? await fileWay(decision, runtime, prepared, files, host, early) : 'mounted'
+  early?.stop()
   const egress = egressOf(at.kernel.settings, at.adapter)
   // The egress proxy reads its rules from this disk; an engine that cannot see it would run the proxy without them.
   if (way === 'copied' && egress.mode === 'allowlist') {
@@ -460,11 +509,20 @@ function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared, runti
  * How a new container gets the session's files. A container replaced on the engine it ran on keeps
  * its way; any other is checked: the engine a session's last container ran on may not be this one.
  */
-async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared: Prepared, files: FilesSetting, host: LaunchHost): Promise<FileWay> {
+async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared: Prepared, files: FilesSetting, host: LaunchHost, early?: EarlyWay): Promise<FileWay> {
   const before = decision.action === 'restart' ? decision.container.labels[LABEL.files] : undefined
   if ((before === 'mounted' || before === 'copied') && (files === 'auto' || files === before)) return before
+  // The answer asked while the session was made stands for the image it was asked about; a
+  // `beforeLaunch` tap that changed the image has it asked again.
+  if (early) {
+    const settled = await early.answer
+    if (early.image === prepared.spec.image) return answer(Promise.resolve(settled))
+  }
   return chooseWay(runtime, prepared.spec.image, files, path.dirname(prepared.paths.run), host.context)
 }
+
+/** `[session] files`: how a new container is to get the session's files. */
+const filesSetting = (kernel: Kernel): FilesSetting => kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
 async function run(
