@@ -37,6 +37,8 @@ export interface FakeRuntime extends RuntimePlugin {
   ways: readonly FileWay[]
   /** The image of each `fileWays` question, in order. */
   readonly probed: string[]
+  /** Called as `up` is asked for a container, after it is recorded; the container starts once this resolves. */
+  starting: ((spec: ContainerSpec) => void | Promise<void>) | undefined
   /** Called as `fileWays` is asked; it answers once this resolves. */
   probing: ((context: RuntimeContext) => void | Promise<void>) | undefined
   /** The volumes the engine keeps, by name. */
@@ -46,9 +48,10 @@ export interface FakeRuntime extends RuntimePlugin {
 /**
  * Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name,
  * `ways: ['copied']` one whose engine does not see this disk (its containers get volumes),
- * `keptCheck: false` one without a client program to ask again (its launches are never kept).
+ * `keptCheck: false` one without a client program to ask again (its launches are never kept),
+ * `networks: true` one that makes networks (for the egress proxy).
  */
-export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[]; keptCheck?: boolean } = {}): FakeRuntime {
+export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[]; keptCheck?: boolean; networks?: boolean } = {}): FakeRuntime {
   const engine = options.engine ?? 'fake'
   const containers = new Map<string, FakeContainer>()
   const volumeStore = new Map<string, FakeVolume>()
@@ -84,6 +87,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     ways: options.ways ?? ['mounted'],
     probed: [],
     probing: undefined,
+    starting: undefined,
     volumeStore,
     async detect() {
       fake.asked.push('detect')
@@ -98,6 +102,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     async build() {},
     async up(spec) {
       fake.calls.push(`up ${spec.name}`)
+      await fake.starting?.(spec)
       if (fake.failUp) {
         const message = fake.failUp
         fake.failUp = undefined
@@ -126,6 +131,22 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     async run() {
       return { exitCode: 0, stdout: '', stderr: '' }
     },
+    ...(options.networks
+      ? {
+          networks: {
+            async create(name: string) {
+              fake.calls.push(`network create ${name}`)
+            },
+            async connect(network: string, container: string) {
+              fake.calls.push(`network connect ${network} ${container}`)
+            },
+            async disconnect() {},
+            async remove(name: string) {
+              fake.calls.push(`network rm ${name}`)
+            },
+          },
+        }
+      : {}),
     ...(options.keptCheck === false ? {} : { keptCheck: (names: readonly string[]) => ['inspect', ...names] }),
     async list(labels) {
       fake.asked.push('list')

@@ -355,6 +355,64 @@ describe('launch', () => {
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
   })
 
+  it('starts a new session\'s container beside its egress proxy, and runs the harness once both are up', async () => {
+    const t = await setup('', fakeRuntime({ networks: true }))
+    write(t.home, { 'settings.toml': '[network]\negress = "allowlist"\n[image]\nbase = "debian"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const name = `omh-${t.repo.id}-s01`
+    let beside: boolean | undefined
+    t.fake.starting = async (spec) => {
+      if (spec.name !== `${name}-egress`) return
+      // The proxy's start waits for the session's container's: they run together, or not at all.
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      beside = t.fake.calls.includes(`up ${name}`)
+    }
+    expect(await launch(kernel, request(), t.host)).toBe(0)
+    expect(beside).toBe(true)
+    const network = t.fake.containers.get(name)!.spec.network!
+    expect(network).toMatch(new RegExp(`^${name}-net-[0-9a-f]{8}$`))
+    const order = t.fake.calls.filter((c) => !c.startsWith('check'))
+    expect(order.indexOf(`network create ${network}`)).toBeLessThan(order.indexOf(`up ${name}`))
+    expect(order.at(-1)).toBe(`exec ${name} h-bin --flag`)
+    expect(order).toContain(`network connect ${network} ${name}-egress`)
+  })
+
+  it('leaves no container of a new session running when its egress proxy does not start, and removes the session', async () => {
+    const t = await setup('', fakeRuntime({ networks: true }))
+    write(t.home, { 'settings.toml': '[network]\negress = "allowlist"\n[image]\nbase = "debian"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const name = `omh-${t.repo.id}-s01`
+    t.fake.starting = async (spec) => {
+      if (spec.name !== `${name}-egress`) return
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      throw new Error('the proxy did not start')
+    }
+    await expect(launch(kernel, request(), t.host)).rejects.toThrow('the proxy did not start')
+    expect(t.fake.calls).toContain(`down ${name}`)
+    expect([...t.fake.containers.keys()]).toEqual([])
+    expect(t.fake.execs).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('replaces a container only once its egress proxy is up: one that does not start leaves the old container', async () => {
+    const t = await setup('', fakeRuntime({ networks: true }))
+    write(t.home, { 'settings.toml': '[network]\negress = "allowlist"\n[image]\nbase = "debian"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const name = `omh-${t.repo.id}-s01`
+    expect(await launch(kernel, request(), t.host)).toBe(0)
+    const before = t.fake.containers.get(name)!.spec
+    write(t.home, { 'rules/style.md': 'Be briefer.\n' })
+    t.fake.calls.length = 0
+    t.fake.starting = (spec) => {
+      if (spec.name === `${name}-egress`) throw new Error('the proxy did not start')
+    }
+    await expect(launch(kernel, request(), t.host)).rejects.toThrow('the proxy did not start')
+    expect(t.fake.calls).not.toContain(`up ${name}`)
+    expect(t.fake.containers.get(name)!.spec).toBe(before)
+  })
+
   it('starts the container again when it was removed behind omh\'s back', async () => {
     const t = await setup()
     const name = `omh-${t.repo.id}-s01`

@@ -25,7 +25,7 @@ import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type Sessio
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { findSecret, resolveSecrets } from '../secrets.js'
 import { ensureCredentialProxy, keptKeys, type KeptKeys } from './credentials.js'
-import { EGRESS_LABEL, egressDir, egressOf, ensureEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { EGRESS_LABEL, egressDir, egressOf, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
@@ -436,42 +436,51 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   if (way === 'copied' && egress.mode === 'allowlist') {
     throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, where the egress proxy keeps its rules'], hintArgs: [egress.file] })
   }
+  const fresh = decision.action === 'up' || decision.action === 'restart'
   let network = prepared.spec.network
+  // The proxies start beside a new container, which needs only their network; the harness waits for both.
+  let proxies: Promise<void> | undefined
   if (egress.mode === 'allowlist' && decision.action !== 'busy') {
-    network = await ensureEgress({
+    const started = await startEgress({
       runtime,
       context: host.context,
       container: prepared.spec.name!,
       label: `${at.sessions.repo.id}-${sid}`,
       dir: egressDir(prepared.paths.run),
       egress,
-      fresh: decision.action === 'up' || decision.action === 'restart',
+      fresh,
       ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
       image: imageOptions(at.kernel.settings),
     })
-    if (prepared.kept) {
-      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
-      await ensureCredentialProxy({
-        runtime,
-        context: host.context,
-        container: prepared.spec.name!,
-        labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
-        network,
-        image: prepared.spec.image,
-        dir: path.join(prepared.paths.run, 'creds'),
-        kept: prepared.kept,
-        fresh: decision.action === 'up' || decision.action === 'restart',
-        file: egress.file,
-        ...(ca ? { ca } : {}),
-        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
-      })
-    }
+    const joined = (network = started.network)
+    const kept = prepared.kept
+    const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
+    proxies = started.ready.then(() =>
+      kept
+        ? ensureCredentialProxy({
+            runtime,
+            context: host.context,
+            container: prepared.spec.name!,
+            labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
+            network: joined,
+            image: prepared.spec.image,
+            dir: path.join(prepared.paths.run, 'creds'),
+            kept,
+            fresh,
+            file: egress.file,
+            ...(ca ? { ca } : {}),
+            ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+          })
+        : undefined,
+    )
   } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
     // Egress changed from the allowlist: the old proxy serves no one, and its record would make
     // `omh attach` take the new container for one behind it.
     await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
   }
-  await act(decision, {
+  // A container replaced is replaced only once its proxies are up, so a proxy that fails leaves the old one as it was.
+  if (decision.action !== 'up') await proxies
+  const acting = act(decision, {
     runtime,
     spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
     planned: prepared.planned,
@@ -483,6 +492,17 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
     repo: at.sessions.repo.id,
     agent: at.agent,
   })
+  const [proxied, acted] = await Promise.allSettled([proxies, acting])
+  if (proxied.status === 'rejected') {
+    // A new container that started while its proxy failed is not left running without it, as if
+    // it had never started, which it had not when the proxies started first.
+    if (acted.status === 'fulfilled' && decision.action === 'up') {
+      await runtime.down(prepared.spec.name!, host.context).catch(ignore)
+      await clearMountpoints(prepared.paths.run)
+    }
+    throw proxied.reason
+  }
+  if (acted.status === 'rejected') throw acted.reason
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
   return decision
