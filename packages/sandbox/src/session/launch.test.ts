@@ -334,7 +334,54 @@ describe('launch', () => {
     const kernel = await Kernel.create(t.kernel.options)
     const error = await failure(() => launch(kernel, request(), t.host))
     expect(error.code).toBe('ENGINE_FILES_UNREACHABLE')
-    expect(t.fake.calls.filter((c) => c.startsWith('up'))).toEqual([])
+    expect([...t.fake.containers.keys()]).toEqual([])
+    expect(t.fake.execs).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('starts a new session\'s container while the engine\'s disk answer is on its way, and runs the harness once it is in', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    let answered = false
+    t.fake.probing = async () => {
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      answered = true
+    }
+    t.fake.during = async () => expect(answered).toBe(true)
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+    expect(t.fake.containers.get(name)!.spec.labels['omh.files']).toBe('mounted')
+  })
+
+  it('replaces a container started before the engine said it does not see this disk with a copied one', async () => {
+    const t = await setup('', fakeRuntime({ ways: ['copied'] }))
+    const name = `omh-${t.repo.id}-s01`
+    t.fake.probing = async () => {
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const ups = t.fake.calls.filter((c) => c === `up ${name}` || c === `down ${name}`)
+    expect(ups).toEqual([`up ${name}`, `down ${name}`, `up ${name}`])
+    expect(t.fake.containers.get(name)!.spec.labels['omh.files']).toBe('copied')
+    // The mountpoints the mounted start made are gone: a copied container links its files into place.
+    expect(existsSync(path.join(t.state, 'worktrees', t.repo.id, 's01', 'RULES.md'))).toBe(false)
+    expect(t.fake.calls.indexOf(`exec ${name} h-bin --flag`)).toBeGreaterThan(t.fake.calls.lastIndexOf(`up ${name}`))
+    expect(t.fake.execs).toHaveLength(1)
+  })
+
+  it('reports the engine\'s failed disk question, not the container started meanwhile, and leaves nothing', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    t.fake.probing = async () => {
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      throw new Error('the probe went wrong')
+    }
+    await expect(launch(t.kernel, request(), t.host)).rejects.toThrow('the probe went wrong')
+    expect([...t.fake.containers.keys()]).toEqual([])
+    expect(t.fake.execs).toEqual([])
     expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
   })
 

@@ -179,6 +179,8 @@ interface EngineView {
 interface EarlyWay {
   readonly image: string
   readonly answer: Early<FileWay>
+  /** Whether the answer is in. */
+  readonly settled: boolean
   stop(): void
 }
 
@@ -279,8 +281,13 @@ async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promis
     })
     // A later question about another engine's view is not this launch's: only the first stands.
     late?.engine.way?.stop()
-    if (ready && held.sid === first.sid) return { ...held, engine: ready.engine }
+    if (ready && held.sid === first.sid && held.created) return { ...held, engine: ready.engine }
     ready?.engine.way?.stop()
+    if (ready && held.sid === first.sid) {
+      // Made meanwhile by another launch: the engine's answer stands, the early question is not this launch's.
+      const { way: _way, ...view } = ready.engine
+      return { ...held, engine: view }
+    }
     return held
   } catch (error) {
     ready?.engine.way?.stop()
@@ -322,10 +329,14 @@ function earlyWay(kernel: Kernel, engine: Promise<EngineView>, image: Promise<st
     if (both.aborted) throw both.reason
     return chooseWay(runtime, built, filesSetting(kernel), near, { ...context, signal: both })
   })
-  const answer = early(asked)
+  let settled = false
+  const answer = early(asked).finally(() => (settled = true))
   return {
     get image() {
       return tag
+    },
+    get settled() {
+      return settled
     },
     answer,
     stop: () => stop.abort(),
@@ -429,83 +440,105 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
   const files = filesSetting(at.kernel)
   const early = engine.way
-  const way = decision.action === 'up' || decision.action === 'restart' ? await fileWay(decision, runtime, prepared, files, host, early) : 'mounted'
-  early?.stop()
-  const egress = egressOf(at.kernel.settings, at.adapter)
-  // The egress proxy reads its rules from this disk; an engine that cannot see it would run the proxy without them.
-  if (way === 'copied' && egress.mode === 'allowlist') {
-    throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, where the egress proxy keeps its rules'], hintArgs: [egress.file] })
-  }
   const fresh = decision.action === 'up' || decision.action === 'restart'
-  let network = prepared.spec.network
-  // The proxies start beside a new container, which needs only their network; the harness waits for both.
-  let proxies: Promise<void> | undefined
-  if (egress.mode === 'allowlist' && decision.action !== 'busy') {
-    const started = await startEgress({
-      runtime,
-      context: host.context,
-      container: prepared.spec.name!,
-      label: `${at.sessions.repo.id}-${sid}`,
-      dir: egressDir(prepared.paths.run),
-      egress,
-      fresh,
-      ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
-      image: imageOptions(at.kernel.settings),
-    })
-    const joined = (network = started.network)
-    const kept = prepared.kept
-    const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
-    proxies = started.ready.then(() =>
-      kept
-        ? ensureCredentialProxy({
-            runtime,
-            context: host.context,
-            container: prepared.spec.name!,
-            labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
-            network: joined,
-            image: prepared.spec.image,
-            dir: path.join(prepared.paths.run, 'creds'),
-            kept,
-            fresh,
-            file: egress.file,
-            ...(ca ? { ca } : {}),
-            ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
-          })
-        : undefined,
-    )
-  } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
-    // Egress changed from the allowlist: the old proxy serves no one, and its record would make
-    // `omh attach` take the new container for one behind it.
-    await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
-  }
-  // A container replaced is replaced only once its proxies are up, so a proxy that fails leaves the old one as it was.
-  if (decision.action !== 'up') await proxies
-  const acting = act(decision, {
-    runtime,
-    spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
-    planned: prepared.planned,
-    paths: prepared.paths,
-    sid,
-    harness: at.adapter.name,
-    host,
-    way,
-    repo: at.sessions.repo.id,
-    agent: at.agent,
-  })
-  const [proxied, acted] = await Promise.allSettled([proxies, acting])
-  if (proxied.status === 'rejected') {
-    // A new container that started while its proxy failed is not left running without it, as if
-    // it had never started, which it had not when the proxies started first.
-    if (acted.status === 'fulfilled' && decision.action === 'up') {
-      await runtime.down(prepared.spec.name!, host.context).catch(ignore)
-      await clearMountpoints(prepared.paths.run)
+  const asking = fresh ? fileWay(decision, runtime, prepared, files, host, early) : Promise.resolve<FileWay>('mounted')
+  // A container for a session this launch made starts as mounted while the engine's answer about
+  // this disk is still on its way, and goes again if the answer is otherwise: the harness runs
+  // only once the answer is in. Local engines, which do see it, then wait for one container start, not two.
+  const guess = early !== undefined && decision.action === 'up' && files !== 'copied' && !early.settled
+  if (!guess) await startOn(await asking)
+  else {
+    const [tried, found] = await Promise.allSettled([startOn('mounted'), asking])
+    if (found.status === 'fulfilled' && found.value === 'mounted') {
+      if (tried.status === 'rejected') throw tried.reason
+    } else {
+      if (tried.status === 'fulfilled') {
+        await runtime.down(prepared.spec.name!, host.context).catch(ignore)
+        await clearMountpoints(prepared.paths.run)
+      }
+      if (found.status === 'rejected') throw found.reason
+      await startOn(found.value)
     }
-    throw proxied.reason
   }
-  if (acted.status === 'rejected') throw acted.reason
+  early?.stop()
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
   return decision
+
+  /** Starts what the session needs on the engine, its files reaching the container `way`. */
+  async function startOn(way: FileWay): Promise<void> {
+    const egress = egressOf(at.kernel.settings, at.adapter)
+    // The egress proxy reads its rules from this disk; an engine that cannot see it would run the proxy without them.
+    if (way === 'copied' && egress.mode === 'allowlist') {
+      throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, where the egress proxy keeps its rules'], hintArgs: [egress.file] })
+    }
+    let network = prepared.spec.network
+    // The proxies start beside a new container, which needs only their network; the harness waits for both.
+    let proxies: Promise<void> | undefined
+    if (egress.mode === 'allowlist' && decision.action !== 'busy') {
+      const started = await startEgress({
+        runtime,
+        context: host.context,
+        container: prepared.spec.name!,
+        label: `${at.sessions.repo.id}-${sid}`,
+        dir: egressDir(prepared.paths.run),
+        egress,
+        fresh,
+        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+        image: imageOptions(at.kernel.settings),
+      })
+      const joined = (network = started.network)
+      const kept = prepared.kept
+      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
+      proxies = started.ready.then(() =>
+        kept
+          ? ensureCredentialProxy({
+              runtime,
+              context: host.context,
+              container: prepared.spec.name!,
+              labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
+              network: joined,
+              image: prepared.spec.image,
+              dir: path.join(prepared.paths.run, 'creds'),
+              kept,
+              fresh,
+              file: egress.file,
+              ...(ca ? { ca } : {}),
+              ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+            })
+          : undefined,
+      )
+    } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
+      // Egress changed from the allowlist: the old proxy serves no one, and its record would make
+      // `omh attach` take the new container for one behind it.
+      await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
+    }
+    // A container replaced is replaced only once its proxies are up, so a proxy that fails leaves the old one as it was.
+    if (decision.action !== 'up') await proxies
+    const acting = act(decision, {
+      runtime,
+      spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
+      planned: prepared.planned,
+      paths: prepared.paths,
+      sid,
+      harness: at.adapter.name,
+      host,
+      way,
+      repo: at.sessions.repo.id,
+      agent: at.agent,
+    })
+    const [proxied, acted] = await Promise.allSettled([proxies, acting])
+    if (proxied.status === 'rejected') {
+      // A new container that started while its proxy failed is not left running without it, as if
+      // it had never started, which it had not when the proxies started first.
+      if (acted.status === 'fulfilled' && decision.action === 'up') {
+        await runtime.down(prepared.spec.name!, host.context).catch(ignore)
+        await clearMountpoints(prepared.paths.run)
+      }
+      throw proxied.reason
+    }
+    if (acted.status === 'rejected') throw acted.reason
+  }
 }
 
 /**
