@@ -10,6 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN, freePort } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
+import { proxyRecipe } from '../../packages/sandbox/src/session/egress.js'
 import { write } from '../helpers/testdir.js'
 
 const START = process.env['OMH_REMOTE_START'] ?? path.resolve(ROOT, '../shared/runtimes/remote/start.sh')
@@ -149,6 +150,71 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     expect(r.status).toBe(0)
     expect(remote('volume', 'ls', '-q', '--filter', 'label=omh.doctor').stdout.trim()).toBe('')
   }, 600_000)
+
+  it('keeps a session behind its egress proxy there: rules in a volume, decisions read from the proxy, all gone with down', async () => {
+    // The "outside": a web server on a named network of the nested engine, answering as a name of the
+    // default allowlist and as one that is not on it. Nothing here reaches the internet.
+    const outside = `${nested}-out`
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
+    // The proxy's image, if this machine's engine has it, goes there as the probe's did; otherwise it is built there.
+    const tag = proxyRecipe({ from: BASE, network: 'host' }).tag
+    const { DOCKER_HOST: _d, CONTAINER_HOST: _c, ...here } = process.env
+    if (remote('image', 'inspect', tag).status !== 0 && spawnSync(engine, ['image', 'inspect', tag], { env: here }).status === 0) {
+      const [key, value] = Object.entries(target)[0]!
+      spawnSync('sh', ['-c', `${engine} save "$1" | ${key}="$2" ${engine} load -q`, 'load', tag, value], { env: here, stdio: 'ignore' })
+    }
+    try {
+      expect(remote('network', 'create', outside).status).toBe(0)
+      const web = remote('run', '-d', '--pull=never', '--name', `${outside}-web`, '--network', outside, '--network-alias', 'registry.npmjs.org', '--network-alias', 'denied.test', BASE, 'node', '-e', server)
+      expect(web.status, web.stderr).toBe(0)
+      write(home, { 'settings.toml': settings.replace('[network]\negress = "open"\n', `[session]\nnetwork = "${outside}"\n`) })
+      const client = readFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), 'utf8')
+      const placed = await omh(['probe', '--', `cat > /tmp/client.cjs <<'OMH'\n${client}\nOMH`])
+      expect(placed.status, placed.stderr).toBe(0)
+      if (engine === 'podman') {
+        // The nested Podman networks through CNI without its DNS plugin: no container there resolves
+        // another's name. The hosts files stand in for that resolver, as a remote Podman's netavark
+        // would answer: the session finds its proxy, and the proxy (squid reads its hosts file as a
+        // DNS answer) the web server.
+        const repoId = path.basename(path.dirname(worktree('s01')))
+        const network = readFileSync(path.join(stateOf(home), 'run', repoId, 's01', 'egress', 'network'), 'utf8').trim()
+        const proxy = `omh-${repoId}-s01-egress`
+        const ip = (container: string, net: string) => remote('inspect', '-f', `{{(index .NetworkSettings.Networks "${net}").IPAddress}}`, container).stdout.trim()
+        const hosts = (container: string, lines: string[]) => remote('exec', '-u', 'root', container, 'sh', '-c', `printf '%s\\n' ${lines.map((l) => `'${l}'`).join(' ')} >> /etc/hosts`)
+        expect(hosts(`omh-${repoId}-s01`, [`${ip(proxy, network)} omh-egress`]).status).toBe(0)
+        expect(hosts(proxy, [`${ip(`${outside}-web`, outside)} registry.npmjs.org denied.test`]).status).toBe(0)
+        expect(remote('exec', proxy, 'squid', '-k', 'reconfigure', '-f', '/omh/egress/squid.conf').status).toBe(0)
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+      const r = await omh(['probe', '--', '{ node /tmp/client.cjs get http://registry.npmjs.org/ | sed s/^result=/allowed=/; node /tmp/client.cjs connect denied.test:80 | sed s/^result=/denied=/; } > egress.txt'])
+      expect(r.status, r.stderr).toBe(0)
+      expect(facts(readFileSync(path.join(worktree('s01'), 'egress.txt'), 'utf8'))).toEqual({ allowed: '200 hello from registry.npmjs.org', denied: '403' })
+      expect(volumes().filter((v) => v.endsWith('-egress-rules'))).toHaveLength(1)
+      const log = await omh(['--json', 'sessions', 'egress', 's01'])
+      expect(log.status, log.stderr).toBe(0)
+      expect(JSON.parse(log.stdout).result.decisions).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ allowed: true, host: 'registry.npmjs.org', port: 80, method: 'GET' }),
+          expect.objectContaining({ allowed: false, host: 'denied.test', port: 80, method: 'CONNECT' }),
+        ]),
+      )
+      // An allowlist edit reaches the running proxy through its volume: no new container.
+      write(home, { 'settings.toml': settings.replace('[network]\negress = "open"\n', `[session]\nnetwork = "${outside}"\n[network]\nallow = ["denied.test:80"]\n`) })
+      const again = await omh(['probe', '--', 'node /tmp/client.cjs connect denied.test:80 > egress.txt'])
+      expect(again.stderr).not.toContain('restarting')
+      expect(facts(readFileSync(path.join(worktree('s01'), 'egress.txt'), 'utf8'))).toEqual({ result: '200 hello from denied.test:80' })
+      expect((await omh(['sessions', 'down', 's01'])).status).toBe(0)
+      expect(volumes()).toEqual([])
+      expect(remote('ps', '-aq', '--filter', 'label=omh.egress').stdout.trim()).toBe('')
+      expect(remote('network', 'ls', '-q', '--filter', 'label=omh.egress').stdout.trim()).toBe('')
+    } finally {
+      write(home, { 'settings.toml': settings })
+      rmSync(path.join(worktree('s01'), 'egress.txt'), { force: true })
+      remote('rm', '-f', `${outside}-web`)
+      remote('network', 'rm', outside)
+    }
+  }, 900_000)
 
   it('down brings the work home and removes the volumes; rm leaves nothing on the engine', async () => {
     await omh(['probe', '--', 'echo late > late.txt'])

@@ -62,4 +62,10 @@ describe('the code layout', () => {
     const relative = leaks.filter((leak) => !leak.endsWith(`${path.sep}src${path.sep}index.ts`) && !leak.endsWith('runner.ts'))
     expect(relative).toEqual([])
   })
+
+  // The kernel holds contracts and the profile; what grows past this belongs in the sandbox or a plugin.
+  it('keeps the kernel under 4,000 lines of production code', () => {
+    const lines = sources(path.join(root, 'packages', 'kernel', 'src')).reduce((n, file) => n + readFileSync(file, 'utf8').split('\n').length - 1, 0)
+    expect(lines).toBeLessThan(4000)
+  })
 })

@@ -3,7 +3,6 @@ export { adapterSchema, editorSchema, type AdapterKey } from './adapter/schema.j
 export { replaceFile, snapshot } from './files.js'
 export { findRepoRoot, importPlugin, Kernel, type HarnessRender, type RenderReport, type ResolvedRuntime } from './kernel.js'
 export { omhHomeOf, omhStateOf, statePath, STATE_ENTRIES } from './locations.js'
-export { byText } from './order.js'
 export { PLACEHOLDERS, type Evidence, type Expectation, type Probe } from './probe/probe.js'
 export { parseSelector, type Selector } from './probe/select.js'
 export { type Extra } from './profile/catalogue.js'

@@ -59,13 +59,12 @@ import {
   type StagedEntry,
   type StagedFile,
 } from '@omh/plugin-api'
-import { closest, dotted, problemsFromIssues } from '@omh/plugin-kit'
+import { byText, closest, dotted, problemsFromIssues } from '@omh/plugin-kit'
 import { redactRefused } from './profile/redact.js'
 import { pluginHeaderSchema, pluginSchema } from './plugins/shape.js'
 import { resolvePluginModule } from './plugins/resolve.js'
 import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
 import { runtimeOptions } from './settings/runtime-options.js'
-import { byText } from './order.js'
 import { omhHomeOf, omhStateOf } from './locations.js'
 
 export interface KernelOptions {

@@ -1,4 +1,5 @@
 export * from './json.js'
+export { byText } from './order.js'
 export { keyOf, locator, tomlLocator, type KeyPath, type Position } from './toml-locate.js'
 export { stringifyToml, tomlKey, tomlString, type TomlValue } from './toml-write.js'
 export * from './hook-text.js'

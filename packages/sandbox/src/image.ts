@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto'
 import path from 'node:path'
-import { byText, type Adapter, type EffectiveSettings } from '@omh/kernel'
+import type { Adapter, EffectiveSettings } from '@omh/kernel'
+import { byText } from '@omh/plugin-kit'
 import {
   IMAGE_BUILD_FAILED,
   OmhError,

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { byText, type RenderReport } from '@omh/kernel'
+import type { RenderReport } from '@omh/kernel'
+import { byText } from '@omh/plugin-kit'
 import type { Mount, StagedEntry } from '@omh/plugin-api'
 
 /** Where the host sources of `tree` entries appear inside the container. */

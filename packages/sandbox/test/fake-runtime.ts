@@ -11,6 +11,8 @@ export interface FakeRuntime extends RuntimePlugin {
   readonly containers: Map<string, FakeContainer>
   readonly calls: string[]
   readonly execs: { container: string; argv: readonly string[]; options: ExecOptions }[]
+  /** Every exec whose output was captured (a liveness check, a proxy's reload), in order. */
+  readonly captured: { container: string; argv: readonly string[] }[]
   /** What the liveness check finds running, per container name. */
   busy: Map<string, string[]>
   /** The harness's exit status. */
@@ -43,18 +45,21 @@ export interface FakeRuntime extends RuntimePlugin {
   probing: ((context: RuntimeContext) => void | Promise<void>) | undefined
   /** The volumes the engine keeps, by name. */
   readonly volumeStore: Map<string, FakeVolume>
+  /** The networks the engine has, by name, with the containers joined to each (only with `networks: true`). */
+  readonly networkStore: Map<string, Set<string>>
 }
 
 /**
  * Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name,
  * `ways: ['copied']` one whose engine does not see this disk (its containers get volumes),
  * `keptCheck: false` one without a client program to ask again (its launches are never kept),
- * `networks: true` one that makes networks (for the egress proxy).
+ * `networks: true` one that makes networks (a session behind an egress proxy).
  */
 export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[]; keptCheck?: boolean; networks?: boolean } = {}): FakeRuntime {
   const engine = options.engine ?? 'fake'
   const containers = new Map<string, FakeContainer>()
   const volumeStore = new Map<string, FakeVolume>()
+  const networkStore = new Map<string, Set<string>>()
   const matches = (have: Readonly<Record<string, string>>, want: Readonly<Record<string, string>>) =>
     Object.entries(want).every(([k, v]) => (v === '' ? k in have : have[k] === v))
   const info = (name: string, c: FakeContainer): ContainerInfo => ({
@@ -73,6 +78,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     containers,
     calls: [],
     execs: [],
+    captured: [],
     busy: new Map(),
     status: 0,
     failUp: undefined,
@@ -89,6 +95,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     probing: undefined,
     starting: undefined,
     volumeStore,
+    networkStore,
     async detect() {
       fake.asked.push('detect')
       if (!fake.answering) return { engine, reason: 'installed, but the engine does not answer' }
@@ -120,6 +127,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
       if (!c?.running) throw new Error(`no running container ${container}`)
       if (options.capture) {
         fake.calls.push(`check ${container}`)
+        fake.captured.push({ container, argv })
         const live = fake.busy.get(container) ?? []
         return { exitCode: 0, stdout: live.map((l, n) => `${n + 100} ${l}\n`).join(''), stderr: '' }
       }
@@ -131,22 +139,6 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     async run() {
       return { exitCode: 0, stdout: '', stderr: '' }
     },
-    ...(options.networks
-      ? {
-          networks: {
-            async create(name: string) {
-              fake.calls.push(`network create ${name}`)
-            },
-            async connect(network: string, container: string) {
-              fake.calls.push(`network connect ${network} ${container}`)
-            },
-            async disconnect() {},
-            async remove(name: string) {
-              fake.calls.push(`network rm ${name}`)
-            },
-          },
-        }
-      : {}),
     ...(options.keptCheck === false ? {} : { keptCheck: (names: readonly string[]) => ['inspect', ...names] }),
     async list(labels) {
       fake.asked.push('list')
@@ -178,6 +170,28 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
       if (!fake.answering) throw new Error('the engine does not answer')
       return fake.ways.includes('mounted') ? { ways: fake.ways } : { ways: fake.ways, why: `the ${engine} engine does not see this disk` }
     },
+    ...(options.networks
+      ? {
+          networks: {
+            async create(name: string) {
+              if (networkStore.has(name)) return
+              fake.calls.push(`network create ${name}`)
+              networkStore.set(name, new Set())
+            },
+            async connect(network: string, container: string) {
+              const members = networkStore.get(network)
+              if (!members) throw new Error(`no such network ${network}`)
+              members.add(container)
+            },
+            async disconnect(network: string, container: string) {
+              networkStore.get(network)?.delete(container)
+            },
+            async remove(name: string) {
+              if (networkStore.delete(name)) fake.calls.push(`network rm ${name}`)
+            },
+          },
+        }
+      : {}),
     volumes: {
       async create(volume, labels) {
         if (volumeStore.has(volume)) return false

@@ -10,12 +10,11 @@ import {
   type ToolWord,
   type Binding,
 } from '@omh/plugin-api'
-import { problemsFromIssues } from '@omh/plugin-kit'
+import { byText, problemsFromIssues } from '@omh/plugin-kit'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { expandGuest } from './guest-path.js'
 import { adapterSchema, editorSchema, type AdapterFile, type AdapterKey, type AdapterTurn, type EditorFile } from './schema.js'
-import { byText } from '../order.js'
 import { notThere, readTextFile } from '../user-files.js'
 
 /** A binding as the kernel keeps it: guest paths expanded, options still raw. */

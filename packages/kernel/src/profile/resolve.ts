@@ -9,7 +9,7 @@ import {
   type CapabilityClass,
   type ProfileItems,
 } from '@omh/plugin-api'
-import { closest } from '@omh/plugin-kit'
+import { byText, closest } from '@omh/plugin-kit'
 import path from 'node:path'
 import type { Adapter } from '../adapter/load.js'
 import type { Decided, EffectiveSettings } from '../settings/load.js'
@@ -17,7 +17,6 @@ import type { CatalogueLocation, CatalogueSource } from './catalogue.js'
 import { commandsSource, rulesSource, skillsSource, subagentsSource } from './entries.js'
 import { hooksSource } from './hooks-source.js'
 import { mcpSource } from './mcp-file.js'
-import { byText } from '../order.js'
 
 /**
  * Every class the catalogue keeps, in capability order. A class missing here

@@ -5,10 +5,13 @@
  * the session's internal network and the outside one, which alone holds the
  * real keys and forwards over TLS (credential-proxy.ts).
  */
-import { copyFile, mkdir } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { chmod, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
+import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import { promisify } from 'node:util'
+import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter } from '@omh/kernel'
 import type { CredentialRoute } from './credential-proxy.js'
 
@@ -18,6 +21,8 @@ export const CREDS_PORT = 4480
 /** What the harness reads instead of its key: not a secret, and the same for every session. */
 export const PLACEHOLDER = 'omh-credential-proxy-holds-the-key'
 export const credsName = (container: string) => `${container}-creds`
+/** The volume a copied session's credential proxy runs its program from. */
+export const programVolume = (container: string) => `${credsName(container)}-program`
 const GUEST_DIR = '/omh/creds'
 const SCRIPT = 'credential-proxy.mjs'
 const CA = 'ca.pem'
@@ -74,6 +79,11 @@ export interface CredentialsUp {
   readonly fresh: boolean
   /** The settings file that decided egress, for the error naming it. */
   readonly file: string
+  /**
+   * The session's files are copied to an engine that does not share this disk: the program (and
+   * the authorities) go into a volume carrying these labels (the session's) instead of a bind mount.
+   */
+  readonly copied?: { readonly labels: Readonly<Record<string, string>> }
 }
 
 /** The credential proxy's compiled program, as the installed package has it. */
@@ -89,6 +99,7 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
   await copyFile(programFile(), path.join(at.dir, SCRIPT))
   if (at.ca) await copyFile(at.ca, path.join(at.dir, CA))
+  const files = await programWay(at)
   const env: Record<string, string> = {
     OMH_CREDENTIAL_ROUTES: JSON.stringify(at.kept.routes),
     ...(at.ca ? { NODE_EXTRA_CA_CERTS: `${GUEST_DIR}/${CA}` } : {}),
@@ -99,7 +110,7 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
     {
       image: at.image,
       name,
-      mounts: [{ host: at.dir, guest: GUEST_DIR, readOnly: true }],
+      ...files,
       env,
       labels: at.labels,
       workdir: '/tmp',
@@ -124,4 +135,27 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   const wait = `const net=require('net');let n=0;const t=(p)=>{const s=net.connect(p,'127.0.0.1',()=>{s.end();next()});s.on('error',()=>{if(++n>200)process.exit(1);setTimeout(()=>t(p),25)})};const q=${JSON.stringify(ports)};const next=()=>q.length?t(q.shift()):process.exit(0);next()`
   const ready = await runtime.exec(name, ['node', '-e', wait], { tty: false, capture: true }, context)
   if (ready.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `start the credential proxy ${name}`, 'it did not listen within 5 seconds'], hintArgs: [] })
+}
+
+const run = promisify(execFile)
+
+/** A bind mount of the program's directory or, for a copied session, a volume filled from it. */
+async function programWay(at: CredentialsUp): Promise<Pick<ContainerSpec, 'mounts' | 'volumes'>> {
+  if (!at.copied) return { mounts: [{ host: at.dir, guest: GUEST_DIR, readOnly: true }] }
+  const { runtime, context } = at
+  if (!runtime.volumes) throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, "it does not share this disk, and its runtime plugin keeps no volumes for the credential proxy's program"], hintArgs: [at.file] })
+  const volume = programVolume(at.container)
+  const names = [SCRIPT, ...(at.ca ? [CA] : [])]
+  const work = await mkdtemp(path.join(os.tmpdir(), 'omh-creds-'))
+  try {
+    // Readable by the proxy's user (nobody) whatever the umask; root owns them in the volume.
+    for (const name of names) await chmod(path.join(at.dir, name), 0o644)
+    const archive = path.join(work, 'program.tar')
+    await run('tar', ['-c', '-f', archive, '-C', at.dir, ...names])
+    await runtime.volumes.create(volume, at.copied.labels, context)
+    await runtime.volumes.put(volume, archive, { image: at.image, owner: { uid: 0, gid: 0 } }, context)
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+  return { mounts: [], volumes: [{ volume, guest: GUEST_DIR, readOnly: true }] }
 }

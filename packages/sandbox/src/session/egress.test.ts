@@ -3,7 +3,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type RuntimePlugin } from '@omh/plugin-api'
-import { allowRules, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
+import { fakeRuntime } from '../../test/fake-runtime.js'
+import { allowRules, applyAllowlist, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
 
 describe('egress', () => {
   it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, never a forbidden address', () => {
@@ -194,6 +195,27 @@ describe('a live allowlist', () => {
     save('["c.test"]')
     await new Promise((resolve) => setTimeout(resolve, 600))
     expect(heard).toHaveLength(2)
+  })
+})
+
+describe('a copied proxy\'s rules', () => {
+  it('keeps the rules in force, on the host as in the volume, when the volume cannot be refilled', async () => {
+    const runtime = fakeRuntime({ ways: ['copied'], networks: true })
+    const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
+    const egress = { mode: 'allowlist' as const, allow: ['a.test'], file: 'settings.toml' }
+    await ensureEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress, image: { from: 'debian' }, fresh: true, copied: { labels: { 'omh.session': 's01' } } })
+    const volume = runtime.volumeStore.get('omh-r-s01-egress-rules')!
+    expect(volume.labels).toEqual({ 'omh.session': 's01', 'omh.egress': 'r-s01' })
+    const held = volume.archive
+    runtime.volumes!.put = async () => {
+      throw new Error('the engine went away')
+    }
+    const heard: { ok: boolean }[] = []
+    await applyAllowlist({ runtime, context, container: 'omh-r-s01', dir, allow: async () => ['a.test', 'b.test'], heard: (o) => heard.push(o) })
+    expect(heard).toMatchObject([{ ok: false }])
+    expect(readFileSync(path.join(dir, 'allow.conf'), 'utf8')).toBe(allowRules(['a.test']))
+    expect(volume.archive).toBe(held)
+    expect(runtime.captured.filter((c) => c.argv[0] === 'squid')).toEqual([])
   })
 })
 

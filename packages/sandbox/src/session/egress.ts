@@ -4,12 +4,25 @@
  * through only allowed `host[:port]` patterns and logging every decision.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import { promisify } from 'node:util'
+import {
+  CONTAINER_FAILED,
+  EGRESS_UNSUPPORTED,
+  OmhError,
+  isOmhError,
+  type ContainerInfo,
+  type ContainerSpec,
+  type RuntimeContext,
+  type RuntimePlugin,
+  type VolumeHelper,
+} from '@omh/plugin-api'
 import type { Adapter, EffectiveSettings, Kernel } from '@omh/kernel'
 import type { ImageOptions } from '../image.js'
-import { CREDS_HOST, credsName } from './credentials.js'
+import { CREDS_HOST, credsName, programVolume } from './credentials.js'
 import { watchFiles } from './watch-files.js'
 
 /** The proxy's name on the session's network, and its port. */
@@ -56,6 +69,19 @@ export const proxyName = (container: string) => `${container}-egress`
 export const egressDir = (run: string) => path.join(run, 'egress')
 /** The network the session's current container joined, recorded when it started. */
 const RECORD = 'network'
+/**
+ * The volume a proxy on an engine that does not share this disk reads its rules from, recorded
+ * when that proxy started: an allowlist reload refills it before the proxy rereads its rules.
+ */
+const VOLUME_RECORD = 'volume.json'
+/** The volume of a session's proxy rules, for a session whose files are copied. */
+export const rulesVolume = (container: string) => `${proxyName(container)}-rules`
+const RULES = ['squid.conf', 'allow.conf']
+
+interface RulesVolume {
+  readonly volume: string
+  readonly helper: VolumeHelper
+}
 
 export async function recordedNetwork(dir: string): Promise<string | undefined> {
   try {
@@ -118,7 +144,31 @@ export function allowRules(patterns: readonly string[]): string {
 
 async function writeAtomic(file: string, text: string) {
   await writeFile(`${file}.tmp`, text, { mode: 0o644 })
+  // Readable by the proxy's user whatever the umask: a copied proxy gets these files' modes by tar.
+  await chmod(`${file}.tmp`, 0o644)
   await rename(`${file}.tmp`, file)
+}
+
+const run = promisify(execFile)
+
+/** Puts the rules the host keeps into the proxy's volume, in place of what it held. */
+async function putRules(runtime: RuntimePlugin, rules: RulesVolume, dir: string, context: RuntimeContext): Promise<void> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'omh-egress-'))
+  try {
+    const archive = path.join(work, 'rules.tar')
+    await run('tar', ['-c', '-f', archive, '-C', dir, ...RULES])
+    await runtime.volumes!.put(rules.volume, archive, rules.helper, context)
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
+async function recordedVolume(dir: string): Promise<RulesVolume | undefined> {
+  try {
+    return JSON.parse(await readFile(path.join(dir, VOLUME_RECORD), 'utf8')) as RulesVolume
+  } catch {
+    return undefined
+  }
 }
 
 export interface EgressUp {
@@ -135,6 +185,11 @@ export interface EgressUp {
   readonly image: ImageOptions
   /** A new session container is about to start: it gets a new network, and the old one goes. */
   readonly fresh: boolean
+  /**
+   * The session's files are copied to an engine that does not share this disk: a proxy started
+   * now reads its rules from a volume carrying these labels (the session's), filled from here.
+   */
+  readonly copied?: { readonly labels: Readonly<Record<string, string>> }
 }
 
 /**
@@ -191,7 +246,11 @@ export async function startEgress(at: EgressUp): Promise<EgressStarted> {
   }
   const ready = (async () => {
     const found: ContainerInfo | undefined = await running
-    if (found?.running && !at.fresh) return reconfigure(runtime, proxy, context)
+    if (found?.running && !at.fresh) {
+      const rules = await recordedVolume(at.dir)
+      if (rules) await putRules(runtime, rules, at.dir, context)
+      return reconfigure(runtime, proxy, context)
+    }
     if (found) await runtime.down(proxy, context)
     if (!(await (image ?? runtime.hasImage(recipe.tag, context)))) {
       context.progress(`Building the egress proxy image ${recipe.tag} (once)`)
@@ -208,10 +267,11 @@ export async function startEgress(at: EgressUp): Promise<EgressStarted> {
 async function upProxy(at: EgressUp, networks: NonNullable<RuntimePlugin['networks']>, image: string, network: string, unsupported: (why: string) => OmhError): Promise<void> {
   const { runtime, context } = at
   const proxy = proxyName(at.container)
-  const spec = (network: string | undefined, aliases: readonly string[] = []) => ({
+  const files = await rulesWay(at, image)
+  const spec = (network: string | undefined, aliases: readonly string[] = []): ContainerSpec => ({
       image,
       name: proxy,
-      mounts: [{ host: at.dir, guest: GUEST_CONF, readOnly: true }],
+      ...files,
       env: {},
       labels: { [EGRESS_LABEL]: at.label },
       workdir: '/tmp',
@@ -242,6 +302,28 @@ async function upProxy(at: EgressUp, networks: NonNullable<RuntimePlugin['networ
       throw unsupported(`it did not start the proxy on ${network} (${why(again)})`)
     }
   }
+}
+
+/**
+ * How a proxy about to start gets its rules: a bind mount of the host's directory or, for a copied
+ * session, a volume filled from it (recorded, so a reload refills it). A proxy of a mounted session
+ * takes away the volume a copied one left.
+ */
+async function rulesWay(at: EgressUp, image: string): Promise<Pick<ContainerSpec, 'mounts' | 'volumes'>> {
+  const { runtime, context } = at
+  const volume = rulesVolume(at.container)
+  if (!at.copied) {
+    if (await recordedVolume(at.dir)) await runtime.volumes?.remove(volume, context).catch(() => undefined)
+    await rm(path.join(at.dir, VOLUME_RECORD), { force: true })
+    return { mounts: [{ host: at.dir, guest: GUEST_CONF, readOnly: true }] }
+  }
+  if (!runtime.volumes) throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, and its runtime plugin keeps no volumes for the proxy\'s rules'], hintArgs: [at.egress.file] })
+  // The helper that fills the volume runs the proxy's own image; root owns the rules, the proxy reads them.
+  const rules: RulesVolume = { volume, helper: { image, owner: { uid: 0, gid: 0 } } }
+  await runtime.volumes.create(volume, { ...at.copied.labels, [EGRESS_LABEL]: at.label }, context)
+  await putRules(runtime, rules, at.dir, context)
+  await writeAtomic(path.join(at.dir, VOLUME_RECORD), `${JSON.stringify(rules)}\n`)
+  return { mounts: [], volumes: [{ volume, guest: GUEST_CONF, readOnly: true }] }
 }
 
 /** Has a running squid reread its rules; it keeps open tunnels. */
@@ -286,8 +368,16 @@ export async function applyAllowlist(at: Omit<AllowlistWatch, 'files'>): Promise
     const allow = await at.allow()
     const text = allowRules(allow)
     const file = path.join(at.dir, 'allow.conf')
-    if ((await readFile(file, 'utf8').catch(() => '')) === text) return
+    const before = await readFile(file, 'utf8').catch(() => '')
+    if (before === text) return
     await writeAtomic(file, text)
+    // A proxy on an engine elsewhere reads the rules from its volume: they go there first. The host's
+    // copy says what is in force, so a volume left as it was takes the old rules back.
+    const rules = await recordedVolume(at.dir)
+    if (rules) await putRules(at.runtime, rules, at.dir, at.context).catch(async (error: unknown) => {
+      await writeAtomic(file, before)
+      throw error
+    })
     await reconfigure(at.runtime, proxyName(at.container), at.context)
     at.heard?.({ ok: true, allow })
   } catch (error) {
@@ -343,12 +433,16 @@ export async function readDecisions(runtime: RuntimePlugin, container: string, c
 
 /**
  * Removes the session's proxy and networks (the recorded one, and the unsuffixed one of sessions
- * made before names had a suffix), if any, from the egress directory of the session.
+ * made before names had a suffix), if any, from the egress directory of the session, and the
+ * volumes a copied session's proxies read from.
  */
 export async function removeEgress(runtime: RuntimePlugin, container: string, dir: string, context: RuntimeContext): Promise<void> {
   const recorded = await recordedNetwork(dir)
   await dropEgress(runtime, container, [...new Set([recorded ?? networkName(container), networkName(container)])], context)
+  // Found again by the session's labels when the session's volumes go; one left here stops nothing.
+  for (const volume of [rulesVolume(container), programVolume(container)]) await runtime.volumes?.remove(volume, context).catch(() => undefined)
   await rm(path.join(dir, RECORD), { force: true })
+  await rm(path.join(dir, VOLUME_RECORD), { force: true })
 }
 
 /** Stops the proxies (egress and credentials) and takes the networks away, endpoints first. */

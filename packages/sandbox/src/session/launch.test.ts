@@ -12,6 +12,7 @@ import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type L
 import { repository } from './repo.js'
 import { takeDown } from './teardown.js'
 import { readCopied } from './copied.js'
+import { applyAllowlist, egressDir } from './egress.js'
 
 const g = globalThis as { __omhFakeRuntime?: FakeRuntime; __omhOtherRuntime?: FakeRuntime }
 afterEach(() => {
@@ -25,8 +26,9 @@ const git = (cwd: string, ...args: string[]) =>
 const renderer = `export default { kind: 'renderer', apiVersion: 1, meta: { name: 'r', version: '0' }, formats: ['r'], classes: ['rules', 'skills'],
   render(input) { return { files: input.items.length ? [{ kind: 'file', guest: input.binding.path, content: input.items.map((i) => i.text).join('\\n') }] : [], dropped: [] } } }\n`
 
-async function setup(adapterExtra = '', fake = fakeRuntime()) {
+async function setup(adapterExtra = '', fake = fakeRuntime(), more: { settings?: string; env?: Record<string, string> } = {}) {
   const dir = testdir({
+    ...(more.settings ? { 'home/settings.toml': more.settings } : {}),
     'omh/defaults.toml': 'plugins = ["./r.mjs", "./fake.mjs", "./other.mjs"]\nruntime = "fake"\n[network]\negress = "open"\n',
     'omh/r.mjs': renderer,
     'omh/fake.mjs': 'export default globalThis.__omhFakeRuntime\n',
@@ -42,7 +44,7 @@ async function setup(adapterExtra = '', fake = fakeRuntime()) {
   const state = path.join(dir, 'state')
   const kernel = await Kernel.create({
     cwd: root,
-    env: { ...process.env, OMH_HOME: home, OMH_STATE: state },
+    env: { ...process.env, ...more.env, OMH_HOME: home, OMH_STATE: state },
     defaultsFile: path.join(dir, 'omh/defaults.toml'),
     bundledAdapters: path.join(dir, 'omh/adapters'),
   })
@@ -422,7 +424,7 @@ describe('launch', () => {
     const order = t.fake.calls.filter((c) => !c.startsWith('check'))
     expect(order.indexOf(`network create ${network}`)).toBeLessThan(order.indexOf(`up ${name}`))
     expect(order.at(-1)).toBe(`exec ${name} h-bin --flag`)
-    expect(order).toContain(`network connect ${network} ${name}-egress`)
+    expect([...t.fake.networkStore.get(network)!]).toContain(`${name}-egress`)
   })
 
   it('leaves no container of a new session running when its egress proxy does not start, and removes the session', async () => {
@@ -615,3 +617,81 @@ describe('takeDown', () => {
     expect([...t.fake.volumeStore.keys()]).toEqual([])
   })
 })
+
+describe('a copied session behind its egress proxy', () => {
+  /** One file of an archive a volume holds. */
+  const member = (archive: Buffer, name: string) => {
+    const at = path.join(testdir({}), 'in.tar')
+    writeFileSync(at, archive)
+    return execFileSync('tar', ['-x', '-O', '-f', at, name], { encoding: 'utf8' })
+  }
+  const ALLOWLIST = '[image]\nbase = "debian"\n[network]\negress = "allowlist"\nregistries = []\n'
+  const keys = 'egress = ["api.h.test"]\n[[keys]]\nvariable = "H_KEY"\nbase_url = "H_BASE_URL"\nheader = "x-api-key"\nupstream = "https://api.h.test"\n'
+
+  it('gives its proxies their rules and program in volumes, refills the rules for a reload, and takes them down with the session', async () => {
+    const t = await setup(keys, fakeRuntime({ ways: ['copied'], networks: true }), { settings: ALLOWLIST, env: { H_KEY: 'sk-real' } })
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const name = `omh-${t.repo.id}-s01`
+    const session = { 'omh.repo': t.repo.id, 'omh.session': 's01' }
+    // Nothing of this disk is mounted into a proxy on an engine that does not see it.
+    const proxy = t.fake.containers.get(`${name}-egress`)!.spec
+    expect(proxy.mounts).toEqual([])
+    expect(proxy.volumes).toEqual([{ volume: `${name}-egress-rules`, guest: '/omh/egress', readOnly: true }])
+    const rules = t.fake.volumeStore.get(`${name}-egress-rules`)!
+    expect(rules.labels).toMatchObject(session)
+    expect(member(rules.archive!, 'allow.conf')).toBe(allowRulesOf(['api.h.test']))
+    expect(member(rules.archive!, 'squid.conf')).toContain('include /omh/egress/allow.conf')
+    const creds = t.fake.containers.get(`${name}-creds`)!.spec
+    expect(creds.mounts).toEqual([])
+    expect(creds.volumes).toEqual([{ volume: `${name}-creds-program`, guest: '/omh/creds', readOnly: true }])
+    expect(creds.env['H_KEY']).toBe('sk-real')
+    expect(t.fake.volumeStore.get(`${name}-creds-program`)!.labels).toMatchObject(session)
+    expect(member(t.fake.volumeStore.get(`${name}-creds-program`)!.archive!, 'credential-proxy.mjs')).toContain('OMH_CREDENTIAL_ROUTES')
+    const sessionSpec = t.fake.containers.get(name)!.spec
+    expect(sessionSpec.labels['omh.files']).toBe('copied')
+    expect(t.fake.networkStore.get(sessionSpec.network!)).toEqual(new Set([`${name}-egress`, `${name}-creds`]))
+
+    // An allowlist edit: the rules go into the volume before the running proxy rereads them.
+    t.fake.calls.length = 0
+    const run = path.join(t.state, 'run', t.repo.id, 's01')
+    const heard: unknown[] = []
+    await applyAllowlist({ runtime: t.fake, context: t.host.context, container: name, dir: egressDir(run), allow: async () => ['api.h.test', 'more.test'], heard: (o) => heard.push(o) })
+    expect(heard).toEqual([{ ok: true, allow: ['api.h.test', 'more.test'] }])
+    expect(member(rules.archive!, 'allow.conf')).toBe(allowRulesOf(['api.h.test', 'more.test']))
+    expect(t.fake.calls).toEqual([`volume put ${name}-egress-rules`, `check ${name}-egress`])
+    expect(t.fake.captured.at(-1)).toEqual({ container: `${name}-egress`, argv: ['squid', '-k', 'reconfigure', '-f', '/omh/egress/squid.conf'] })
+
+    // A relaunch into the running container hands the running proxy the settings' rules the same way.
+    t.fake.calls.length = 0
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls.filter((c) => c.startsWith('up'))).toEqual([])
+    expect(t.fake.calls).toContain(`volume put ${name}-egress-rules`)
+    expect(member(rules.archive!, 'allow.conf')).toBe(allowRulesOf(['api.h.test']))
+
+    await takeDown(t.state, t.repo, 's01', { runtime: t.fake, context: t.host.context, bringHome: true })
+    expect(t.fake.containers.size).toBe(0)
+    expect([...t.fake.volumeStore.keys()]).toEqual([])
+    expect([...t.fake.networkStore.keys()]).toEqual([])
+    expect(existsSync(path.join(egressDir(run), 'volume.json'))).toBe(false)
+  })
+
+  it('starts a mounted session\'s proxy from this disk, and takes away the rules volume a copied container left', async () => {
+    const fake = fakeRuntime({ ways: ['copied'], networks: true })
+    const t = await setup('', fake, { settings: ALLOWLIST })
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const name = `omh-${t.repo.id}-s01`
+    expect(fake.volumeStore.has(`${name}-egress-rules`)).toBe(true)
+    // The engine now shares this disk: the next new container is mounted, and so is its proxy.
+    fake.ways = ['mounted', 'copied']
+    await fake.down(name, t.host.context)
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const proxy = fake.containers.get(`${name}-egress`)!.spec
+    expect(proxy.volumes ?? []).toEqual([])
+    expect(proxy.mounts).toEqual([{ host: egressDir(path.join(t.state, 'run', t.repo.id, 's01')), guest: '/omh/egress', readOnly: true }])
+    expect(fake.volumeStore.has(`${name}-egress-rules`)).toBe(false)
+  })
+})
+
+function allowRulesOf(patterns: readonly string[]): string {
+  return ['# Written by omh at each launch; edits are replaced.', ...patterns.flatMap((p, n) => [`acl host${n} dstdomain -n ${p}`, `acl port${n} port 80 443`, `http_access allow host${n} port${n} !forbidden`]), ''].join('\n')
+}

@@ -1,6 +1,5 @@
 import path from 'node:path'
 import {
-  EGRESS_UNSUPPORTED,
   GUEST_WORK,
   OmhError,
   SESSION_BUSY,
@@ -468,10 +467,9 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   /** Starts what the session needs on the engine, its files reaching the container `way`. */
   async function startOn(way: FileWay): Promise<void> {
     const egress = egressOf(at.kernel.settings, at.adapter)
-    // The egress proxy reads its rules from this disk; an engine that cannot see it would run the proxy without them.
-    if (way === 'copied' && egress.mode === 'allowlist') {
-      throw OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, 'it does not share this disk, where the egress proxy keeps its rules'], hintArgs: [egress.file] })
-    }
+    // A reused container keeps the way it was started with; the proxies beside it take the same one.
+    const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
+    const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
     let network = prepared.spec.network
     // The proxies start beside a new container, which needs only their network; the harness waits for both.
     let proxies: Promise<void> | undefined
@@ -486,6 +484,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
         fresh,
         ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
         image: imageOptions(at.kernel.settings),
+        ...volumesOf,
       })
       const joined = (network = started.network)
       const kept = prepared.kept
@@ -503,6 +502,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
               kept,
               fresh,
               file: egress.file,
+              ...volumesOf,
               ...(ca ? { ca } : {}),
               ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
             })
