@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises'
-import type { ContainerInfo, ContainerSpec, ExecOptions, FileWay, PublishedPort, RunResult, RuntimePlugin } from '@omh/plugin-api'
+import type { ContainerInfo, ContainerSpec, ExecOptions, FileWay, PublishedPort, RunResult, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 
 type FakeContainer = { spec: ContainerSpec; running: boolean; ports?: readonly PublishedPort[] }
 
@@ -37,6 +37,12 @@ export interface FakeRuntime extends RuntimePlugin {
   endpoint: string | undefined
   /** The ways `fileWays` answers, as if it had looked at the probe: `['copied']` plays an engine elsewhere. */
   ways: readonly FileWay[]
+  /** The image of each `fileWays` question, in order. */
+  readonly probed: string[]
+  /** Called as `up` is asked for a container, after it is recorded; the container starts once this resolves. */
+  starting: ((spec: ContainerSpec) => void | Promise<void>) | undefined
+  /** Called as `fileWays` is asked; it answers once this resolves. */
+  probing: ((context: RuntimeContext) => void | Promise<void>) | undefined
   /** The volumes the engine keeps, by name. */
   readonly volumeStore: Map<string, FakeVolume>
   /** The networks the engine has, by name, with the containers joined to each (only with `networks: true`). */
@@ -85,6 +91,9 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     publishes: true,
     endpoint: undefined,
     ways: options.ways ?? ['mounted'],
+    probed: [],
+    probing: undefined,
+    starting: undefined,
     volumeStore,
     networkStore,
     async detect() {
@@ -100,6 +109,7 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     async build() {},
     async up(spec) {
       fake.calls.push(`up ${spec.name}`)
+      await fake.starting?.(spec)
       if (fake.failUp) {
         const message = fake.failUp
         fake.failUp = undefined
@@ -154,7 +164,9 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
       containers.delete(container)
     },
     // The probe is not looked at: the fake plays an engine that does or does not see this disk.
-    async fileWays() {
+    async fileWays(probe, context) {
+      fake.probed.push(probe.image)
+      await fake.probing?.(context)
       if (!fake.answering) throw new Error('the engine does not answer')
       return fake.ways.includes('mounted') ? { ways: fake.ways } : { ways: fake.ways, why: `the ${engine} engine does not see this disk` }
     },

@@ -27,25 +27,29 @@ export async function createSession(omhState: string, repo: Repository, sid: str
   try {
     // --force: a worktree once registered at this path and since deleted by hand does not block it.
     // `-b` still refuses a branch that exists.
-    await git(['worktree', 'add', '--quiet', '--force', '-b', branch, paths.worktree, base.commit], at)
-    const onBranch = async () => {
+    const added = git(['worktree', 'add', '--quiet', '--force', '-b', branch, paths.worktree, base.commit], at)
+    const onBranch = added.then(async () => {
       const head = await tryGit(['symbolic-ref', '--quiet', 'HEAD'], { ...at, cwd: paths.worktree })
       if (head.stdout.trim() !== `refs/heads/${branch}`) {
         throw OmhError.of(SESSION_OFF_BRANCH, { args: [sid, head.ok ? head.stdout.trim().replace(/^refs\/heads\//, '') : 'a detached HEAD', branch] })
       }
-    }
-    // Both only read the worktree; the first failure is reported once both have finished.
-    const settled = await Promise.allSettled([onBranch(), createShadow(paths.shadow, paths.worktree, [], env), mkdir(paths.run, { recursive: true })])
-    for (const result of settled) if (result.status === 'rejected') throw result.reason
+    })
+    // The sandbox repository is made while the worktree is checked out, and both checks only read
+    // it; the first failure, in this order, is reported once all have finished.
+    await settledInOrder(added, onBranch, createShadow(paths.shadow, paths.worktree, [], env, added), mkdir(paths.run, { recursive: true }))
     // After the sandbox repository's first commit, which must not hold them.
     await carryIn(paths.worktree, paths.run, carry)
-    await handToAgent(paths.worktree)
-    await handToAgent(paths.shadow)
+    await settledInOrder(handToAgent(paths.worktree), handToAgent(paths.shadow))
     return paths
   } catch (error) {
     await removeSession(omhState, repo, sid, env, { deleteBranch: true })
     throw error
   }
+}
+
+/** Waits for every promise, then throws the first rejection in argument order. */
+async function settledInOrder(...promises: Promise<unknown>[]): Promise<void> {
+  for (const result of await Promise.allSettled(promises)) if (result.status === 'rejected') throw result.reason
 }
 
 /**

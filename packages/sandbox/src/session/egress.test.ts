@@ -4,7 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type RuntimePlugin } from '@omh/plugin-api'
 import { fakeRuntime } from '../../test/fake-runtime.js'
-import { allowRules, applyAllowlist, egressDir, ensureEgress, freshNetwork, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
+import { allowRules, applyAllowlist, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
 
 describe('egress', () => {
   it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, never a forbidden address', () => {
@@ -101,6 +101,30 @@ describe('egress', () => {
       'rm omh-r-s01-net',
     ])
     expect(await recordedNetwork(dir)).toBeUndefined()
+  })
+
+  it('asks whether a proxy runs and whether its image is there while the network is made, and starts the proxy after', async () => {
+    const { runtime, calls } = recordingRuntime()
+    const asked: string[] = []
+    const base = runtime as unknown as Record<string, unknown> & { networks: Record<string, unknown> }
+    const inspect = base['inspect'] as RuntimePlugin['inspect'] & {}
+    Object.assign(base, {
+      inspect: (name: string, c: never) => (asked.push(`inspect ${name}`), inspect(name, c)),
+      hasImage: async (tag: string) => (asked.push(`hasImage ${tag.split(':')[0]}`), true),
+    })
+    const create = base.networks['create'] as (name: string, o: { internal: boolean }) => Promise<void>
+    base.networks['create'] = async (name: string, o: { internal: boolean }) => {
+      // The questions were asked before the network's creation answers.
+      const by = Date.now() + 5000
+      while (asked.length < 2 && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      asked.push('created')
+      return create(name, o)
+    }
+    const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
+    const started = await startEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow: [], file: 'settings.toml' }, image: { from: 'debian' }, fresh: true })
+    expect(asked).toEqual(['inspect omh-r-s01-egress', 'hasImage localhost/omh-egress', 'created'])
+    await started.ready
+    expect(calls).toEqual([`create --internal ${started.network}`, 'up omh-r-s01-egress', `connect ${started.network} omh-r-s01-egress`])
   })
 
   it('removes what it can even when the engine refuses a disconnect or a network removal', async () => {

@@ -187,9 +187,27 @@ export interface EgressUp {
  * connections). Resolves the network the session joins.
  */
 export async function ensureEgress(at: EgressUp): Promise<string> {
+  const started = await startEgress(at)
+  await started.ready
+  return started.network
+}
+
+/** The session's network, made, and its proxy on the way: `ready` settles once the proxy serves the current allowlist. */
+export interface EgressStarted {
+  readonly network: string
+  readonly ready: Promise<void>
+}
+
+/**
+ * `ensureEgress` in two parts: resolves once the session's network exists, so the session's
+ * container can start on it while the proxy starts beside it. `ready` settles once the
+ * proxy serves the current rules; nothing may reach the network through it before.
+ */
+export async function startEgress(at: EgressUp): Promise<EgressStarted> {
   const { runtime, context } = at
   const unsupported = (why: string) => OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, why], hintArgs: [at.egress.file] })
   if (!runtime.networks) throw unsupported('its runtime plugin cannot make networks')
+  const networks = runtime.networks
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
   await writeAtomic(path.join(at.dir, 'squid.conf'), SQUID_CONF)
   await writeAtomic(path.join(at.dir, 'allow.conf'), allowRules(at.egress.allow))
@@ -203,31 +221,48 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
   }
   const proxy = proxyName(at.container)
   const labels = { [EGRESS_LABEL]: at.label }
+  const recipe = proxyRecipe(at.image)
+  // Read-only questions, asked while the network is made: whether a proxy runs and, for a proxy
+  // that will be started anew, whether its image is there.
+  const running = Promise.resolve(runtime.inspect?.(proxy, context))
+  const image = at.fresh ? runtime.hasImage(recipe.tag, context) : undefined
+  const asked = Promise.allSettled([running, image])
   try {
-    await runtime.networks.create(network, { internal: true, labels }, context)
+    await networks.create(network, { internal: true, labels }, context)
   } catch (error) {
+    await asked
     throw isOmhError(error) ? unsupported(`it did not make the internal network ${network} (${String(error.details?.['why'] ?? error.message)})`) : error
   }
-  const running: ContainerInfo | undefined = await runtime.inspect?.(proxy, context)
-  if (running?.running && !at.fresh) {
-    const rules = await recordedVolume(at.dir)
-    if (rules) await putRules(runtime, rules, at.dir, context)
-    await reconfigure(runtime, proxy, context)
-    return network
-  }
-  if (running) await runtime.down(proxy, context)
-  const recipe = proxyRecipe(at.image)
-  if (!(await runtime.hasImage(recipe.tag, context))) {
-    context.progress(`Building the egress proxy image ${recipe.tag} (once)`)
-    await runtime.build(recipe, context)
-  }
-  const files = await rulesWay(at, recipe.tag)
+  const ready = (async () => {
+    const found: ContainerInfo | undefined = await running
+    if (found?.running && !at.fresh) {
+      const rules = await recordedVolume(at.dir)
+      if (rules) await putRules(runtime, rules, at.dir, context)
+      return reconfigure(runtime, proxy, context)
+    }
+    if (found) await runtime.down(proxy, context)
+    if (!(await (image ?? runtime.hasImage(recipe.tag, context)))) {
+      context.progress(`Building the egress proxy image ${recipe.tag} (once)`)
+      await runtime.build(recipe, context)
+    }
+    await upProxy(at, networks, recipe.tag, network, unsupported)
+  })()
+  // Its failure is the caller's to hear when it waits for the proxy, not a rejection nobody handled meanwhile.
+  ready.catch(() => undefined)
+  return { network, ready }
+}
+
+/** Starts the proxy on the outside network (the engine's default when none is set), then joins it to the session's. */
+async function upProxy(at: EgressUp, networks: NonNullable<RuntimePlugin['networks']>, image: string, network: string, unsupported: (why: string) => OmhError): Promise<void> {
+  const { runtime, context } = at
+  const proxy = proxyName(at.container)
+  const files = await rulesWay(at, image)
   const spec = (network: string | undefined, aliases: readonly string[] = []): ContainerSpec => ({
-      image: recipe.tag,
+      image,
       name: proxy,
       ...files,
       env: {},
-      labels,
+      labels: { [EGRESS_LABEL]: at.label },
       workdir: '/tmp',
       user: 'proxy',
       argv: ['squid', '-N', '-f', `${GUEST_CONF}/squid.conf`],
@@ -239,10 +274,9 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
       init: true,
       limits: { memory: 256 * 1024 * 1024, pids: 256 },
   })
-  // The proxy starts on the outside network (the engine's default when none is set), then joins the session's.
   await runtime.up(spec(at.outside), context)
   try {
-    await runtime.networks.connect(network, proxy, [PROXY_HOST], context)
+    await networks.connect(network, proxy, [PROXY_HOST], context)
   } catch (error) {
     await runtime.down(proxy, context).catch(() => undefined)
     // An engine whose default is no network at all (`netns = "none"` in its configuration) cannot join a
@@ -257,7 +291,6 @@ export async function ensureEgress(at: EgressUp): Promise<string> {
       throw unsupported(`it did not start the proxy on ${network} (${why(again)})`)
     }
   }
-  return network
 }
 
 /**

@@ -310,6 +310,158 @@ describe('launch', () => {
     expect(t.fake.asked).toEqual([`inspect omh-${t.repo.id}-s01`, 'hasImage img:1'])
   })
 
+  it('asks a new session\'s engine whether it sees this disk while the session is made, once', async () => {
+    const t = await setup()
+    const staged = path.join(t.state, 'run', t.repo.id, 's01', 'h')
+    let stagedThen: boolean | undefined
+    t.fake.probing = () => void (stagedThen = existsSync(staged))
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.probed).toEqual(['img:1'])
+    // The question went out before the profile was staged, not after.
+    expect(stagedThen).toBe(false)
+    expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.labels['omh.files']).toBe('mounted')
+  })
+
+  it('asks again about the image a beforeLaunch tap put in the plan', async () => {
+    const t = await setup()
+    t.kernel.hooks.beforeLaunch.tapPromise('other-image', async (plan) => ({ ...plan, spec: { ...plan.spec, image: 'img:2' } }))
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.probed).toEqual(['img:1', 'img:2'])
+    expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.image).toBe('img:2')
+  })
+
+  it('refuses a new session on an engine that does not see this disk when files must be mounted, as it did', async () => {
+    const t = await setup('', fakeRuntime({ ways: ['copied'] }))
+    write(t.home, { 'settings.toml': '[session]\nfiles = "mounted"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const error = await failure(() => launch(kernel, request(), t.host))
+    expect(error.code).toBe('ENGINE_FILES_UNREACHABLE')
+    expect([...t.fake.containers.keys()]).toEqual([])
+    expect(t.fake.execs).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('starts a new session\'s container while the engine\'s disk answer is on its way, and runs the harness once it is in', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    let answered = false
+    t.fake.probing = async () => {
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      answered = true
+    }
+    t.fake.during = async () => expect(answered).toBe(true)
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+    expect(t.fake.containers.get(name)!.spec.labels['omh.files']).toBe('mounted')
+  })
+
+  it('replaces a container started before the engine said it does not see this disk with a copied one', async () => {
+    const t = await setup('', fakeRuntime({ ways: ['copied'] }))
+    const name = `omh-${t.repo.id}-s01`
+    t.fake.probing = async () => {
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const ups = t.fake.calls.filter((c) => c === `up ${name}` || c === `down ${name}`)
+    expect(ups).toEqual([`up ${name}`, `down ${name}`, `up ${name}`])
+    expect(t.fake.containers.get(name)!.spec.labels['omh.files']).toBe('copied')
+    // The mountpoints the mounted start made are gone: a copied container links its files into place.
+    expect(existsSync(path.join(t.state, 'worktrees', t.repo.id, 's01', 'RULES.md'))).toBe(false)
+    expect(t.fake.calls.indexOf(`exec ${name} h-bin --flag`)).toBeGreaterThan(t.fake.calls.lastIndexOf(`up ${name}`))
+    expect(t.fake.execs).toHaveLength(1)
+  })
+
+  it('reports the engine\'s failed disk question, not the container started meanwhile, and leaves nothing', async () => {
+    const t = await setup()
+    const name = `omh-${t.repo.id}-s01`
+    t.fake.probing = async () => {
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      throw new Error('the probe went wrong')
+    }
+    await expect(launch(t.kernel, request(), t.host)).rejects.toThrow('the probe went wrong')
+    expect([...t.fake.containers.keys()]).toEqual([])
+    expect(t.fake.execs).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('stops the engine\'s disk question when the launch fails before the container starts', async () => {
+    const t = await setup()
+    let stopped = false
+    t.fake.probing = (context) =>
+      new Promise<void>((resolve) => {
+        context.signal?.addEventListener('abort', () => {
+          stopped = true
+          resolve()
+        })
+      })
+    write(t.home, { 'skills/look/SKILL.md': '---\nname: look\ndescription: Looks.\nrequired: true\n---\nLook.\n' })
+    const error = await failure(() => launch(t.kernel, request(), t.host))
+    expect(error.code).toBe('REQUIRED_DROPPED')
+    expect(stopped).toBe(true)
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('starts a new session\'s container beside its egress proxy, and runs the harness once both are up', async () => {
+    const t = await setup('', fakeRuntime({ networks: true }))
+    write(t.home, { 'settings.toml': '[network]\negress = "allowlist"\n[image]\nbase = "debian"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const name = `omh-${t.repo.id}-s01`
+    let beside: boolean | undefined
+    t.fake.starting = async (spec) => {
+      if (spec.name !== `${name}-egress`) return
+      // The proxy's start waits for the session's container's: they run together, or not at all.
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      beside = t.fake.calls.includes(`up ${name}`)
+    }
+    expect(await launch(kernel, request(), t.host)).toBe(0)
+    expect(beside).toBe(true)
+    const network = t.fake.containers.get(name)!.spec.network!
+    expect(network).toMatch(new RegExp(`^${name}-net-[0-9a-f]{8}$`))
+    const order = t.fake.calls.filter((c) => !c.startsWith('check'))
+    expect(order.indexOf(`network create ${network}`)).toBeLessThan(order.indexOf(`up ${name}`))
+    expect(order.at(-1)).toBe(`exec ${name} h-bin --flag`)
+    expect([...t.fake.networkStore.get(network)!]).toContain(`${name}-egress`)
+  })
+
+  it('leaves no container of a new session running when its egress proxy does not start, and removes the session', async () => {
+    const t = await setup('', fakeRuntime({ networks: true }))
+    write(t.home, { 'settings.toml': '[network]\negress = "allowlist"\n[image]\nbase = "debian"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const name = `omh-${t.repo.id}-s01`
+    t.fake.starting = async (spec) => {
+      if (spec.name !== `${name}-egress`) return
+      const by = Date.now() + 5000
+      while (!t.fake.calls.includes(`up ${name}`) && Date.now() < by) await new Promise((resolve) => setTimeout(resolve, 5))
+      throw new Error('the proxy did not start')
+    }
+    await expect(launch(kernel, request(), t.host)).rejects.toThrow('the proxy did not start')
+    expect(t.fake.calls).toContain(`down ${name}`)
+    expect([...t.fake.containers.keys()]).toEqual([])
+    expect(t.fake.execs).toEqual([])
+    expect(git(t.root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('replaces a container only once its egress proxy is up: one that does not start leaves the old container', async () => {
+    const t = await setup('', fakeRuntime({ networks: true }))
+    write(t.home, { 'settings.toml': '[network]\negress = "allowlist"\n[image]\nbase = "debian"\n' })
+    const kernel = await Kernel.create(t.kernel.options)
+    const name = `omh-${t.repo.id}-s01`
+    expect(await launch(kernel, request(), t.host)).toBe(0)
+    const before = t.fake.containers.get(name)!.spec
+    write(t.home, { 'rules/style.md': 'Be briefer.\n' })
+    t.fake.calls.length = 0
+    t.fake.starting = (spec) => {
+      if (spec.name === `${name}-egress`) throw new Error('the proxy did not start')
+    }
+    await expect(launch(kernel, request(), t.host)).rejects.toThrow('the proxy did not start')
+    expect(t.fake.calls).not.toContain(`up ${name}`)
+    expect(t.fake.containers.get(name)!.spec).toBe(before)
+  })
+
   it('starts the container again when it was removed behind omh\'s back', async () => {
     const t = await setup()
     const name = `omh-${t.repo.id}-s01`

@@ -24,7 +24,7 @@ import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type Sessio
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { findSecret, resolveSecrets } from '../secrets.js'
 import { ensureCredentialProxy, keptKeys, type KeptKeys } from './credentials.js'
-import { EGRESS_LABEL, egressDir, egressOf, ensureEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { EGRESS_LABEL, egressDir, egressOf, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
@@ -170,6 +170,17 @@ interface EngineView {
   readonly containers: readonly ContainerInfo[]
   /** Whether the harness image exists, when that was asked on the way. */
   readonly image?: boolean
+  /** A new session's file way, asked of this engine about `image` while the session is made. */
+  readonly way?: EarlyWay
+}
+
+/** Which way files reach a container, asked ahead of need; `stop` ends the question when nothing will need it. */
+interface EarlyWay {
+  readonly image: string
+  readonly answer: Early<FileWay>
+  /** Whether the answer is in. */
+  readonly settled: boolean
+  stop(): void
 }
 
 /** Phase 1's result: the session this launch holds, created or not. */
@@ -239,6 +250,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
     return await run(at, prepared, seen.runtime, host, kept)
   } catch (error) {
+    claimed.engine?.way?.stop()
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)
     throw error
   } finally {
@@ -256,15 +268,31 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
 async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promise<Claimed> {
   const { kernel, sessions } = at
   const ready = first.exists ? undefined : await readyToCreate(at, first.sid, host.context)
-  const held = await withRepoLock(kernel.omhState, sessions.repo, async () => {
-    const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
-    if (!exists) {
-      const { base, carry } = ready ?? (await readyToCreate(at, sid, host.context))
-      await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
+  let late: Awaited<ReturnType<typeof readyToCreate>> | undefined
+  try {
+    const held = await withRepoLock(kernel.omhState, sessions.repo, async () => {
+      const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
+      if (!exists) {
+        const { base, carry } = ready ?? (late = await readyToCreate(at, sid, host.context))
+        await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
+      }
+      return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhState, sessions.repo, sid, at.adapter.name) }
+    })
+    // A later question about another engine's view is not this launch's: only the first stands.
+    late?.engine.way?.stop()
+    if (ready && held.sid === first.sid && held.created) return { ...held, engine: ready.engine }
+    ready?.engine.way?.stop()
+    if (ready && held.sid === first.sid) {
+      // Made meanwhile by another launch: the engine's answer stands, the early question is not this launch's.
+      const { way: _way, ...view } = ready.engine
+      return { ...held, engine: view }
     }
-    return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhState, sessions.repo, sid, at.adapter.name) }
-  })
-  return { ...held, ...(ready && held.sid === first.sid ? { engine: ready.engine } : {}) }
+    return held
+  } catch (error) {
+    ready?.engine.way?.stop()
+    late?.engine.way?.stop()
+    throw error
+  }
 }
 
 /** A new session's preconditions: the files it carries in, an engine, a base, the harness image (built when missing). */
@@ -280,8 +308,38 @@ async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): 
     throw error
   })
   const image = engine.then((e) => (e.image ? tag : at.images.ensure(at.adapter, e.runtime, { ...context, signal })))
-  const [found, resolved] = await inOrder(engine, base, image)
-  return { base: resolved, engine: { ...found, image: true }, carry }
+  // The engine's container start that checks whether it sees this disk takes about as long as
+  // making the session (git) and staging its files, so it runs beside them once the image is there.
+  const way = earlyWay(at.kernel, engine, image, path.dirname(at.sessions.paths(sid).run), context, signal)
+  const [found, resolved] = await inOrder(engine, base, image).catch((error: unknown) => {
+    way.stop()
+    throw error
+  })
+  return { base: resolved, engine: { ...found, image: true, way }, carry }
+}
+
+/** Starts the file-way question about `image` as soon as it exists; stopped, it kills the engine's client. */
+function earlyWay(kernel: Kernel, engine: Promise<EngineView>, image: Promise<string>, near: string, context: RuntimeContext, signal: AbortSignal): EarlyWay {
+  const stop = new AbortController()
+  const both = AbortSignal.any([signal, stop.signal])
+  let tag = ''
+  const asked = Promise.all([engine, image]).then(([{ runtime }, built]) => {
+    tag = built
+    if (both.aborted) throw both.reason
+    return chooseWay(runtime, built, filesSetting(kernel), near, { ...context, signal: both })
+  })
+  let settled = false
+  const answer = early(asked).finally(() => (settled = true))
+  return {
+    get image() {
+      return tag
+    },
+    get settled() {
+      return settled
+    },
+    answer,
+    stop: () => stop.abort(),
+  }
 }
 
 /**
@@ -379,64 +437,108 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
   // A container running this very plan runs from this image, so only a new container asks for it.
   if (decision.action !== 'attach' && decision.action !== 'busy' && !engine.image) await at.images.ensure(at.adapter, runtime, host.context)
-  const files = at.kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
-  const way = decision.action === 'up' || decision.action === 'restart' ? await fileWay(decision, runtime, prepared, files, host) : 'mounted'
-  const egress = egressOf(at.kernel.settings, at.adapter)
-  // A reused container keeps the way it was started with; the proxies beside it take the same one.
-  const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
-  const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
-  let network = prepared.spec.network
-  if (egress.mode === 'allowlist' && decision.action !== 'busy') {
-    network = await ensureEgress({
-      runtime,
-      context: host.context,
-      container: prepared.spec.name!,
-      label: `${at.sessions.repo.id}-${sid}`,
-      dir: egressDir(prepared.paths.run),
-      egress,
-      fresh: decision.action === 'up' || decision.action === 'restart',
-      ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
-      image: imageOptions(at.kernel.settings),
-      ...volumesOf,
-    })
-    if (prepared.kept) {
-      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
-      await ensureCredentialProxy({
-        runtime,
-        context: host.context,
-        container: prepared.spec.name!,
-        labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
-        network,
-        image: prepared.spec.image,
-        dir: path.join(prepared.paths.run, 'creds'),
-        kept: prepared.kept,
-        fresh: decision.action === 'up' || decision.action === 'restart',
-        file: egress.file,
-        ...volumesOf,
-        ...(ca ? { ca } : {}),
-        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
-      })
+  const files = filesSetting(at.kernel)
+  const early = engine.way
+  const fresh = decision.action === 'up' || decision.action === 'restart'
+  const asking = fresh ? fileWay(decision, runtime, prepared, files, host, early) : Promise.resolve<FileWay>('mounted')
+  // A container for a session this launch made starts as mounted while the engine's answer about
+  // this disk is still on its way, and goes again if the answer is otherwise: the harness runs
+  // only once the answer is in. Local engines, which do see it, then wait for one container start, not two.
+  const guess = early !== undefined && decision.action === 'up' && files !== 'copied' && !early.settled
+  if (!guess) await startOn(await asking)
+  else {
+    const [tried, found] = await Promise.allSettled([startOn('mounted'), asking])
+    if (found.status === 'fulfilled' && found.value === 'mounted') {
+      if (tried.status === 'rejected') throw tried.reason
+    } else {
+      if (tried.status === 'fulfilled') {
+        await runtime.down(prepared.spec.name!, host.context).catch(ignore)
+        await clearMountpoints(prepared.paths.run)
+      }
+      if (found.status === 'rejected') throw found.reason
+      await startOn(found.value)
     }
-  } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
-    // Egress changed from the allowlist: the old proxy serves no one, and its record would make
-    // `omh attach` take the new container for one behind it.
-    await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
   }
-  await act(decision, {
-    runtime,
-    spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
-    planned: prepared.planned,
-    paths: prepared.paths,
-    sid,
-    harness: at.adapter.name,
-    host,
-    way,
-    repo: at.sessions.repo.id,
-    agent: at.agent,
-  })
+  early?.stop()
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
   return decision
+
+  /** Starts what the session needs on the engine, its files reaching the container `way`. */
+  async function startOn(way: FileWay): Promise<void> {
+    const egress = egressOf(at.kernel.settings, at.adapter)
+    // A reused container keeps the way it was started with; the proxies beside it take the same one.
+    const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
+    const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
+    let network = prepared.spec.network
+    // The proxies start beside a new container, which needs only their network; the harness waits for both.
+    let proxies: Promise<void> | undefined
+    if (egress.mode === 'allowlist' && decision.action !== 'busy') {
+      const started = await startEgress({
+        runtime,
+        context: host.context,
+        container: prepared.spec.name!,
+        label: `${at.sessions.repo.id}-${sid}`,
+        dir: egressDir(prepared.paths.run),
+        egress,
+        fresh,
+        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+        image: imageOptions(at.kernel.settings),
+        ...volumesOf,
+      })
+      const joined = (network = started.network)
+      const kept = prepared.kept
+      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
+      proxies = started.ready.then(() =>
+        kept
+          ? ensureCredentialProxy({
+              runtime,
+              context: host.context,
+              container: prepared.spec.name!,
+              labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
+              network: joined,
+              image: prepared.spec.image,
+              dir: path.join(prepared.paths.run, 'creds'),
+              kept,
+              fresh,
+              file: egress.file,
+              ...volumesOf,
+              ...(ca ? { ca } : {}),
+              ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+            })
+          : undefined,
+      )
+    } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
+      // Egress changed from the allowlist: the old proxy serves no one, and its record would make
+      // `omh attach` take the new container for one behind it.
+      await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
+    }
+    // A container replaced is replaced only once its proxies are up, so a proxy that fails leaves the old one as it was.
+    if (decision.action !== 'up') await proxies
+    const acting = act(decision, {
+      runtime,
+      spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
+      planned: prepared.planned,
+      paths: prepared.paths,
+      sid,
+      harness: at.adapter.name,
+      host,
+      way,
+      repo: at.sessions.repo.id,
+      agent: at.agent,
+    })
+    const [proxied, acted] = await Promise.allSettled([proxies, acting])
+    if (proxied.status === 'rejected') {
+      // A new container that started while its proxy failed is not left running without it, as if
+      // it had never started, which it had not when the proxies started first.
+      if (acted.status === 'fulfilled' && decision.action === 'up') {
+        await runtime.down(prepared.spec.name!, host.context).catch(ignore)
+        await clearMountpoints(prepared.paths.run)
+      }
+      throw proxied.reason
+    }
+    if (acted.status === 'rejected') throw acted.reason
+  }
 }
 
 /**
@@ -460,11 +562,20 @@ function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared, runti
  * How a new container gets the session's files. A container replaced on the engine it ran on keeps
  * its way; any other is checked: the engine a session's last container ran on may not be this one.
  */
-async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared: Prepared, files: FilesSetting, host: LaunchHost): Promise<FileWay> {
+async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared: Prepared, files: FilesSetting, host: LaunchHost, early?: EarlyWay): Promise<FileWay> {
   const before = decision.action === 'restart' ? decision.container.labels[LABEL.files] : undefined
   if ((before === 'mounted' || before === 'copied') && (files === 'auto' || files === before)) return before
+  // The answer asked while the session was made stands for the image it was asked about; a
+  // `beforeLaunch` tap that changed the image has it asked again.
+  if (early) {
+    const settled = await early.answer
+    if (early.image === prepared.spec.image) return answer(Promise.resolve(settled))
+  }
   return chooseWay(runtime, prepared.spec.image, files, path.dirname(prepared.paths.run), host.context)
 }
+
+/** `[session] files`: how a new container is to get the session's files. */
+const filesSetting = (kernel: Kernel): FilesSetting => kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
 
 /** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
 async function run(

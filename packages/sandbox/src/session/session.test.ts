@@ -1,6 +1,6 @@
 import { failure } from '../../../../test/helpers/failure.js'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gitRepo, testdir } from '../../../../test/helpers/testdir.js'
@@ -11,6 +11,7 @@ import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { credentialMounts, harnessArgv, planSession, type SessionPlanInput } from './plan.js'
 import { repository, resolveBase } from './repo.js'
 import { decideReuse } from './reuse.js'
+import { createShadow } from './shadow.js'
 import { nextSessionId } from './store.js'
 import { commitSession, sessionDiff, unsavedWork, workState } from './work.js'
 
@@ -150,6 +151,40 @@ describe('creating a session', () => {
     execFileSync('rm', [path.join(home, 'shadow', repo.id)])
     const paths = await createSession(home, repo, 's01', base, env)
     expect(git(paths.worktree, 'symbolic-ref', 'HEAD')).toBe('refs/heads/omh/s01')
+  })
+
+  it('reports a checkout that fails, and leaves no sandbox repository made meanwhile', async () => {
+    const root = gitRepo()
+    const home = testdir()
+    const repo = repository(root)
+    const error = await createSession(home, repo, 's01', { name: 'main', commit: 'f'.repeat(40) }, env).catch((e: unknown) => e as Error)
+    expect(String(error)).toMatch(/worktree add/)
+    const shadows = path.join(home, 'shadow', repo.id)
+    expect(existsSync(shadows) ? readdirSync(shadows) : []).toEqual([])
+    expect(git(root, 'branch', '--list', 'omh/*')).toBe('')
+  })
+
+  it('makes the sandbox repository while the worktree is filled, and commits what it holds once it is', async () => {
+    const work = testdir({ 'a.txt': 'a\n' })
+    const shadow = path.join(testdir(), 's01.git')
+    let fill!: () => void
+    const filled = new Promise<void>((resolve) => (fill = resolve))
+    const making = createShadow(shadow, work, [], env, filled)
+    // The git directory is being built beside its place; the files are not read yet.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(existsSync(shadow)).toBe(false)
+    writeFileSync(path.join(work, 'b.txt'), 'b\n')
+    fill()
+    await making
+    const files = git(work, `--git-dir=${shadow}`, `--work-tree=${work}`, 'ls-files').split('\n').sort()
+    expect(files).toEqual(['a.txt', 'b.txt'])
+  })
+
+  it('leaves no sandbox repository when the worktree is never filled', async () => {
+    const work = testdir({ 'a.txt': 'a\n' })
+    const parent = testdir()
+    await expect(createShadow(path.join(parent, 's01.git'), work, [], env, Promise.reject(new Error('no checkout')))).rejects.toThrow('no checkout')
+    expect(readdirSync(parent)).toEqual([])
   })
 
   it('fails, leaving nothing behind, when the run directory of the session cannot be made', async () => {

@@ -27,9 +27,13 @@ export const GITFILE = `gitdir: ${GUEST_SHADOW}\n`
  * Creates the sandbox's own git directory for a worktree: one parentless
  * commit of the worktree's files, authored by the sandbox, nothing from the
  * user's refs. Built beside its final place and renamed in, so a failure
- * leaves nothing a later launch could mistake for a shadow.
+ * leaves nothing a later launch could mistake for a shadow. The git
+ * directory is made while `filled` (the worktree's checkout) is on its way;
+ * its files are read once that resolves, and nothing is left if it rejects.
  */
-export async function createShadow(shadow: string, worktree: string, exclude: readonly string[], env: Env): Promise<void> {
+export async function createShadow(shadow: string, worktree: string, exclude: readonly string[], env: Env, filled: Promise<unknown> = Promise.resolve()): Promise<void> {
+  // Its failure is heard where the files are needed, not as a rejection nobody handled meanwhile.
+  filled.catch(() => undefined)
   const building = `${shadow}.building-${process.pid}`
   await rm(building, { recursive: true, force: true })
   await mkdir(path.dirname(shadow), { recursive: true })
@@ -39,9 +43,11 @@ export async function createShadow(shadow: string, worktree: string, exclude: re
     await git(['init', '--quiet', '--bare', '--template=', '--initial-branch=sandbox', building], { ...at, cwd: path.dirname(shadow) })
     await configure(building, at)
     await writeExclude(building, exclude)
+    await filled
     await git(scoped(['add', '--all', '.']), at)
     await git(
-      scoped([...UNSIGNED, 'commit', '--quiet', '--no-verify', '--allow-empty', '--message', `The session starts here.\n\n${ARRANGEMENT}`]),
+      // A repository of one commit has nothing to maintain: no `maintenance run --auto` after it.
+      scoped([...UNSIGNED, '-c', 'maintenance.auto=false', 'commit', '--quiet', '--no-verify', '--allow-empty', '--message', `The session starts here.\n\n${ARRANGEMENT}`]),
       {
         ...at,
         extraEnv: {
