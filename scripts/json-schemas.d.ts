@@ -1,3 +1,6 @@
 import type { $ZodType } from 'zod/v4/core'
 
-export function schemaDocuments(schemas: Record<'adapter' | 'editor' | 'settings' | 'hook', $ZodType>): Map<string, string>
+export function schemaDocuments(
+  schemas: Record<'adapter' | 'editor' | 'settings' | 'hook', $ZodType>,
+  runtimes?: readonly { readonly engine: string; readonly options?: $ZodType }[],
+): Map<string, string>

@@ -3,10 +3,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { adapterSchema, editorSchema, hookFileSchema, settingsSchema } from '../packages/kernel/dist/index.js'
+import docker from '../packages/runtime-docker/dist/index.js'
+import kubernetes from '../packages/runtime-kubernetes/dist/index.js'
+import podman from '../packages/runtime-podman/dist/index.js'
 import { schemaDocuments } from './json-schemas.js'
 
 const dir = path.join(import.meta.dirname, '..', 'schemas')
-const documents = schemaDocuments({ adapter: adapterSchema, editor: editorSchema, settings: settingsSchema, hook: hookFileSchema })
+// The runtimes this repository ships: editors complete their `[runtimes.<engine>]` keys; any other runtime's table stays open.
+const documents = schemaDocuments({ adapter: adapterSchema, editor: editorSchema, settings: settingsSchema, hook: hookFileSchema }, [docker, podman, kubernetes])
 if (process.argv.includes('--check')) {
   const stale = [...documents].filter(([file, text]) => {
     try {

@@ -5,11 +5,14 @@ import { parse as parseToml } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
 import { adapterSchema, checkAdapterFile, editorSchema, hookFileSchema, parseHookFile, settingsSchema } from '@omh/kernel'
 import { parseToml as parseOmhToml } from '@omh/plugin-kit/toml'
+import docker from '@omh/runtime-docker'
+import kubernetes, { kubernetesSettings } from '@omh/runtime-kubernetes'
+import podman from '@omh/runtime-podman'
 import { schemaDocuments } from '../../scripts/json-schemas.js'
 import { ROOT } from '../helpers/run.js'
 
 const SCHEMAS = path.join(ROOT, 'schemas')
-const generated = schemaDocuments({ adapter: adapterSchema, editor: editorSchema, settings: settingsSchema, hook: hookFileSchema })
+const generated = schemaDocuments({ adapter: adapterSchema, editor: editorSchema, settings: settingsSchema, hook: hookFileSchema }, [docker, podman, kubernetes])
 const ajv = new Ajv2020({ allErrors: true, strict: false })
 const validators = Object.fromEntries(
   [...generated.keys()].map((file) => [file.replace(/\.json$/, ''), ajv.compile(JSON.parse(readFileSync(path.join(SCHEMAS, file), 'utf8')))]),
@@ -83,5 +86,15 @@ describe('the JSON Schemas', () => {
     expect(validators['editor']!({ name: 'x', bin: 'x', args: [], extra: 1 })).toBe(false)
     expect(validators['adapter']!({ name: 'h', bin: 'h', install: 'true', capabilities: { rules: { path: '/w', render: 'concat', colour: 1 } } })).toBe(false)
     expect(validators['settings']!({ $schema: '../schemas/settings.json', plugins: ['x'] })).toBe(true)
+  })
+
+  it("describe each shipped runtime's table as its own schema does, and leave another runtime's open", () => {
+    const settings = (runtimes: Record<string, unknown>) => validators['settings']!({ runtimes })
+    for (const table of [{ namespace: 'omh', claim: '20Gi', storage_class: 'fast-ssd', context: 'work' }, { namespace: 'Omh' }, { claim: '10 GB' }, { nmespace: 'omh' }]) {
+      expect(settings({ kubernetes: table }), JSON.stringify(table)).toBe(kubernetesSettings.safeParse(table).success)
+    }
+    expect(settings({ docker: { host: 'tcp://x' } })).toBe(false)
+    expect(settings({ podman: {} })).toBe(true)
+    expect(settings({ firecracker: { kernel: 'vmlinux' } })).toBe(true)
   })
 })
