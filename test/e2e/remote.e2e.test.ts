@@ -4,7 +4,7 @@
 // whole file and is removed after it. omh builds its images there, as it would
 // on a build box: only the recipe crosses.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -215,6 +215,41 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
       remote('network', 'rm', outside)
     }
   }, 900_000)
+
+  it('logs in there: the login comes back to the account, and one left unfinished changes nothing', async () => {
+    // The probe's own image, with a shell as its binary: the login is the script on stdin.
+    const adapter = readFileSync(path.join(home, 'adapters/probe.toml'), 'utf8')
+    write(home, { 'adapters/probe.toml': adapter.replace('bin     = "omh-probe"', 'bin     = "sh"').replace('creds = ["$HOME/.probe/"]', 'creds = ["$HOME/.probe/"]\ntoken = ["$HOME/.probe/token.json"]') })
+    const account = path.join(stateOf(home), 'creds', 'probe', 'work', '.probe')
+    mkdirSync(account, { recursive: true })
+    writeFileSync(path.join(account, 'seed.txt'), 'from the host\n')
+    const login = (script: string) => {
+      const child = spawn(process.execPath, [BIN, 'auth', 'probe', 'work', '--json'], { cwd: root, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+      child.stdin.end(script)
+      return finished(child as unknown as Parameters<typeof finished>[0], 600_000)
+    }
+    try {
+      // Saved as harnesses save a token: written beside, renamed over.
+      const saved = await login('cd "$HOME/.probe" && cp seed.txt seen.txt && rm seed.txt && printf \'{"token":"t-1"}\' > .t && mv .t token.json\n')
+      expect(saved.status, saved.stderr).toBe(0)
+      expect(JSON.parse(saved.stdout).result).toMatchObject({ harness: 'probe', account: 'work', confirmed: true, accounts: ['work'] })
+      expect(readFileSync(path.join(account, 'token.json'), 'utf8')).toBe('{"token":"t-1"}')
+      expect(readFileSync(path.join(account, 'seen.txt'), 'utf8')).toBe('from the host\n')
+      expect(existsSync(path.join(account, 'seed.txt'))).toBe(false)
+      expect(statSync(path.join(account, 'token.json')).mode & 0o077).toBe(0)
+
+      const unfinished = await login('rm "$HOME/.probe/token.json"; echo half > "$HOME/.probe/seen.txt"\n')
+      expect(unfinished.status).toBe(1)
+      expect(unfinished.stderr).toContain('LOGIN_INCOMPLETE')
+      expect(readFileSync(path.join(account, 'token.json'), 'utf8')).toBe('{"token":"t-1"}')
+      expect(readFileSync(path.join(account, 'seen.txt'), 'utf8')).toBe('from the host\n')
+      expect(readdirSync(path.dirname(path.dirname(account)))).toEqual(['work'])
+      expect(remote('volume', 'ls', '-q', '--filter', 'label=omh.auth').stdout.trim()).toBe('')
+    } finally {
+      write(home, { 'adapters/probe.toml': adapter })
+      rmSync(path.dirname(path.dirname(account)), { recursive: true, force: true })
+    }
+  }, 600_000)
 
   it('down brings the work home and removes the volumes; rm leaves nothing on the engine', async () => {
     await omh(['probe', '--', 'echo late > late.txt'])

@@ -4,16 +4,23 @@
  * the host. Directories are mounted, not token files: a harness saves a token
  * by renaming a new file over the old one, and a rename over a bind-mounted
  * file fails (EBUSY), so the login would silently not persist.
+ *
+ * An engine that does not share this disk gets the account's files copied
+ * into volumes made for this login alone; what the harness saved comes back
+ * beside the account, and replaces it only once its token is filled.
  */
-import { rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
+import path from 'node:path'
 import { accountDir, accountToCapture, capturedAccounts, unfilledTokens } from './accounts.js'
-import { agentUser, userSpec } from './agent-user.js'
-import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError, GUEST_HOME, GUEST_WORK, type ContainerSpec, type RuntimeContext } from '@omh/plugin-api'
+import { agentUser, userSpec, type AgentUser } from './agent-user.js'
+import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError, GUEST_HOME, GUEST_WORK, type ContainerSpec, type RunResult, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { ensureImage, imageOptions, planImages, type ImageOptions } from './image.js'
 import type { Kernel } from '@omh/kernel'
 import { exists } from './host-files.js'
-import { credentialMounts } from './session/plan.js'
+import { credentialMounts, type CredentialMount } from './session/plan.js'
 import { prepareCredentials } from './session/prepare.js'
+import { chooseWay, copyPlan, fillVolumes, mirror, readVolumes, withLinks } from './session/copied.js'
+import { handToAgent } from './session/ownership.js'
 
 export interface AuthRequest {
   readonly harness: string
@@ -67,6 +74,8 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
   const mounts = credentialMounts(adapter.creds, dir)
   let status: number
   let output: string
+  // Where the login is checked: the account itself, or, copied, the copy that came back beside it.
+  let landed = dir
   try {
     await prepareCredentials(mounts)
     const spec: ContainerSpec = {
@@ -86,17 +95,23 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
       init: true,
     }
     host.notice(`${reauthenticated ? 'logging in again' : 'logging in'} to ${adapter.name} as account "${account}"${adapter.login ? `: ${adapter.login}` : ''}`)
-    const result = await runtime.run(spec, host.context)
+    const wanted = kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
+    const copied = (await chooseWay(runtime, image, wanted, path.dirname(dir), host.context)) === 'copied'
+    if (copied) landed = await mkdtemp(path.join(path.dirname(dir), '.omh-login-'))
+    const result = copied ? await loginCopied(runtime, spec, agent, (at) => path.join(landed, path.relative(dir, at)), host.context) : await runtime.run(spec, host.context)
     status = result.exitCode
     // Without a terminal the harness's output was captured: the user still needs to read it.
     output = `${result.stdout}${result.stderr}`.trim()
     if (output) host.notice(`${adapter.name} said:\n${output.split('\n').map((l) => `  ${l}`).join('\n')}`)
   } catch (error) {
+    if (landed !== dir) await rm(landed, { recursive: true, force: true })
     if (!existed) await rm(dir, { recursive: true, force: true })
     throw error
   }
 
-  const unfilled = await unfilledTokens(adapter, dir)
+  const unfilled = await unfilledTokens(adapter, landed)
+  if (!unfilled.length && landed !== dir) await keepLogin(mounts, dir, landed)
+  if (landed !== dir) await rm(landed, { recursive: true, force: true })
   if (unfilled.length) {
     // Nothing is recorded: a new account's directory goes again. A re-login leaves the old login as it was.
     if (!existed) await rm(dir, { recursive: true, force: true })
@@ -115,4 +130,37 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     directory: dir,
     accounts: await capturedAccounts(kernel.omhState, adapter),
   }
+}
+
+/** The login in volumes made for this run alone, read back through `where` before they are removed. */
+async function loginCopied(runtime: RuntimePlugin, spec: ContainerSpec, agent: AgentUser, where: (host: string) => string, context: RuntimeContext): Promise<RunResult> {
+  const plan = await copyPlan(spec, spec.name!, { uid: agent.uid, gid: agent.gid })
+  try {
+    await fillVolumes(runtime, plan, { ...spec.labels, 'omh.auth.run': spec.name! }, context)
+    const result = await runtime.run(withLinks(plan), context)
+    await readVolumes(runtime, plan, where, context)
+    return result
+  } finally {
+    for (const v of plan.volumes) await runtime.volumes!.remove(v.volume, context).catch(() => undefined)
+  }
+}
+
+/**
+ * Moves a login that came back into the account, entry by entry: its
+ * directories stay the same directories, so a running local session that
+ * mounts them sees the new login too.
+ */
+async function keepLogin(mounts: readonly CredentialMount[], dir: string, landed: string): Promise<void> {
+  for (const m of mounts) {
+    const from = path.join(landed, path.relative(dir, m.host))
+    if (m.kind === 'directory') {
+      await mkdir(m.host, { recursive: true, mode: 0o700 })
+      await mirror(from, m.host, new Set())
+    } else {
+      await rename(from, m.host).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error
+      })
+    }
+  }
+  await handToAgent(dir)
 }

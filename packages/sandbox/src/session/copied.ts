@@ -190,6 +190,48 @@ export async function putFiles(runtime: RuntimePlugin, volume: string, dir: stri
   }
 }
 
+/**
+ * Reads a finished container's writable volumes back onto the host, each
+ * directory and single entry at `where(its host path)`: a login made in a
+ * one-shot container lands somewhere the caller checks before it is kept.
+ * Group and others lose every permission: what comes back may be a login.
+ */
+export async function readVolumes(runtime: RuntimePlugin, plan: CopyPlan, where: (host: string) => string, context: RuntimeContext): Promise<void> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'omh-read-'))
+  try {
+    for (const [n, v] of plan.volumes.entries()) {
+      if (v.readOnly) continue
+      const archive = path.join(work, `${n}.tar`)
+      const tree = path.join(work, String(n))
+      await mkdir(tree)
+      await runtime.volumes!.get(v.volume, archive, plan.helper, context)
+      await run('tar', ['-x', '-f', archive, '-C', tree, '--no-same-owner'])
+      await keepPrivate(tree)
+      if (v.dir) {
+        const target = where(v.dir)
+        await mkdir(target, { recursive: true, mode: 0o700 })
+        await mirror(tree, target, new Set())
+      }
+      for (const e of v.entries ?? []) {
+        const found = await lstat(path.join(tree, e.name)).catch(() => undefined)
+        if (!found || found.isSymbolicLink()) continue
+        const target = where(e.host)
+        await mkdir(path.dirname(target), { recursive: true, mode: 0o700 })
+        await rename(path.join(tree, e.name), target)
+      }
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
+async function keepPrivate(target: string): Promise<void> {
+  const info = await lstat(target)
+  if (info.isSymbolicLink()) return
+  await chmod(target, info.isDirectory() ? 0o700 : info.mode & 0o700)
+  if (info.isDirectory()) for (const name of await readdir(target)) await keepPrivate(path.join(target, name))
+}
+
 /** What a session keeps about its copied container, so commands that run later can read its work back. */
 export interface CopiedRecord {
   /** The container that mounts the volumes, which the work is read through while it runs. */
