@@ -103,6 +103,20 @@ describe('egress', () => {
     expect(await recordedNetwork(dir)).toBeUndefined()
   })
 
+  it('leaves a running proxy alone when its rules are the ones in force, and has it reread them when they changed', async () => {
+    const { runtime, calls } = recordingRuntime()
+    const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
+    const up = (fresh: boolean, allow: string[] = []) =>
+      ensureEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow, file: 'settings.toml' }, image: { from: 'debian' }, fresh })
+    await up(true)
+    calls.length = 0
+    await up(false)
+    expect(calls.filter((c) => c.startsWith('exec'))).toEqual([])
+    await up(false, ['more.test'])
+    expect(calls.filter((c) => c.startsWith('exec'))).toEqual(['exec omh-r-s01-egress squid -k reconfigure -f /omh/egress/squid.conf'])
+    expect(readFileSync(path.join(dir, 'allow.conf'), 'utf8')).toBe(allowRules(['more.test']))
+  })
+
   it('asks whether a proxy runs and whether its image is there while the network is made, and starts the proxy after', async () => {
     const { runtime, calls } = recordingRuntime()
     const asked: string[] = []
@@ -242,7 +256,8 @@ function recordingRuntime(options: { failing?: RegExp } = {}) {
       running.add(spec.name)
       await call(`up ${spec.name}`)
     },
-    async exec() {
+    async exec(name: string, argv: readonly string[]) {
+      await call(`exec ${name} ${argv.join(' ')}`)
       return { exitCode: 0, stdout: '', stderr: '' }
     },
     networks: {

@@ -75,6 +75,20 @@ const VOLUME_RECORD = 'volume.json'
 /** The volume of a session's proxy rules, for a session whose files are copied. */
 export const rulesVolume = (container: string) => `${proxyName(container)}-rules`
 const RULES = ['squid.conf', 'allow.conf']
+/**
+ * A digest of the rules the running proxy last took, written once it has: a launch into a running
+ * session whose rules are those spares the proxy a reread (and the wait for it).
+ */
+const APPLIED = 'applied'
+const rulesDigest = (dir: string) =>
+  Promise.all(RULES.map((f) => readFile(path.join(dir, f), 'utf8'))).then((texts) => createHash('sha256').update(texts.join('\0')).digest('hex'))
+const markApplied = (dir: string) =>
+  rulesDigest(dir).then(
+    (digest) => writeAtomic(path.join(dir, APPLIED), `${digest}\n`),
+    // Rules that cannot be read back are not known to be in force: the next launch has them reread.
+    () => rm(path.join(dir, APPLIED), { force: true }),
+  )
+const inForce = async (dir: string) => (await readFile(path.join(dir, APPLIED), 'utf8').catch(() => '')).trim() === (await rulesDigest(dir).catch(() => undefined))
 
 interface RulesVolume {
   readonly volume: string
@@ -236,16 +250,20 @@ export async function startEgress(at: EgressUp): Promise<EgressStarted> {
   const ready = (async () => {
     const found: ContainerInfo | undefined = await running
     if (found?.running && !at.fresh) {
+      if (await inForce(at.dir)) return
       const rules = await recordedVolume(at.dir)
       if (rules) await putRules(runtime, rules, at.dir, context)
-      return reconfigure(runtime, proxy, context)
+      await reconfigure(runtime, proxy, context)
+      return markApplied(at.dir)
     }
+    await rm(path.join(at.dir, APPLIED), { force: true })
     if (found) await runtime.down(proxy, context)
     if (!(await (image ?? runtime.hasImage(recipe.tag, context)))) {
       context.progress(`Building the egress proxy image ${recipe.tag} (once)`)
       await runtime.build(recipe, context)
     }
     await upProxy(at, networks, recipe.tag, network, unsupported)
+    await markApplied(at.dir)
   })()
   // Its failure is the caller's to hear when it waits for the proxy, not a rejection nobody handled meanwhile.
   ready.catch(() => undefined)
@@ -368,6 +386,7 @@ export async function applyAllowlist(at: Omit<AllowlistWatch, 'files'>): Promise
       throw error
     })
     await reconfigure(at.runtime, proxyName(at.container), at.context)
+    await markApplied(at.dir)
     at.heard?.({ ok: true, allow })
   } catch (error) {
     at.heard?.({ ok: false, error })
