@@ -109,9 +109,13 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     throw error
   }
 
-  const unfilled = await unfilledTokens(adapter, landed)
-  if (!unfilled.length && landed !== dir) await keepLogin(mounts, dir, landed)
-  if (landed !== dir) await rm(landed, { recursive: true, force: true })
+  let unfilled: string[]
+  try {
+    unfilled = await unfilledTokens(adapter, landed)
+    if (!unfilled.length && landed !== dir) await keepLogin(mounts, dir, landed)
+  } finally {
+    if (landed !== dir) await rm(landed, { recursive: true, force: true })
+  }
   if (unfilled.length) {
     // Nothing is recorded: a new account's directory goes again. A re-login leaves the old login as it was.
     if (!existed) await rm(dir, { recursive: true, force: true })
