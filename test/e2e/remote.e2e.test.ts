@@ -239,8 +239,8 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
       expect(statSync(path.join(account, 'token.json')).mode & 0o077).toBe(0)
 
       const unfinished = await login('rm "$HOME/.probe/token.json"; echo half > "$HOME/.probe/seen.txt"\n')
-      expect(unfinished.status).toBe(1)
-      expect(unfinished.stderr).toContain('LOGIN_INCOMPLETE')
+      expect(unfinished.status, unfinished.stderr).toBe(1)
+      expect(JSON.parse(unfinished.stdout).error.code).toBe('LOGIN_INCOMPLETE')
       expect(readFileSync(path.join(account, 'token.json'), 'utf8')).toBe('{"token":"t-1"}')
       expect(readFileSync(path.join(account, 'seen.txt'), 'utf8')).toBe('from the host\n')
       expect(readdirSync(path.dirname(path.dirname(account)))).toEqual(['work'])
