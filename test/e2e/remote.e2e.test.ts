@@ -4,6 +4,7 @@
 // whole file and is removed after it. omh builds its images there, as it would
 // on a build box: only the recipe crosses.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -37,6 +38,14 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
   const remote = (...args: string[]) => spawnSync(engine, args, { encoding: 'utf8', env: { ...process.env, ...target } })
   const volumes = () => remote('volume', 'ls', '-q', '--filter', 'label=omh.session').stdout.split('\n').filter(Boolean).sort()
   const worktree = (sid: string) => path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid)
+  /** The egress proxy's image, if this machine's engine has it, goes there as the probe's did; otherwise a launch builds it there. */
+  const loadProxyImage = () => {
+    const tag = proxyRecipe({ from: BASE, network: 'host' }).tag
+    const { DOCKER_HOST: _d, CONTAINER_HOST: _c, ...here } = process.env
+    if (remote('image', 'inspect', tag).status === 0 || spawnSync(engine, ['image', 'inspect', tag], { env: here }).status !== 0) return
+    const [key, value] = Object.entries(target)[0]!
+    spawnSync('sh', ['-c', `${engine} save "$1" | ${key}="$2" ${engine} load -q`, 'load', tag, value], { env: here, stdio: 'ignore' })
+  }
 
   beforeAll(async () => {
     const port = await freePort()
@@ -157,13 +166,7 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     const outside = `${nested}-out`
     const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
     const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
-    // The proxy's image, if this machine's engine has it, goes there as the probe's did; otherwise it is built there.
-    const tag = proxyRecipe({ from: BASE, network: 'host' }).tag
-    const { DOCKER_HOST: _d, CONTAINER_HOST: _c, ...here } = process.env
-    if (remote('image', 'inspect', tag).status !== 0 && spawnSync(engine, ['image', 'inspect', tag], { env: here }).status === 0) {
-      const [key, value] = Object.entries(target)[0]!
-      spawnSync('sh', ['-c', `${engine} save "$1" | ${key}="$2" ${engine} load -q`, 'load', tag, value], { env: here, stdio: 'ignore' })
-    }
+    loadProxyImage()
     try {
       expect(remote('network', 'create', outside).status).toBe(0)
       const web = remote('run', '-d', '--pull=never', '--name', `${outside}-web`, '--network', outside, '--network-alias', 'registry.npmjs.org', '--network-alias', 'denied.test', BASE, 'node', '-e', server)
@@ -216,6 +219,67 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     }
   }, 900_000)
 
+  it("keeps an API key outside a session there: the credential proxy's program and authorities in a volume, the key only in the proxy", async () => {
+    // The "API host": a TLS server on a named network of the nested engine, under a name, with a
+    // certificate from a throwaway authority that only the credential proxy is told to trust. It
+    // answers with the key it was sent.
+    const outside = `${nested}-api`
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    const adapter = readFileSync(path.join(home, 'adapters/probe.toml'), 'utf8')
+    const certs = mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-remote-ca-'))
+    const upstream = 'api.upstream.test'
+    const KEY = `sk-test-${randomBytes(16).toString('hex')}`
+    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: certs, stdio: 'pipe' })
+    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=omh test authority', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign')
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${upstream}`)
+    writeFileSync(path.join(certs, 'ext.cnf'), `subjectAltName=DNS:${upstream}\nextendedKeyUsage=serverAuth\n`)
+    ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf')
+    const server = 'require("https").createServer({ cert: process.env.CERT, key: process.env.KEY }, (q, s) => s.end(JSON.stringify({ path: q.url, key: q.headers["x-api-key"] ?? null }))).listen(8443)'
+    loadProxyImage()
+    const saved = env
+    try {
+      expect(remote('network', 'create', outside).status).toBe(0)
+      const web = remote('run', '-d', '--pull=never', '--name', `${outside}-web`, '--network', outside, '--network-alias', upstream, '-e', `CERT=${readFileSync(path.join(certs, 'server.pem'), 'utf8')}`, '-e', `KEY=${readFileSync(path.join(certs, 'server.key'), 'utf8')}`, BASE, 'node', '-e', server)
+      expect(web.status, web.stderr).toBe(0)
+      write(home, {
+        'settings.toml': settings.replace('[network]\negress = "open"\n', `[session]\nnetwork = "${outside}"\n`),
+        'adapters/probe.toml': `${adapter}\n[[keys]]\nvariable = "OMH_TEST_API_KEY"\nbase_url = "OMH_TEST_BASE_URL"\nheader   = "x-api-key"\nupstream = "https://${upstream}:8443"\n`,
+      })
+      env = { ...env, OMH_TEST_API_KEY: KEY, OMH_CREDENTIAL_CA: path.join(certs, 'ca.pem') }
+      const first = await omh(['probe', '--', 'echo "seen=$OMH_TEST_API_KEY $OMH_TEST_BASE_URL" > creds.txt'])
+      expect(first.status, first.stderr).toBe(0)
+      const seen = facts(readFileSync(path.join(worktree('s01'), 'creds.txt'), 'utf8'))['seen']!
+      expect(seen).toMatch(/^omh-credential-proxy-holds-the-key http:\/\/omh-creds:\d+$/)
+      expect(volumes().filter((v) => v.endsWith('-creds-program'))).toHaveLength(1)
+      const repoId = path.basename(path.dirname(worktree('s01')))
+      const creds = `omh-${repoId}-s01-creds`
+      // The key went to the proxy's engine by name, never into the session's container.
+      expect(remote('inspect', '-f', '{{json .Config.Env}}', `omh-${repoId}-s01`).stdout).not.toContain(KEY)
+      if (engine === 'podman') {
+        // No DNS between containers on the nested Podman (see the egress test): hosts files stand in.
+        const network = readFileSync(path.join(stateOf(home), 'run', repoId, 's01', 'egress', 'network'), 'utf8').trim()
+        const ip = (container: string, net: string) => remote('inspect', '-f', `{{(index .NetworkSettings.Networks "${net}").IPAddress}}`, container).stdout.trim()
+        const hosts = (container: string, line: string) => remote('exec', '-u', 'root', container, 'sh', '-c', `echo '${line}' >> /etc/hosts`)
+        expect(hosts(`omh-${repoId}-s01`, `${ip(creds, network)} omh-creds`).status).toBe(0)
+        expect(hosts(creds, `${ip(`${outside}-web`, outside)} ${upstream}`).status).toBe(0)
+      }
+      const ask = `fetch(process.env.OMH_TEST_BASE_URL + "/v1/echo", { headers: { "x-api-key": process.env.OMH_TEST_API_KEY } }).then(async (r) => console.log("answer=" + r.status + " " + (await r.text())), (e) => console.log("answer=" + e.cause?.code))`
+      const r = await omh(['probe', '--', `node -e '${ask}' > creds.txt`])
+      expect(r.status, r.stderr).toBe(0)
+      expect(facts(readFileSync(path.join(worktree('s01'), 'creds.txt'), 'utf8'))).toEqual({ answer: `200 ${JSON.stringify({ path: '/v1/echo', key: KEY })}` })
+      expect((await omh(['sessions', 'down', 's01'])).status).toBe(0)
+      expect(volumes()).toEqual([])
+      expect(remote('ps', '-aq', '--filter', `name=${creds}`).stdout.trim()).toBe('')
+    } finally {
+      env = saved
+      write(home, { 'settings.toml': settings, 'adapters/probe.toml': adapter })
+      rmSync(path.join(worktree('s01'), 'creds.txt'), { force: true })
+      rmSync(certs, { recursive: true, force: true })
+      remote('rm', '-f', `${outside}-web`)
+      remote('network', 'rm', outside)
+    }
+  }, 900_000)
+
   it('logs in there: the login comes back to the account, and one left unfinished changes nothing', async () => {
     // The probe's own image, with a shell as its binary: the login is the script on stdin.
     const adapter = readFileSync(path.join(home, 'adapters/probe.toml'), 'utf8')
@@ -243,11 +307,12 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
       expect(JSON.parse(unfinished.stdout).error.code).toBe('LOGIN_INCOMPLETE')
       expect(readFileSync(path.join(account, 'token.json'), 'utf8')).toBe('{"token":"t-1"}')
       expect(readFileSync(path.join(account, 'seen.txt'), 'utf8')).toBe('from the host\n')
-      expect(readdirSync(path.dirname(path.dirname(account)))).toEqual(['work'])
+      // Nothing left beside the account: the login's copy went with it.
+      expect(readdirSync(path.dirname(path.dirname(account))).filter((name) => name.startsWith('.'))).toEqual([])
       expect(remote('volume', 'ls', '-q', '--filter', 'label=omh.auth').stdout.trim()).toBe('')
     } finally {
       write(home, { 'adapters/probe.toml': adapter })
-      rmSync(path.dirname(path.dirname(account)), { recursive: true, force: true })
+      rmSync(path.dirname(account), { recursive: true, force: true })
     }
   }, 600_000)
 
