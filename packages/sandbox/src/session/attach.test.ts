@@ -127,15 +127,19 @@ describe('attach', () => {
       expect(error.message).toContain('nothing answers on 127.0.0.1:1 (--port): check that the forward to port 2222')
     })
 
-    it('names the tunnel to the engine\'s machine when a copied session\'s published port does not answer here', async () => {
+    it.each([
+      ['ssh://me@build-box', 'me@build-box'],
+      // The engine's SSH port stays in the tunnel: one to port 22 may reach nothing there.
+      ['ssh://me@build-box:2200/run/podman/podman.sock', '-p 2200 me@build-box'],
+    ])("names the tunnel to the engine's machine when a copied session's published port does not answer here (%s)", async (endpoint, host) => {
       const t = await setup(['s01'])
-      t.fake.endpoint = 'ssh://me@build-box'
+      t.fake.endpoint = endpoint
       running(t, [{ guest: 2222, host: 1, hostIp: '127.0.0.1' }])
       copied(t)
       const error = await failure(() => attach(t.kernel, {}, { ...t.host, readyMs: 300 }))
       expect(error).toMatchObject({ code: 'ATTACH_NEEDS_TUNNEL', exit: 1 })
-      expect(error.message).toContain('its container runs on an engine that does not share this machine (ssh://me@build-box), which publishes sshd on its own 127.0.0.1:1')
-      expect(error.hint).toBe('Forward that port here and leave it running: `ssh -N -L 1:127.0.0.1:1 me@build-box`, then run `omh attach`.')
+      expect(error.message).toContain(`its container runs on an engine that does not share this machine (${endpoint}), which publishes sshd on its own 127.0.0.1:1`)
+      expect(error.hint).toBe(`Forward that port here and leave it running: \`ssh -N -L 1:127.0.0.1:1 ${host}\`, then run \`omh attach\`.`)
     })
 
     it('asks a copied session without a published sshd port for a forward too, not for a relaunch', async () => {

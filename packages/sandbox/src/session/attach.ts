@@ -120,11 +120,13 @@ export async function attach(kernel: Kernel, request: AttachRequest, host: Attac
   return { session: sid, alias, url: sshUrl(alias), host: '127.0.0.1', port, entry, sshConfig, include }
 }
 
-/** The machine an engine's endpoint names, as `ssh` takes it (`me@box`); undefined for a local socket or none. */
+/** The machine an engine's endpoint names, as `ssh` takes it (`me@box`, `-p 2200 me@box`); undefined for a local socket or none. */
 export function engineHost(endpoint: string | undefined): string | undefined {
   const url = URL.parse(endpoint ?? '')
   if (!url?.hostname || !/^(ssh|tcp|https?):$/.test(url.protocol)) return undefined
-  return url.protocol === 'ssh:' && url.username ? `${url.username}@${url.hostname}` : url.hostname
+  if (url.protocol !== 'ssh:') return url.hostname
+  // The client reached the engine on this port; a tunnel to port 22 may reach nothing there.
+  return `${url.port ? `-p ${url.port} ` : ''}${url.username ? `${url.username}@` : ''}${url.hostname}`
 }
 
 /** Whether an SSH server greets on 127.0.0.1:port within `ms`. */
