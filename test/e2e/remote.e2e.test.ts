@@ -153,6 +153,63 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     }
   }, 600_000)
 
+  it('reaches it over ssh:// as well, as an engine on a build box is reached', async () => {
+    // The build box: an sshd on the engine's own machine (a container of the nested engine on its
+    // host network, from the probe's image, which has one), where the engine's client, or for Podman
+    // its API socket, is what the ssh client reaches. This machine's ssh client is the real one,
+    // with a configuration of the test's own (ssh reads the user's from the password database,
+    // never $HOME, so it is given with -F).
+    const ready = await omh(['probe', '--', 'true'])
+    expect(ready.status, ready.stderr).toBe(0)
+    const image = remote('inspect', '-f', '{{.Config.Image}}', remote('ps', '-q', '--filter', 'label=omh.session=s01').stdout.trim()).stdout.trim()
+    expect(image).not.toBe('')
+    const keys = mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-remote-ssh-'))
+    const gateway = `${nested}-sshd`
+    try {
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(keys, 'id')])
+      writeFileSync(path.join(keys, 'config'), `Host *\n  IdentityFile ${path.join(keys, 'id')}\n  IdentitiesOnly yes\n  BatchMode yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n`)
+      mkdirSync(path.join(keys, 'bin'))
+      const ssh = spawnSync('sh', ['-c', 'command -v ssh'], { encoding: 'utf8' }).stdout.trim()
+      writeFileSync(path.join(keys, 'bin/ssh'), `#!/bin/sh\nexec ${ssh} -F ${path.join(keys, 'config')} "$@"\n`, { mode: 0o755 })
+      const port = await freePort()
+      const engineAddress = Object.values(target)[0]!
+      // Docker's client runs `docker system dial-stdio` there, which reaches its engine as told; Podman's
+      // opens the API's unix socket there, which a small forwarder serves for the engine's TCP API.
+      const far =
+        engine === 'docker'
+          ? { mounts: ['-v', '/usr/bin/docker:/usr/local/bin/docker:ro'], serve: '', env: `-o "SetEnv=DOCKER_HOST=${engineAddress}"` }
+          : { mounts: [], serve: `mkdir -p /run/podman; node -e 'const net = require("net"); net.createServer((c) => c.pipe(net.connect(${new URL(engineAddress).port}, "127.0.0.1")).pipe(c)).listen("/run/podman/podman.sock")' & `, env: '' }
+      const sshd = `set -e; mkdir -p /run/sshd /root/.ssh; printf '%s\\n' "$KEY" > /root/.ssh/authorized_keys; chmod 700 /root/.ssh; chmod 600 /root/.ssh/authorized_keys; ssh-keygen -A > /dev/null; ${far.serve}exec /usr/sbin/sshd -D -e -p ${port} -o ListenAddress=127.0.0.1 -o PermitRootLogin=prohibit-password ${far.env}`
+      const started = remote('run', '-d', '--pull=never', '--name', gateway, '--network', 'host', '--user', '0', '--entrypoint', 'sh', '-e', `KEY=${readFileSync(path.join(keys, 'id.pub'), 'utf8').trim()}`, ...far.mounts, image, '-c', sshd)
+      expect(started.status, started.stderr).toBe(0)
+      const [key] = Object.keys(target)
+      const address = engine === 'docker' ? `ssh://root@127.0.0.1:${port}` : `ssh://root@127.0.0.1:${port}/run/podman/podman.sock`
+      const over = { [key!]: address, PATH: `${path.join(keys, 'bin')}:${process.env['PATH']}`, ...(engine === 'podman' ? { CONTAINER_SSHKEY: path.join(keys, 'id') } : {}) }
+      let answered = false
+      for (let i = 0; i < 50 && !answered; i++) {
+        answered = spawnSync(engine, ['version'], { env: { ...process.env, ...over } }).status === 0
+        if (!answered) await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      expect(answered, remote('logs', gateway).stderr).toBe(true)
+      const saved = env
+      env = { ...env, ...over }
+      try {
+        rmSync(path.join(worktree('s01'), 'over-ssh.txt'), { force: true })
+        const r = await omh(['probe', '--', 'echo "came back over ssh" > over-ssh.txt'])
+        expect(r.status, r.stderr).toBe(0)
+        expect(readFileSync(path.join(worktree('s01'), 'over-ssh.txt'), 'utf8')).toBe('came back over ssh\n')
+        const diff = await omh(['sessions', 'diff', 's01', '--stat'])
+        expect(diff.stdout).toContain('over-ssh.txt')
+      } finally {
+        env = saved
+      }
+    } finally {
+      await omh(['probe', '--', 'rm -f over-ssh.txt'])
+      remote('rm', '-f', gateway)
+      rmSync(keys, { recursive: true, force: true })
+    }
+  }, 600_000)
+
   it('runs doctor there too', async () => {
     const r = await omh(['doctor', 'probe'])
     expect(r.stdout).toContain('all 2 checks passed')
