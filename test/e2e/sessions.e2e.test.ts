@@ -237,9 +237,9 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
         `max=${cg('pids/pids.max', 'pids.max')}; cur=${cg('pids/pids.current', 'pids.current')}; read m < $max; echo "max=$m"; ` +
           // Waits on the clock (/proc/uptime, read by a builtin), not on a count of reads: on a loaded
           // machine the bomb grows slowly, and a fixed count of reads could end before it reached anything.
-          `read up _ < /proc/uptime; end=$((\${up%.*} + 60)); (f(){ f | f & }; f) >/dev/null 2>&1; ` +
-          // The highest count seen, not the last: a bomb whose forks fail at the ceiling can die back down
-          // before the loop looks again.
+          // A bomb whose processes live on, each forking for ever: one that forks and exits can rise to the
+          // ceiling and die back down while this loop, starved of the CPU, is not looking.
+          `read up _ < /proc/uptime; end=$((\${up%.*} + 60)); (f(){ while :; do f & done; }; f) >/dev/null 2>&1 & ` +
           `p=0; while :; do read c < $cur; [ "$c" -gt "$p" ] && p=$c; [ "$c" -ge "$m" ] && break; read up _ < /proc/uptime; [ "\${up%.*}" -ge "$end" ] && break; done; echo "current=$p"`,
       ])
       const f = facts(bomb.stdout)
