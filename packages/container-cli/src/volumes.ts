@@ -1,6 +1,7 @@
 // The `copied` way in: whether the engine sees this machine's disk, and volumes
 // filled and read back with tar through a one-shot helper container, so only
 // the archive crosses to an engine elsewhere.
+import { randomBytes } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 import { CONTAINER_FAILED, OmhError, type FileProbe, type FileWays, type RuntimeContext, type VolumeHelper, type VolumeOps } from '@omh/plugin-api'
 import { labelFilters } from './args.js'
@@ -15,9 +16,8 @@ const PROBE_TARGET = '/omh-probe'
 // How long the probe waits for an engine before calling it unanswering.
 const PROBE_TIMEOUT_MS = 60_000
 
-/** A one-shot helper as root (to own what it writes as the container user), on no network. */
+/** The `run` arguments of a one-shot helper as root (to own what it writes as the container user), on no network. */
 const helperArgs = (volume: string, helper: VolumeHelper, interactive: boolean, script: string): string[] => [
-  'run',
   '--rm',
   '--pull=never',
   ...(interactive ? ['-i'] : []),
@@ -37,8 +37,27 @@ const helperArgs = (volume: string, helper: VolumeHelper, interactive: boolean, 
 export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (probe: FileProbe, context: RuntimeContext) => Promise<FileWays>; volumes: VolumeOps } {
   const failed = (what: string, result: ClientResult) =>
     OmhError.of(CONTAINER_FAILED, { args: [engine, what, complaint(result.stderr) || result.shortMessage], hintArgs: [], cause: result, details: { why: result.shortMessage } })
+  /**
+   * A `run --rm` under a name of its own. A client stopped before its container ended (a launch
+   * given up, a timeout) can leave it created and never started, which `--rm` never removes: it
+   * is removed by name, on a context that is not the stopped one.
+   */
+  const oneShot = async (args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => {
+    const name = `omh-oneshot-${randomBytes(6).toString('hex')}`
+    const result = await call(['run', '--name', name, ...args], context, options)
+    if (result.exitCode === undefined) {
+      const { signal: _stopped, ...unstopped } = context
+      await call(['rm', '-f', name], unstopped)
+    }
+    return result
+  }
   const check = async (what: string, args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => {
     const result = await call(args, context, options)
+    if (result.failed) throw failed(what, result)
+    return result
+  }
+  const checkOneShot = async (what: string, args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => {
+    const result = await oneShot(args, context, options)
     if (result.failed) throw failed(what, result)
     return result
   }
@@ -46,8 +65,8 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
   return {
     async fileWays(probe, context) {
       // A bind mount the engine resolves on its own disk: the token comes back only if that disk is this one.
-      const result = await call(
-        ['run', '--rm', '--pull=never', '--network', 'none', '--mount', `type=bind,source=${probe.dir},target=${PROBE_TARGET},readonly`, '--entrypoint', 'cat', probe.image, `${PROBE_TARGET}/${probe.file}`],
+      const result = await oneShot(
+        ['--rm', '--pull=never', '--network', 'none', '--mount', `type=bind,source=${probe.dir},target=${PROBE_TARGET},readonly`, '--entrypoint', 'cat', probe.image, `${PROBE_TARGET}/${probe.file}`],
         context,
         { timeout: PROBE_TIMEOUT_MS },
       )
@@ -78,7 +97,7 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
           const { uid, gid } = helper.owner
           // Emptied first, so what the archive no longer holds is gone; owned by the container user after.
           const script = `set -e; find /v -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -x -f - -C /v --no-same-owner; chown -R ${uid}:${gid} /v`
-          await check(`copy files into the volume ${volume}`, helperArgs(volume, helper, true, script), context, { stdin: file.fd })
+          await checkOneShot(`copy files into the volume ${volume}`, helperArgs(volume, helper, true, script), context, { stdin: file.fd })
         } finally {
           await file.close()
         }
@@ -93,7 +112,7 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
             await file.truncate(0)
           }
           const what = `copy files out of the volume ${volume}`
-          const result = await check(what, helperArgs(volume, helper, false, 'tar -c -f - -C /v .'), context, { stdoutTo: file.fd })
+          const result = await checkOneShot(what, helperArgs(volume, helper, false, 'tar -c -f - -C /v .'), context, { stdoutTo: file.fd })
           if (!(await whole(file))) throw failed(what, { ...result, stderr: 'the archive came back cut short' })
         } finally {
           await file.close()
