@@ -51,16 +51,11 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
     }
     return result
   }
-  const check = async (what: string, args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => {
-    const result = await call(args, context, options)
+  const passed = (what: string, result: ClientResult) => {
     if (result.failed) throw failed(what, result)
     return result
   }
-  const checkOneShot = async (what: string, args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => {
-    const result = await oneShot(args, context, options)
-    if (result.failed) throw failed(what, result)
-    return result
-  }
+  const check = async (what: string, args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => passed(what, await call(args, context, options))
 
   return {
     async fileWays(probe, context) {
@@ -97,7 +92,7 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
           const { uid, gid } = helper.owner
           // Emptied first, so what the archive no longer holds is gone; owned by the container user after.
           const script = `set -e; find /v -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -x -f - -C /v --no-same-owner; chown -R ${uid}:${gid} /v`
-          await checkOneShot(`copy files into the volume ${volume}`, helperArgs(volume, helper, true, script), context, { stdin: file.fd })
+          passed(`copy files into the volume ${volume}`, await oneShot(helperArgs(volume, helper, true, script), context, { stdin: file.fd }))
         } finally {
           await file.close()
         }
@@ -112,7 +107,7 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
             await file.truncate(0)
           }
           const what = `copy files out of the volume ${volume}`
-          const result = await checkOneShot(what, helperArgs(volume, helper, false, 'tar -c -f - -C /v .'), context, { stdoutTo: file.fd })
+          const result = passed(what, await oneShot(helperArgs(volume, helper, false, 'tar -c -f - -C /v .'), context, { stdoutTo: file.fd }))
           if (!(await whole(file))) throw failed(what, { ...result, stderr: 'the archive came back cut short' })
         } finally {
           await file.close()
