@@ -257,7 +257,7 @@ export async function record(key, dir, { launch = false } = {}) {
 }
 
 /** The settings omh passes every host git call; any other `-c` may change an answer in ways no file shows. */
-const NEUTRAL = new Set(['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'protocol.file.allow=never', 'advice.detachedHead=false'])
+const NEUTRAL = new Set(['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'protocol.file.allow=never', 'advice.detachedHead=false', 'submodule.recurse=false', 'diff.ignoreSubmodules=all', 'status.submoduleSummary=false'])
 
 /**
  * The repository of a git call that only reads refs (finding the default

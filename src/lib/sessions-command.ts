@@ -3,6 +3,7 @@ import { type ResolvedRuntime } from '@omh/kernel'
 import { Sessions, copyBack, readCopied, sessionPaths, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
 import { sharedFlags } from './flags.js'
+import { printable } from './printable.js'
 
 /** The commands under `omh sessions`: they work on the sessions of the repository omh runs in. */
 export abstract class SessionsCommand<T> extends OmhCommand<T> {
@@ -58,3 +59,7 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
     }
   }
 }
+
+/** What `diff` and `commit` say of a directory the agent made a repository of its own. */
+export const leftOutNotice = (dir: string): string =>
+  `left out ${printable(dir)}/: it holds a git repository of its own, which omh neither reads nor carries`

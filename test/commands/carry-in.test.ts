@@ -12,7 +12,11 @@ function setup(settings: string, files: Record<string, string> = {}) {
   const root = gitRepo({ 'README.md': 'hi\n' })
   write(root, { '.omh/settings.local.toml': settings, ...files })
   const home = testdir({ 'settings.toml': 'runtime = "no-such-engine"\n' })
-  const launch = () => omh(['--new', 'claude'], { cwd: root, env: { OMH_HOME: home } })
+  // carry_in in a repository's settings waits for trust: each launch here is the user's after `omh trust`.
+  const launch = () => {
+    omh(['trust'], { cwd: root, env: { OMH_HOME: home } })
+    return omh(['--new', 'claude'], { cwd: root, env: { OMH_HOME: home } })
+  }
   return { root, launch }
 }
 

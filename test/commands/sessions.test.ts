@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { claim, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
+import { carryIn } from '../../packages/sandbox/src/session/carry-in.js'
 import { omh, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
@@ -52,6 +53,32 @@ describe('omh sessions', () => {
     const again = omh(['sessions', 'commit', '-m', 'again'], { cwd: root, env })
     expect(again.status).toBe(1)
     expect(again.stderr).toContain('Code: NOTHING_TO_COMMIT')
+  })
+
+  it('reviews and commits a session carrying a file git ignores, and says nothing to commit when nothing changed', async () => {
+    const root = gitRepo({ 'README.md': 'hi\n', '.gitignore': '.env\n' })
+    const home = testdir()
+    const repo = repository(root)
+    const paths = await createSession(stateOf(home), repo, 's01', await resolveBase(repo, process.env), process.env)
+    write(root, { '.env': 'SECRET=1\n' })
+    await carryIn(paths.worktree, paths.run, [{ path: '.env', bytes: Buffer.from('SECRET=1\n'), mode: 0o600 }])
+    const env = { OMH_HOME: home, ...identity }
+    const nothing = omh(['sessions', 'commit', '-m', 'nothing'], { cwd: root, env })
+    expect(nothing.stderr).toContain('Code: NOTHING_TO_COMMIT')
+    expect(nothing.status).toBe(1)
+    expect(omh(['sessions', 'diff'], { cwd: root, env }).status).toBe(0)
+    writeFileSync(path.join(paths.worktree, 'work.txt'), 'agent work\n')
+    const diff = omh(['sessions', 'diff'], { cwd: root, env })
+    expect(diff.status, diff.stderr).toBe(0)
+    expect(diff.stdout).toContain('+agent work')
+    expect(diff.stdout).not.toContain('SECRET')
+    const commit = omh(['sessions', 'commit', '-m', 'Agent work'], { cwd: root, env })
+    expect(commit.status, commit.stderr).toBe(0)
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('work.txt')
+    writeFileSync(path.join(paths.worktree, 'more.txt'), 'more\n')
+    const squash = omh(['sessions', 'commit', '--squash', '-m', 'More'], { cwd: root, env })
+    expect(squash.status, squash.stderr).toBe(0)
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('more.txt')
   })
 
   it('rm refuses while the branch holds work that exists nowhere else, unless --force', async () => {

@@ -1,4 +1,4 @@
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT, omh, stateOf } from '../helpers/run.js'
@@ -18,6 +18,8 @@ interface Carrier {
   /** The file to change after trusting. */
   readonly change: string
   readonly marker: string
+  /** Links to make, path → target, as an install's workspace links are. */
+  readonly links?: Readonly<Record<string, string>>
 }
 
 const CARRIERS: Record<string, Carrier> = {
@@ -27,6 +29,27 @@ const CARRIERS: Record<string, Carrier> = {
     named: ['.omh/settings.toml', '.omh/x.mjs'],
     change: '.omh/x.mjs',
     marker: '.omh/ran-plugin',
+  },
+  'a .omh/settings.toml naming a package linked into node_modules from the repository (a workspace)': {
+    files: {
+      '.omh/settings.toml': 'plugins = ["myplug"]\n',
+      'plugins/myplug/package.json': JSON.stringify({ name: 'myplug', type: 'module', main: 'index.mjs' }),
+      'plugins/myplug/index.mjs': PLUGIN,
+    },
+    links: { 'node_modules/myplug': '../plugins/myplug' },
+    named: ['.omh/settings.toml', 'plugins/myplug/index.mjs'],
+    change: 'plugins/myplug/index.mjs',
+    marker: 'plugins/myplug/ran-plugin',
+  },
+  'a .omh/settings.toml naming a package installed in the repository': {
+    files: {
+      '.omh/settings.toml': 'plugins = ["vendored"]\n',
+      'node_modules/vendored/package.json': JSON.stringify({ name: 'vendored', type: 'module', exports: { '.': './index.mjs' } }),
+      'node_modules/vendored/index.mjs': PLUGIN,
+    },
+    named: ['.omh/settings.toml', 'node_modules/vendored/index.mjs'],
+    change: 'node_modules/vendored/index.mjs',
+    marker: 'node_modules/vendored/ran-plugin',
   },
 }
 
@@ -50,6 +73,10 @@ function setup(files: Record<string, string>) {
 describe.each(Object.entries(CARRIERS))('a repository with %s', (_, carrier) => {
   it('runs none of it until trusted, then all of it, and asks again after a change', () => {
     const { root, env } = setup(carrier.files)
+    for (const [link, target] of Object.entries(carrier.links ?? {})) {
+      mkdirSync(path.dirname(path.join(root, link)), { recursive: true })
+      symlinkSync(target, path.join(root, link))
+    }
     const marker = path.join(root, carrier.marker)
     const run = (args: readonly string[]) => omh(args, { cwd: root, env })
 
@@ -114,6 +141,18 @@ describe('code a repository reaches by other ways', () => {
     )
   })
 
+  it('a package name whose subpath climbs out of the package, which no trust makes good', () => {
+    const { root, env } = setup({ '.omh/settings.toml': 'plugins = [\n  "argparse/../../../x.mjs",\n]\n', 'x.mjs': PLUGIN })
+    for (const args of [['plugins'], ['trust']]) {
+      const r = omh(args, { cwd: root, env })
+      expect(r.status).toBe(2)
+      expect(r.stderr).toContain('Code: SETTINGS_INVALID')
+      expect(r.stderr).toContain('line 2')
+      expect(r.stderr).toContain('a package name followed by a path inside that package, never one that leaves it')
+    }
+    expect(existsSync(path.join(root, 'ran-plugin'))).toBe(false)
+  })
+
   it('plugins named by .omh/settings.local.toml', () => {
     refuses({ '.omh/settings.local.toml': 'plugins = ["./x.mjs"]\n', '.omh/x.mjs': PLUGIN }, ['.omh/settings.local.toml', '.omh/x.mjs'], '.omh/ran-plugin')
   })
@@ -144,6 +183,67 @@ describe('settings that load no code', () => {
     const r = omh(['render', 'probe', '--json'], { cwd: root, env })
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' })
     expect(omh(['trust', '--show'], { cwd: root, env }).stdout).toContain('needs no trust')
+  })
+})
+
+describe("a repository's settings may narrow the sandbox; widening it waits for trust", () => {
+  const WIDENS: Record<string, [string, string]> = {
+    'egress opened': ['[network]\negress = "open"\n', 'network.egress'],
+    'a host allowed': ['[network]\nallow = ["evil.example"]\n', 'network.allow'],
+    'a registry added': ['[network]\nregistries = ["registry.npmjs.org", "evil.example"]\n', 'network.registries'],
+    "the host's network": ['[session]\nnetwork = "host"\n', 'session.network'],
+    "another container's network": ['[session]\nnetwork = "container:db"\n', 'session.network'],
+    'more processes': ['[session]\npids = 1000000\n', 'session.pids'],
+    'more memory': ['[session]\nmemory = "99%"\n', 'session.memory'],
+    "the user's ignored files carried in": ['[session]\ncarry_in = [".env.local"]\n', 'session.carry_in'],
+    'more bytes carried in': ['[limits]\ncarry_in_bytes = 999999999999\n', 'limits.carry_in_bytes'],
+    'an image to build from': ['[image]\nbase = "docker.io/library/debian:12"\n', 'image.base'],
+    'a network to build on': ['[image]\nnetwork = "bridge"\n', 'image.network'],
+    "a runtime's settings": ['[runtimes.docker]\n', 'runtimes.docker'],
+  }
+
+  it.each(Object.entries(WIDENS))('%s is refused untrusted, naming the key, and runs once trusted', (_, [settings, key]) => {
+    const { root, env } = setup({ '.omh/settings.toml': settings })
+    const refused = omh(['--dry-run', 'probe'], { cwd: root, env })
+    expect(refused.status, refused.stderr).toBe(2)
+    expect(refused.stderr).toContain('Code: REPOSITORY_UNTRUSTED')
+    expect(refused.stderr).toContain(`${key}: settings that widen the sandbox`)
+    const shown = omh(['trust', '--show', '--json'], { cwd: root, env })
+    expect(shown.json().result.files).toEqual([expect.objectContaining({ file: path.join(root, '.omh/settings.toml'), reason: 'sandbox', state: 'new', widens: [key] })])
+    expect(omh(['trust'], { cwd: root, env }).status).toBe(0)
+    const ran = omh(['--dry-run', 'probe'], { cwd: root, env })
+    // A runtime table for an engine nobody loaded is the runtime's to refuse, not trust's.
+    if (key !== 'runtimes.docker') expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stderr).not.toContain('REPOSITORY_UNTRUSTED')
+  })
+
+  it('narrowing needs no trust: less egress, lower limits, fewer hosts, fewer files', () => {
+    const { root, env } = setup({
+      '.omh/settings.toml':
+        '[network]\negress = "none"\nallow = []\nregistries = ["registry.npmjs.org"]\n[session]\npids = 100\nmemory = "1g"\ncpus = 1\nidle_stop = "1h"\n[limits]\nfile_bytes = 1000\n',
+    })
+    const r = omh(['--dry-run', '--json', 'probe'], { cwd: root, env })
+    expect(r.status, r.stderr).toBe(0)
+    expect(omh(['trust', '--show'], { cwd: root, env }).stdout).toContain('needs no trust')
+  })
+
+  it('refuses a control character or a second line in any setting, and an image that is no image reference, in every layer', () => {
+    for (const [settings, key] of [
+      ['[image]\nbase = "debian:12\\nRUN id > /tmp/pwned"\n', 'image.base'],
+      ['[image]\nbase = "not an image"\n', 'image.base'],
+      ['[session]\nnetwork = "host\\u001b[2J"\n', 'session.network'],
+      ['runtime = "docker\\r"\n', 'runtime'],
+    ]) {
+      for (const where of ['personal', 'repository']) {
+        const { root, home, env } = setup(where === 'repository' ? { '.omh/settings.toml': settings! } : {})
+        if (where === 'personal') writeFileSync(path.join(home, 'settings.toml'), settings!)
+        const r = omh(['--dry-run', 'probe'], { cwd: root, env })
+        expect(r.status, `${where}: ${settings}`).toBe(2)
+        expect(r.stderr).toContain('Code: SETTINGS_INVALID')
+        expect(r.stderr).toContain(key!)
+        expect(r.stderr).not.toContain('\u001b[2J')
+      }
+    }
   })
 })
 

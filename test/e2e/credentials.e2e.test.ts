@@ -31,7 +31,6 @@ import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
 const UPSTREAM = 'api.upstream.test'
 const UPSTREAM_PORT = 8443
-const PLACEHOLDER = 'omh-credential-proxy-holds-the-key'
 const PROMPT = 'Do the scripted task.'
 /** In the project's README alone: what the search for the key must find, to show it finds what is there. */
 const README_MARK = 'omh-readme-mark-5e07'
@@ -192,7 +191,10 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     expect(container, `no running container for ${worktree}`).not.toBe('')
     const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
 
-    // The harness saw the placeholder and the proxy's address, never the key.
+    // The harness saw the session's own placeholder and the proxy's address, never the key.
+    const repoId = path.basename(path.dirname(worktree))
+    const PLACEHOLDER = readFileSync(path.join(stateOf(home), 'run', repoId, sid!, 'credential-token'), 'utf8').trim()
+    expect(PLACEHOLDER).toMatch(/^omh-credential-proxy-[0-9a-f]{32}$/)
     const seen = inside(`cat ${ENVIRONS}`).stdout
     expect(seen).toContain(`${variable}=${PLACEHOLDER}`)
     if (baseUrl) expect(seen).toMatch(baseUrl)
@@ -216,8 +218,27 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     const after: RecordedRequest[] = readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
     expect(after.slice(requests.length).map((r) => r.headers?.[header])).toEqual([0, 1, 2].map(() => `${prefix}${KEY}`))
 
+    // Nobody but the session: a container on the outside network the proxy joined reaches no listener
+    // there, with the placeholder or without; the host, reaching it where it listens, is refused without it.
+    const creds = sh(engine, ['ps', '-q', '--filter', `name=omh-.*-${sid}-creds`]).stdout.trim()
+    const addressOn = (network: string) => sh(engine, ['inspect', '-f', `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`, creds]).stdout.trim()
+    const outsideAddress = addressOn(outside)
+    expect(outsideAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/)
+    const probe = (host: string, token: string) =>
+      `const h=require('http');const q=h.request({host:'${host}',port:${port},path:'/v1/models',headers:{'${header}':'${prefix}${token}'},timeout:3000},s=>{s.resume();s.on('end',()=>console.log('status '+s.statusCode))});q.on('timeout',()=>{console.log('error timeout');q.destroy()});q.on('error',e=>console.log('error '+e.code));q.end()`
+    for (const token of [PLACEHOLDER, 'omh-credential-proxy-holds-the-key']) {
+      const fromOutside = sh(engine, ['exec', upstream, 'node', '-e', probe(outsideAddress, token)])
+      expect(fromOutside.stdout.trim(), 'a container outside the session').toMatch(/^error /)
+    }
+    const internal = sh(engine, ['inspect', '-f', '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{$v.IPAddress}}\n{{end}}', creds]).stdout.split('\n').find((l) => l.includes('-net-'))?.split(' ')[1]
+    expect(internal, 'the proxy is on the session network').toMatch(/^\d+\.\d+\.\d+\.\d+$/)
+    // Where the host has no route to the session's network, the request goes elsewhere: whatever answers, it is not the proxy's 200.
+    const fromHost = spawnSync(process.execPath, ['-e', probe(internal!, 'omh-credential-proxy-holds-the-key')], { encoding: 'utf8' })
+    expect(fromHost.stdout.trim(), 'the host without the placeholder').not.toMatch(/^status 200$/)
+    const upstreamSaw: RecordedRequest[] = readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    expect(upstreamSaw.length, 'nothing from outside reached the upstream').toBe(after.length)
+
     // The proxy is omh's, and goes with the session.
-    const repoId = path.basename(path.dirname(worktree))
     expect(sh(engine, ['ps', '-q', '--filter', `name=omh-.*-${sid}-creds`]).stdout.trim()).not.toBe('')
     expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
     expect(sh(engine, ['ps', '-aq', '--filter', `label=omh.egress=${repoId}-${sid}`]).stdout.trim()).toBe('')

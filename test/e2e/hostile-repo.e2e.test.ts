@@ -2,8 +2,10 @@
 // file: each launch composes the project's rules afresh from the worktree, so
 // the next one must refuse the link rather than stage the host file into the
 // sandbox. Checked on the host (the staged file) and inside the container.
+// And an agent that plants, from inside its container, every way host git
+// could be made to run a program: the host's review commands run none.
 import { execFileSync } from 'node:child_process'
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -102,5 +104,51 @@ describe.each(ENGINES)('a hostile worktree on %s', (engine) => {
     const relaunch = await omh(['probe', '--', 'cat /work/CLAUDE.md'])
     expect(relaunch.status, relaunch.stderr).toBe(0)
     expect(relaunch.stdout).toContain('Linked rules.')
+  })
+
+  // Each way in, planted by the agent in its own session of a repository whose base has a submodule
+  // (`sub`, a gitlink: an empty directory in a worktree). The program would leave a file in the
+  // host's /tmp; the container's /tmp is its own, so only host git could make it there.
+  describe('host git runs nothing the agent configured', () => {
+    let project: string
+    const marker = (way: string) => path.join(os.tmpdir(), `omh-e2e-host-ran-${process.pid}-${engine}-${way.replace(/[^a-z]/gi, '-')}`)
+    const leave = (way: string) => `sh -c 'touch ${marker(way)}; cat'`
+    const nested = (dir: string, config: string) =>
+      `mkdir -p ${dir} && cd ${dir} && git init -q && ${config} && echo a > f.txt && git add -A && git -c user.name=a -c user.email=a@a commit -qm inner && echo b > f.txt`
+    const WAYS: Record<string, string> = {
+      filter: `${nested('/work/made', `git config filter.x.clean "${leave('filter')}"`)} && echo '* filter=x' > .gitattributes && echo b > /work/work.txt`,
+      'submodule filter': `${nested('/work/sub', `git config filter.x.clean "${leave('submodule filter')}"`)} && echo '* filter=x' > .gitattributes`,
+      textconv: `${nested('/work/sub', `git config diff.x.textconv "${leave('textconv')}"`)} && echo '* diff=x' > .gitattributes`,
+      fsmonitor: nested('/work/sub', `git config core.fsmonitor "touch ${marker('fsmonitor')}; false"`),
+      hooksPath: `${nested('/work/sub', 'git config core.hooksPath hooks')} && mkdir hooks && for h in post-index-change pre-commit reference-transaction; do printf '#!/bin/sh\\ntouch ${marker('hooksPath')}\\n' > hooks/$h; chmod +x hooks/$h; done`,
+      'diff.external': `${nested('/work/sub', `git config diff.external "sh -c 'touch ${marker('diff.external')}'"`)} && echo two > /work/README.md`,
+      'gitfile elsewhere': `${nested('/tmp/elsewhere', `git config filter.x.clean "${leave('gitfile elsewhere')}" && git config core.fsmonitor "touch ${marker('gitfile elsewhere')}; false"`)} && cp -r /tmp/elsewhere/.git /work/.elsewhere && printf 'gitdir: ../.elsewhere\\n' > /work/sub/.git && echo '* filter=x' > /work/sub/.gitattributes && echo b > /work/sub/f.txt`,
+      alternates: `mkdir -p /work/.store && git init -q --bare /work/.store && echo /work/.store/objects > /omh/shadow/objects/info/alternates && echo b > /work/work.txt && git add work.txt && git -c user.name=a -c user.email=a@a commit -qm work`,
+    }
+
+    beforeAll(() => {
+      project = path.join(scratch, 'project')
+      write(project, { 'README.md': 'one\n', 'data.txt': 'data\n' })
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: project, stdio: 'pipe', env: { ...process.env, ...identity } }).toString().trim()
+      git('init', '-q', '-b', 'main')
+      git('add', '-A')
+      git('commit', '-q', '-m', 'init')
+      git('update-index', '--add', '--cacheinfo', `160000,${git('rev-parse', 'HEAD')},sub`)
+      git('commit', '-q', '-m', 'a submodule')
+    })
+
+    it.each(Object.keys(WAYS))('%s: sessions ls, diff, commit and rm leave no trace of it on the host', async (way) => {
+      const at = (args: readonly string[], env: Record<string, string> = {}) => omhAsync(args, { cwd: project, env: { OMH_HOME: home, ...identity, ...env } })
+      rmSync(marker(way), { force: true })
+      const planted = await at(['--new', 'probe', '--', `${WAYS[way]} && echo planted=yes`])
+      expect(planted.stdout, planted.stderr).toContain('planted=yes')
+      const sid = /omh: probe on omh\/(s\d+)/.exec(planted.stderr)![1]!
+      for (const args of [['sessions', 'ls'], ['sessions', 'diff', sid], ['sessions', 'diff', '--stat', sid], ['sessions', 'commit', sid, '-m', 'work'], ['sessions', 'ls'], ['sessions', 'rm', sid, '--force']]) {
+        const r = await at(args)
+        expect(r.stderr, args.join(' ')).not.toContain('INTERNAL')
+        if (way === 'alternates' && args[1] === 'commit') expect(r.stderr).toContain('Code: SANDBOX_HISTORY_REFUSED')
+        expect(existsSync(marker(way)), `${args.join(' ')} ran what the agent configured`).toBe(false)
+      }
+    })
   })
 })

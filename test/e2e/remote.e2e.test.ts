@@ -306,7 +306,7 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
       const first = await omh(['probe', '--', 'echo "seen=$OMH_TEST_API_KEY $OMH_TEST_BASE_URL" > creds.txt'])
       expect(first.status, first.stderr).toBe(0)
       const seen = facts(readFileSync(path.join(worktree('s01'), 'creds.txt'), 'utf8'))['seen']!
-      expect(seen).toMatch(/^omh-credential-proxy-holds-the-key http:\/\/omh-creds:\d+$/)
+      expect(seen).toMatch(/^omh-credential-proxy-[0-9a-f]{32} http:\/\/omh-creds:\d+$/)
       expect(volumes().filter((v) => v.endsWith('-creds-program'))).toHaveLength(1)
       const repoId = path.basename(path.dirname(worktree('s01')))
       const creds = `omh-${repoId}-s01-creds`

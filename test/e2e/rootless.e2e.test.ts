@@ -2,7 +2,7 @@
 // rootless Podman (the default on Fedora and RHEL) and on Docker through the
 // `docker` group. The worktree and credentials belong to that user, and the
 // agent must be able to write them, leaving files that user owns.
-import { chownSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chownSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, TEST_RUN, type Engine } from '../helpers/engines.js'
@@ -36,26 +36,46 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
     repo = path.join(dir, 'repo')
     cpSync(path.join(ROOT, 'examples/profile'), profile, { recursive: true })
     cpSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(profile, 'adapters/probe.toml'))
-    // Rootless Podman here cannot join a container to an internal network (tested below): these tests run open.
-    writeFileSync(path.join(profile, 'settings.toml'), `runtime = "${engine}"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n${engine === 'podman' ? '[network]\negress = "open"\n' : ''}`)
+    // The default egress, an allowlist behind the session's own proxy, for rootless Podman as for Docker.
+    writeFileSync(path.join(profile, 'settings.toml'), `runtime = "${engine}"\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
     mkdirSync(repo, { recursive: true })
     writeFileSync(path.join(repo, 'README.md'), 'the checkout\n')
     chownTree(dir, user)
     for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'init']]) expect((await git(...args)).status).toBe(0)
   })
 
-  it.runIf(engine === 'podman')('refuses to run a session open where rootless Podman cannot make the egress network, naming the setting', async () => {
+  it("runs a session behind its egress proxy: an allowed host answers, a denied one is refused, and the agent's files are the user's", async () => {
+    const outside = `omh-e2e-rl-out-${engine}-${process.pid}`
+    const web = `${outside}-web`
     const settings = path.join(profile, 'settings.toml')
-    const open = readFileSync(settings, 'utf8')
-    writeFileSync(settings, open.replace('egress = "open"', 'egress = "allowlist"'))
+    const before = readFileSync(settings, 'utf8')
+    const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
     try {
-      const ran = await omh(['--new', 'probe'])
-      expect(ran.status).toBe(2)
-      expect(ran.stderr).toContain('Code: EGRESS_UNSUPPORTED')
-      expect(ran.stderr).toContain('[network] egress = "open"')
-      expect(ran.stderr).toContain(settings)
+      expect((await client(['network', 'create', outside])).status).toBe(0)
+      const started = await client(['run', '-d', '--pull=never', '--name', web, '--network', outside, '--network-alias', 'web.test', '--network-alias', 'other.test', TEST_BASE, 'node', '-e', server])
+      expect(started.status, started.stderr).toBe(0)
+      writeFileSync(settings, `${before}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test"]\n`)
+      const made = await omh(['--new', 'probe', '--', 'echo made > made.txt && echo made=yes'])
+      expect(made.status, made.stderr).toBe(0)
+      expect(made.stderr).not.toContain('EGRESS_UNSUPPORTED')
+      const sid = /omh: probe on omh\/(s\d+)/.exec(made.stderr)![1]!
+      const worktrees = path.join(stateOf(profile), 'worktrees')
+      const worktree = path.join(worktrees, readdirSync(worktrees)[0]!, sid)
+      const file = statSync(path.join(worktree, 'made.txt'))
+      expect({ uid: file.uid, gid: file.gid }).toEqual({ uid: user.uid, gid: user.gid })
+      cpSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree, 'client.cjs'))
+      chownSync(path.join(worktree, 'client.cjs'), user.uid, user.gid)
+      const asks = { allowed: 'get http://web.test/', tunnel: 'connect web.test:80', denied: 'connect other.test:80' }
+      const asked = await omh(['--session', sid, 'probe', '--', Object.entries(asks).map(([k, a]) => `node client.cjs ${a} | sed s/^result=/${k}=/`).join('; ')])
+      expect(asked.status, asked.stderr).toBe(0)
+      expect(facts(asked.stdout)).toMatchObject({ allowed: '200 hello from web.test', tunnel: '200 hello from web.test:80', denied: '403' })
+      const log = await omh(['--json', 'sessions', 'egress', sid])
+      expect(JSON.parse(log.stdout).result.decisions).toEqual(expect.arrayContaining([expect.objectContaining({ allowed: false, host: 'other.test', port: 80, method: 'CONNECT' })]))
+      expect((await omh(['sessions', 'rm', sid, '--force'])).status).toBe(0)
     } finally {
-      writeFileSync(settings, open)
+      writeFileSync(settings, before)
+      await client(['rm', '-f', web])
+      await client(['network', 'rm', outside])
     }
   })
 
@@ -65,12 +85,16 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
       const plan = await omh(['--dry-run', '--json', harness])
       if (plan.status === 0) images.add(JSON.parse(plan.stdout).result.container.image)
     }
-    for (const sid of ['s01', 's02']) await omh(['sessions', 'rm', sid, '--force'])
+    const worktrees = path.join(stateOf(profile), 'worktrees')
+    const sessions = existsSync(worktrees) ? readdirSync(worktrees).flatMap((repoDir) => readdirSync(path.join(worktrees, repoDir))) : []
+    for (const sid of sessions) await omh(['sessions', 'rm', sid, '--force'])
     for (const tag of images) {
       const from = (await client(['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag])).stdout.trim()
       await client(['rmi', tag])
       if (from.startsWith('localhost/omh-base:')) await client(['rmi', from])
     }
+    // The egress proxy's image, in the rootless user's own store (Docker's is the daemon's, shared with other tests).
+    if (engine === 'podman') for (const id of (await client(['images', '-q', '--filter', 'label=omh.kind=egress'])).stdout.split('\n').filter(Boolean)) await client(['rmi', id])
     rmSync(dir, { recursive: true, force: true })
   })
 

@@ -27,6 +27,8 @@ function omh(args: readonly string[], cwd: string, env: Record<string, string>):
   return finished(child, 300_000)
 }
 
+const branchOfSession = (sid: string) => `omh/${sid}`
+
 /** `key=value` lines a probe printed. */
 const facts = (stdout: string) => Object.fromEntries(stdout.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
 
@@ -436,9 +438,17 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
   const sessionOf = (r: Ran) => /omh: [\w-]+ on omh\/(s\d+)/.exec(r.stderr)?.[1] ?? ''
   const containerOf = (sid: string) => spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree(sid)}`], { encoding: 'utf8' }).stdout.trim()
 
-  it('carries untracked files into a new session as copies, hidden from diff and commit', async () => {
+  it('carries untracked files into a new session as copies, an ignored .env among them, hidden from diff and commit', async () => {
     write(root, { '.env': 'SECRET=1\n', 'fixtures/data.db': 'rows\n', '.omh/settings.local.toml': '[session]\ncarry_in = [".env", "fixtures/*.db"]\n' })
+    // Ignored, as in almost every repository; git refuses an exclude that names an ignored file.
+    const exclude = path.join(root, '.git/info/exclude')
+    const excluded = existsSync(exclude) ? readFileSync(exclude, 'utf8') : ''
+    writeFileSync(exclude, `${excluded}.env\n`)
     try {
+      // Carrying the user's files into the sandbox widens it: the repository's settings wait for trust.
+      const untrusted = await run(['--new', 'probe'])
+      expect(untrusted.stderr).toContain('session.carry_in: settings that widen the sandbox')
+      expect((await run(['trust'])).status).toBe(0)
       const r = await run(['--new', 'probe', '--', 'echo "env=$(cat .env)"; echo "db=$(cat fixtures/data.db)"; echo changed > .env; echo "status=$(git status --porcelain | tr "\\n" " ")"'])
       expect(r.status).toBe(0)
       const f = facts(r.stdout)
@@ -450,8 +460,18 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect((await run(['sessions', 'diff', sid, '--stat'])).stdout).toBe('')
       const commit = await run(['sessions', 'commit', sid, '-m', 'nothing of theirs'])
       expect(commit.stderr).toContain('Code: NOTHING_TO_COMMIT')
+      expect((await run(['--session', sid, 'probe', '--', 'echo work > work.txt'])).status).toBe(0)
+      const diff = await run(['sessions', 'diff', sid, '--stat'])
+      expect(diff.status, diff.stderr).toBe(0)
+      expect(diff.stdout).toContain('work.txt')
+      expect(diff.stdout).not.toMatch(/\.env|fixtures/)
+      const kept = await run(['sessions', 'commit', sid, '-m', 'The work'])
+      expect(kept.status, kept.stderr).toBe(0)
+      expect(git(root, 'show', '--name-only', '--format=', branchOfSession(sid))).toBe('work.txt')
       expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
     } finally {
+      writeFileSync(exclude, excluded)
+      await run(['trust', '--revoke'])
       for (const made of ['.env', 'fixtures', '.omh']) rmSync(path.join(root, made), { recursive: true, force: true })
     }
   })

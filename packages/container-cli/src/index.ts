@@ -2,6 +2,8 @@
  * `defineCliRuntime(dialect)`: a complete RuntimePlugin over a Docker-compatible
  * command-line client. The dialect says what differs between clients; the
  * flags, the error handling and the process plumbing are shared here.
+  *
+ * Longer than 400 lines: one client dialect covers every operation of the runtime contract, and they share the same plumbing.
  */
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
@@ -48,13 +50,15 @@ export interface EngineDialect {
    * Absent: the engine never maps.
    */
   mapUser?(host: HostUser, guest: HostUser, env: Readonly<Record<string, string | undefined>>): readonly string[] | undefined
+  /** Flags `network create --internal` needs so no route leads out, not even through the host. */
+  readonly internalNetwork?: readonly string[]
+  /** The network a container joins when `run` names none. */
+  readonly defaultNetwork?: string
   /**
    * Flags for `limits` where this engine, as `env` reaches it, cannot put them
    * on a container's control group, with the limits left unenforced (named as
    * settings); undefined where it can. Absent: it always can.
    */
-  /** Flags `network create --internal` needs so no route leads out, not even through the host. */
-  readonly internalNetwork?: readonly string[]
   limitFlags?(limits: ResourceLimits, env: Readonly<Record<string, string | undefined>>): { readonly flags: readonly string[]; readonly unenforced: readonly string[] } | undefined
 }
 
@@ -341,6 +345,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     },
 
     networks: {
+      ...(dialect.defaultNetwork ? { defaultNetwork: dialect.defaultNetwork } : {}),
       async create(name, options, context) {
         const labels = Object.entries(options.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`])
         const internal = options.internal ? ['--internal', ...(dialect.internalNetwork ?? [])] : []

@@ -1,3 +1,10 @@
+/**
+ * The kernel: plugin loading, lookup, rendering and the runtime's choice,
+ * behind one frozen table of tapable hooks.
+ *
+ * Longer than 400 lines: those four jobs share the loaded plugins and the
+ * hooks; they become a facade over plugins/, render/ and runtime/ folders.
+ */
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'

@@ -9,19 +9,23 @@ import { replaceFile, snapshot, type FileSnapshot } from './files.js'
 import { statePath } from './locations.js'
 
 /**
- * Why a file of a repository runs code on the host:
+ * Why a file of a repository needs the user's trust:
  * - `code`: JavaScript read as settings (`omh.config.{js,mjs,cjs}`, or a file a settings file `$import`s);
  * - `settings`: a settings file that names plugins or pulls in code;
- * - `plugin`: a plugin module those settings name by path.
+ * - `plugin`: a plugin module those settings name, or one a package name resolves to inside the repository;
+ * - `sandbox`: a settings file that widens the sandbox: a wider way out, higher limits, more of
+ *   the user's files, an image or a build step of the repository's choosing.
  */
-export type TrustReason = 'code' | 'settings' | 'plugin'
+export type TrustReason = 'code' | 'settings' | 'plugin' | 'sandbox'
 
-/** A file that loads code, and where it says so. */
+/** A file that needs trust, and where it says why. */
 export interface TrustSubject {
   readonly file: string
   readonly reason: TrustReason
-  /** The key that makes a settings file load code (`plugins`, `omh.plugins`, `$import`). */
+  /** The key that makes a settings file load code (`plugins`, `omh.plugins`, `$import`), or the first that widens the sandbox. */
   readonly key?: KeyPath
+  /** For `sandbox`: every key that widens it. */
+  readonly widens?: readonly KeyPath[]
 }
 
 export interface TrustFile extends TrustSubject {
@@ -65,7 +69,8 @@ export async function repositoryTrust(root: string, omhState: string, subjects: 
   const store = trustStoreOf(omhState)
   const repository = await realpath(root)
   const recorded = subjects.length ? (parseStore(await snapshot(store)).repositories[repository]?.files ?? {}) : {}
-  const unique = subjects.filter((s, n) => subjects.findIndex((o) => o.file === s.file) === n)
+  // A settings file may both load code and widen the sandbox: one entry per reason, one hash per file.
+  const unique = subjects.filter((s, n) => subjects.findIndex((o) => o.file === s.file && o.reason === s.reason) === n)
   const files = await Promise.all(
     unique.map(async (subject): Promise<TrustFile> => {
       const hash = sha256(await readSubject(subject.file))
@@ -86,14 +91,14 @@ export function assertTrusted(trust: RepositoryTrust): void {
       file: f.file,
       ...(at ? { line: at.line, column: at.column } : {}),
       ...(f.key ? { path: f.key.join('.') } : {}),
-      message: `${WHY[f.reason]}; ${f.state === 'changed' ? 'changed since you trusted it' : 'not trusted yet'}`,
+      message: `${WHY[f.reason]}${f.widens && f.widens.length > 1 ? `, as ${f.widens.slice(1).map((k) => k.join('.')).join(', ')} ${f.widens.length > 2 ? 'do' : 'does'}` : ''}; ${f.state === 'changed' ? 'changed since you trusted it' : 'not trusted yet'}`,
     }
   })
   throw OmhError.of(REPOSITORY_UNTRUSTED, {
     args: [trust.root, pending.length],
     hintArgs: [trust.root],
     problems,
-    details: { repository: trust.repository, files: pending.map(({ file, reason, sha256, state }) => ({ file, reason, sha256, state })) },
+    details: { repository: trust.repository, files: pending.map(({ file, reason, sha256, state, widens }) => ({ file, reason, sha256, state, ...(widens ? { widens: widens.map((k) => k.join('.')) } : {}) })) },
   })
 }
 
@@ -101,6 +106,7 @@ export const WHY: Readonly<Record<TrustReason, string>> = {
   code: 'JavaScript omh would run as settings',
   settings: 'settings that load code',
   plugin: 'a plugin module',
+  sandbox: 'settings that widen the sandbox',
 }
 
 /** Records the present content of every file of `trust` as trusted; files recorded before keep their record. */

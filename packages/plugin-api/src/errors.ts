@@ -8,6 +8,8 @@
  *   to do next. Neither starts with "Error:" — the formatter adds the frame.
  *
  * `docs/errors.md` lists every code with an example; a test keeps the two equal.
+  *
+ * Longer than 400 lines: the catalogue holds every code omh reports, one entry each, sorted.
  */
 
 /** One problem inside a file: where it is, and what is wrong there. */
@@ -511,9 +513,9 @@ export const REPOSITORY_UNTRUSTED = define({
   code: 'REPOSITORY_UNTRUSTED',
   exit: 2,
   message: (root: string, count: number) =>
-    `${root} carries ${count === 1 ? 'a file' : `${count} files`} that would run code on this machine, and you have not trusted ${count === 1 ? 'it' : 'them'}, so omh ran nothing:`,
+    `${root} carries ${count === 1 ? 'a file' : `${count} files`} that would run code on this machine or widen the sandbox, and you have not trusted ${count === 1 ? 'it' : 'them'}, so omh ran nothing:`,
   hint: (root: string) =>
-    `Read what is listed above; if you trust it, run \`omh trust\` in ${root} (\`omh trust --show\` lists what it would trust). Settings without \`plugins\`, hook files and rules need no trust.`,
+    `Read what is listed above; if you trust it, run \`omh trust\` in ${root} (\`omh trust --show\` lists what it would trust). Settings that load no code and only narrow the sandbox, hook files and rules need no trust.`,
 })
 
 export const REQUIRED_DROPPED = define({

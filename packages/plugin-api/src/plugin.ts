@@ -7,6 +7,8 @@
  * This file is the reference documentation of every contract.
  *
  * @since 1
+  *
+ * Longer than 400 lines: this file is the documentation of the contracts, member by member.
  */
 import type { $ZodType } from 'zod/v4/core'
 import type { OmhError, Problem } from './errors.js'
@@ -644,6 +646,13 @@ export interface RuntimePlugin<O = unknown> {
 
 /** What a runtime does with engine networks. Every operation rejects with CONTAINER_FAILED. */
 export interface RuntimeNetworks {
+  /**
+   * The network a container joins when none is named, so a container started
+   * on another network can be joined to it as well. Absent: the engine's default cannot be named, and a
+   * container that needs both starts on the default.
+   * @since 1
+   */
+  readonly defaultNetwork?: string
   /**
    * Makes the network unless it exists. `internal`: no route out of it, not
    * even to the host; reject when the engine cannot promise that.

@@ -9,6 +9,20 @@ export const memorySize = z.union([
   z.string().check(z.regex(MEMORY, 'a size such as "4g", "512m", bytes, or a share of the host\'s memory below 100%, such as "50%"')),
 ])
 
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
+
+/**
+ * Bytes for a memory value (already checked against `memorySize`): a share of
+ * `total` for `N%`, a binary size otherwise.
+ */
+export function memoryBytes(value: string | number, total: number): number {
+  if (typeof value === 'number') return value
+  const share = /^([\d.]+)%$/.exec(value)
+  if (share) return Math.floor((total * Number(share[1])) / 100)
+  const [, amount, unit] = /^([\d.]+)\s*([kmgt]?)/i.exec(value) ?? []
+  return Math.floor(Number(amount) * UNITS[(unit ?? '').toLowerCase()]!)
+}
+
 /** `host[:port]`; a leading `*.` matches every subdomain. */
 export const HOST_PATTERN =
   /^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d\d|655[0-2]\d|6553[0-5]))?$/i

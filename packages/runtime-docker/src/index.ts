@@ -50,5 +50,6 @@ export default defineCliRuntime({
   // iptables rules, which a daemon run with --iptables=false lacks. A bridge without a host address
   // routes nowhere, with or without them.
   internalNetwork: ['-o', 'com.docker.network.bridge.inhibit_ipv4=true'],
+  defaultNetwork: 'bridge',
   execFailed: (exitCode, stderr) => exitCode === 1 && /^Error response from daemon: /m.test(stderr),
 })

@@ -53,6 +53,7 @@ export default defineCliRuntime({
   buildSetup: async () => ({ args: ['--force-rm'], env: {} }),
   // Without it `rm -f` waits up to 10 s for a process that ignores SIGTERM.
   removeNow: ['--time', '0'],
+  defaultNetwork: 'podman',
   execFailed: (exitCode, stderr) => (exitCode === 125 || exitCode === 255) && /^Error: /m.test(stderr),
   // Rootless, the user is root inside unless told otherwise; keep-id makes them the container user.
   // Rootless on cgroups v1 nothing is delegated, and Podman would drop every limit with a

@@ -120,6 +120,8 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
       for (const v of spec.volumes ?? []) if (!volumeStore.has(v.volume)) throw new Error(`no such volume ${v.volume}`)
       const ports = (spec.ports ?? []).map((p) => ({ guest: p.guest, host: p.host ?? fake.nextPort++, hostIp: '127.0.0.1' }))
       containers.set(spec.name!, { spec, running: true, ports })
+      // Started on a network the fake made, the container is one of its members, as on an engine.
+      if (spec.network) networkStore.get(spec.network)?.add(spec.name!)
       return spec.name!
     },
     async exec(container, argv, options): Promise<RunResult> {

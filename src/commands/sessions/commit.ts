@@ -1,6 +1,6 @@
 import { Args, Flags } from '../../lib/oclif.js'
 import { branchOf, commitSession, resolveBase, workState } from '@omh/sandbox'
-import { SessionsCommand } from '../../lib/sessions-command.js'
+import { SessionsCommand, leftOutNotice } from '../../lib/sessions-command.js'
 
 export interface SessionsCommitResult {
   session: string
@@ -15,6 +15,8 @@ export interface SessionsCommitResult {
   rest: string | null
   /** Commits on the branch since the base; null when git could not count. */
   ahead: number | null
+  /** Directories holding a git repository of their own, which omh neither reads nor carries. */
+  leftOut: string[]
 }
 
 export default class SessionsCommit extends SessionsCommand<SessionsCommitResult> {
@@ -41,6 +43,7 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
       const s = this.style
       for (const k of done.kept) this.log(`kept ${k.commit!.slice(0, 8)} ${k.subject} ${s.dim(`(the agent's ${k.from.slice(0, 8)})`)}`)
       for (const k of done.skipped) this.log(s.dim(`left out the agent's ${k.from.slice(0, 8)} ${k.subject}: it changes nothing on ${branchOf(sid)}`))
+      for (const dir of done.leftOut) this.log(s.dim(leftOutNotice(dir)))
       const tally = ahead === null ? '' : ` (${ahead} commit${ahead === 1 ? '' : 's'} ahead of ${base!.name})`
       if (done.rest) this.log(`committed ${done.rest.slice(0, 8)} to ${branchOf(sid)}${tally}`)
       else this.log(`nothing left uncommitted; ${branchOf(sid)} is at ${done.commit.slice(0, 8)}${tally}`)
@@ -53,6 +56,7 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
       skipped: done.skipped.map((k) => ({ from: k.from, subject: k.subject })),
       rest: done.rest ?? null,
       ahead,
+      leftOut: [...done.leftOut],
     }
   }
 }

@@ -1,12 +1,14 @@
 import { Args, Flags } from '../../lib/oclif.js'
 import { resolveBase, sessionDiff } from '@omh/sandbox'
-import { SessionsCommand } from '../../lib/sessions-command.js'
+import { SessionsCommand, leftOutNotice } from '../../lib/sessions-command.js'
 
 export interface SessionsDiffResult {
   session: string
   base: string
   files: { path: string; added: number | null; deleted: number | null }[]
   diff: string
+  /** Directories holding a git repository of their own, which omh neither reads nor carries. */
+  leftOut: string[]
 }
 
 export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
@@ -26,7 +28,8 @@ export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
     if (!this.jsonEnabled()) {
       if (diff.text) this.answer(diff.text)
       else this.notice(`No changes on omh/${sid} since ${base.name}.`)
+      for (const dir of diff.leftOut) this.notice(leftOutNotice(dir))
     }
-    return { session: sid, base: diff.base, files: [...diff.files], diff: diff.text }
+    return { session: sid, base: diff.base, files: [...diff.files], diff: diff.text, leftOut: [...diff.leftOut] }
   }
 }

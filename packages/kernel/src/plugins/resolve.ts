@@ -16,6 +16,8 @@ export function resolvePluginModule(specifier: string, fromDir: string): string 
     return existsSync(file) ? file : undefined
   }
   const parts = specifier.split('/')
+  // A subpath that climbs would leave the package: never resolved (the settings schema says why).
+  if (specifier.includes('\\') || parts.some((part) => part === '' || part === '.' || part === '..')) return undefined
   const nameLength = specifier.startsWith('@') ? 2 : 1
   const name = parts.slice(0, nameLength).join('/')
   const subpath = parts.length > nameLength ? `./${parts.slice(nameLength).join('/')}` : '.'

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
 import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError, CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
@@ -8,6 +8,7 @@ import { resolvePluginModule } from '../plugins/resolve.js'
 import { readTextSafe, type ReadBounds } from '../safe-read.js'
 import { assertTrusted, repositoryTrust, type RepositoryTrust, type TrustSubject } from '../trust.js'
 import { settingsSchema, type Settings } from './schema.js'
+import { wideningKeys } from './widen.js'
 
 /**
  * Settings layers, least specific first. A later layer wins for a key.
@@ -82,7 +83,7 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
   const push = (name: LayerName, read: ReadLayer | undefined) => read && layers.push(validate(name, read))
   push('defaults', readToml(at.defaults, {}))
   push('personal', readToml(path.join(at.omhHome, 'settings.toml'), {}))
-  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhState)))
+  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhState, merge(layers))))
   return merge(layers)
 }
 
@@ -92,8 +93,8 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
  * JavaScript config is only noted, and the files that would run code are
  * checked against the user's trust records before anything is imported.
  */
-async function repositoryLayers(cwd: string, repoRoot: string, omhState: string): Promise<SettingsLayer[]> {
-  const seen = readRepository(cwd, repoRoot)
+async function repositoryLayers(cwd: string, repoRoot: string, omhState: string, mine: EffectiveSettings): Promise<SettingsLayer[]> {
+  const seen = readRepository(cwd, repoRoot, mine)
   if (seen.subjects.length) assertTrusted(await repositoryTrust(repoRoot, omhState, seen.subjects))
   const project = seen.project && 'code' in seen.project ? await importLayer(seen.project.code) : seen.project
   return [
@@ -103,8 +104,9 @@ async function repositoryLayers(cwd: string, repoRoot: string, omhState: string)
 }
 
 /** What the user's trust records say of the repository's files that load code; nothing is imported. */
-export async function inspectRepositoryTrust(at: { cwd: string; repoRoot: string; omhState: string }): Promise<RepositoryTrust> {
-  return repositoryTrust(at.repoRoot, at.omhState, readRepository(at.cwd, at.repoRoot).subjects)
+export async function inspectRepositoryTrust(at: SettingsLocations & { repoRoot: string }): Promise<RepositoryTrust> {
+  const mine = merge([readToml(at.defaults, {}), readToml(path.join(at.omhHome, 'settings.toml'), {})].flatMap((read, n) => (read ? [validate(n ? 'personal' : 'defaults', read)] : [])))
+  return repositoryTrust(at.repoRoot, at.omhState, readRepository(at.cwd, at.repoRoot, mine).subjects)
 }
 
 interface RepositoryRead {
@@ -116,8 +118,8 @@ interface RepositoryRead {
   readonly subjects: TrustSubject[]
 }
 
-/** Reads the `project`, `shared` and `local` layers, running nothing. */
-function readRepository(cwd: string, repoRoot: string): RepositoryRead {
+/** Reads the `project`, `shared` and `local` layers, running nothing; `mine` is what the user's own layers allow. */
+function readRepository(cwd: string, repoRoot: string, mine: EffectiveSettings): RepositoryRead {
   const bounds = { within: repoRoot }
   const subjects: TrustSubject[] = []
   const namingPlugins = (read: ReadLayer, key: readonly string[]) => {
@@ -125,14 +127,22 @@ function readRepository(cwd: string, repoRoot: string): RepositoryRead {
     if (!Array.isArray(plugins) || !plugins.length) return
     subjects.push({ file: read.file, reason: 'settings', key: [...key] })
     for (const specifier of plugins) {
-      if (typeof specifier !== 'string' || (!specifier.startsWith('.') && !path.isAbsolute(specifier))) continue
-      const module = resolvePluginModule(specifier, path.dirname(read.file))
-      if (module && statSync(module, { throwIfNoEntry: false })?.isFile()) subjects.push({ file: module, reason: 'plugin' })
+      if (typeof specifier !== 'string') continue
+      const module = repositoryCode(specifier, path.dirname(read.file), repoRoot)
+      if (module) subjects.push({ file: module, reason: 'plugin' })
     }
+  }
+  const widening = (layer: SettingsLayer, prefix: readonly string[]) => {
+    const keys = wideningKeys(layer.settings, mine)
+    if (keys.length) subjects.push({ file: layer.file, reason: 'sandbox', key: [...prefix, ...keys[0]!], widens: keys })
   }
   const project = searchUp(cwd, repoRoot)
   if (project && 'code' in project) subjects.push({ file: project.code, reason: 'code' })
-  else if (project) namingPlugins(project, path.basename(project.file) === 'package.json' ? ['omh', 'plugins'] : ['plugins'])
+  else if (project) {
+    const inPackage = path.basename(project.file) === 'package.json'
+    namingPlugins(project, inPackage ? ['omh', 'plugins'] : ['plugins'])
+    widening(validate('project', project), inPackage ? ['omh'] : [])
+  }
   const layers: SettingsLayer[] = []
   for (const [name, file] of [
     ['shared', path.join(repoRoot, '.omh', 'settings.toml')],
@@ -141,9 +151,37 @@ function readRepository(cwd: string, repoRoot: string): RepositoryRead {
     const read = readToml(file, bounds)
     if (!read) continue
     namingPlugins(read, ['plugins'])
-    layers.push(validate(name, read))
+    const layer = validate(name, read)
+    widening(layer, [])
+    layers.push(layer)
   }
   return { project, layers, subjects }
+}
+
+/**
+ * The file a repository's `plugins` entry would import, when trust must hash
+ * it: any file named by path, and whatever a package name resolves to inside
+ * the repository, through links too (a workspace's `node_modules/x ->
+ * ../plugins/x`, a vendored package). A package that resolves outside the
+ * repository is one the user installed. Node imports a module at its real
+ * path, so that is the path hashed.
+ */
+function repositoryCode(specifier: string, fromDir: string, repoRoot: string): string | undefined {
+  const module = resolvePluginModule(specifier, fromDir)
+  if (!module) return undefined
+  let real: string
+  let root: string
+  try {
+    real = realpathSync(module)
+    root = realpathSync(repoRoot)
+  } catch {
+    return undefined
+  }
+  if (!statSync(real, { throwIfNoEntry: false })?.isFile()) return undefined
+  const inside = path.relative(root, real)
+  const within = !inside.startsWith('..') && !path.isAbsolute(inside)
+  if (within) return path.join(repoRoot, inside)
+  return specifier.startsWith('.') || path.isAbsolute(specifier) ? real : undefined
 }
 
 function readToml(file: string, bounds: ReadBounds): ReadLayer | undefined {

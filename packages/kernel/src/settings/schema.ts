@@ -2,11 +2,42 @@ import * as z from 'zod/mini'
 import { CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
 import { hostPattern, memorySize } from '@omh/plugin-kit'
 
+// Every value of a settings file reaches a command line, a Containerfile or a terminal: none may carry a control character.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const text = () => z.string().check(z.minLength(1), z.refine((s: string) => !CONTROL.test(s), { message: 'a control character (a newline, an escape) has no place in a setting' }))
+
+/**
+ * An image reference as engines parse one: `[registry[:port]/]path[:tag][@digest]`,
+ * lower-case path components separated by `/`, no spaces, nothing after.
+ */
+const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*'
+const REGISTRY = '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\\d+)?/)?'
+export const IMAGE_REFERENCE = new RegExp(`^${REGISTRY}${COMPONENT}(?:/${COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`)
+const imageReference = text().check(z.maxLength(512), z.regex(IMAGE_REFERENCE, 'an image reference, such as "registry.example.com/library/node:24-bookworm-slim" or "localhost/base:1"'))
+
+/** An engine network: a name, or an engine's own mode (`host`, `none`, `container:<name>`). */
+const networkName = text().check(z.maxLength(256), z.regex(/^(?:container:)?[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'a network name, such as "host", "none" or "my-net"'))
+
 const entryName = z.string().check(
   z.minLength(1),
   z.refine((s: string) => !s.includes('/') && !s.includes('\\') && !s.startsWith('.') && !s.includes('\0'), {
     message: 'an entry is a name in your catalogue, never a path',
   }),
+)
+
+/**
+ * A `plugins` entry: a path, or a package name and a path inside that
+ * package. A subpath that climbs (`argparse/../../x.mjs`) would name any file
+ * on the machine under a package's name, which trust does not hash.
+ */
+export const climbsOutOfPackage = (specifier: string): boolean => {
+  if (specifier.startsWith('.') || specifier.startsWith('/')) return false
+  return specifier.includes('\\') || specifier.split('/').some((part) => part === '' || part === '.' || part === '..')
+}
+
+const pluginSpecifier = text().check(
+  z.refine((s: string) => !climbsOutOfPackage(s), { message: 'a path ("./plugin.mjs") or a package name followed by a path inside that package, never one that leaves it' }),
 )
 
 const allowlist = z.array(entryName).check(
@@ -30,25 +61,25 @@ export const settingsSchema = z.strictObject({
   /** Names the file's JSON Schema, for editors of a JSON layer; omh reads nothing from it. */
   $schema: z.optional(z.string()),
   /** Plugin modules, resolved from the directory of the file that names them. */
-  plugins: z.optional(z.array(z.string().check(z.minLength(1)))),
+  plugins: z.optional(z.array(pluginSpecifier)),
   /** `auto` or an engine a runtime plugin answers to. */
-  runtime: z.optional(z.string().check(z.minLength(1))),
+  runtime: z.optional(text()),
   /** Each runtime's own settings, `[runtimes.<engine>]`: the runtime plugin checks its table against its own schema. */
-  runtimes: z.optional(z.record(z.string().check(z.minLength(1)), z.record(z.string(), z.unknown()))),
+  runtimes: z.optional(z.record(text(), z.record(z.string(), z.unknown()))),
   /** Which captured login to use when a harness has several. */
-  account: z.optional(z.string().check(z.minLength(1))),
+  account: z.optional(text()),
   /** Allowlist per capability: absent = everything, [] = nothing, ["*"] = the whole catalogue. */
   use: z.optional(use),
   session: z.optional(
     z.strictObject({
       /** The engine network session containers join (a port can only be published on a network that has one). */
-      network: z.optional(z.string().check(z.minLength(1))),
+      network: z.optional(networkName),
       /** How long a session container may sit with nothing run in it before the next omh command stops it: `90m`, `4h`, `2d`. */
       idle_stop: z.optional(z.string().check(z.regex(/^[1-9]\d*[smhd]$/, 'a duration: a whole number and s, m, h or d, e.g. "4h"'))),
       /** How a session's files reach its container: `auto` (checked per engine), `mounted` or `copied` (into volumes). */
       files: z.optional(z.enum(['auto', 'mounted', 'copied'])),
       /** Untracked files copied into a new session's worktree (paths or globs in the repository), `[limits] carry_in_bytes` at most. */
-      carry_in: z.optional(z.array(z.string().check(z.minLength(1)))),
+      carry_in: z.optional(z.array(text())),
       /** Memory a session may use: bytes, a size (`4g`, `512m`) or a share of the host's (`50%`). */
       memory: z.optional(memorySize),
       /** The most processes and threads a session may run at once. */
@@ -77,9 +108,9 @@ export const settingsSchema = z.strictObject({
   image: z.optional(
     z.strictObject({
       /** The image omh's base recipe starts `FROM`: Debian-based, with apt. */
-      base: z.optional(z.string().check(z.minLength(1))),
+      base: z.optional(imageReference),
       /** The engine network image builds run on (`host` reaches registries where the bridge cannot). */
-      network: z.optional(z.string().check(z.minLength(1))),
+      network: z.optional(networkName),
       /** Where omh's images are named and pushed (`registry.example.com/team`), for engines that pull rather than build, such as a cluster. */
       registry: z.optional(
         z.string().check(

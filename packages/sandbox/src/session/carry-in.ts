@@ -8,11 +8,9 @@ import { statSync } from 'node:fs'
 import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CARRY_IN_REFUSED, OmhError, isOmhError } from '@omh/plugin-api'
-import { readFileSafe, type Kernel } from '@omh/kernel'
+import { DEFAULT_CARRY_IN_BYTES, readFileSafe, type Kernel } from '@omh/kernel'
 import { tryGit } from './git.js'
 
-/** The most bytes carry_in copies into a session, all files together, unless `[limits] carry_in_bytes` says. */
-export const DEFAULT_CARRY_IN_BYTES = 64 * 1024 * 1024
 
 const CARRIED = 'carried.json'
 

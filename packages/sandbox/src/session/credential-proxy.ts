@@ -11,10 +11,19 @@
  *
  * Each route listens on a port of its own; its key is read from the
  * proxy's environment by name, never from the request or a file.
+ *
+ * Only the session may use it. The proxy starts on the session's internal
+ * network alone and listens on the addresses it has then, before it is joined
+ * to the outside one; and every request must carry, where the key goes, the
+ * session's own placeholder (`OMH_CREDENTIAL_TOKEN`), which nothing outside
+ * the session holds. A host or a container that reaches the proxy some other
+ * way is refused before anything is sent upstream.
  */
+import { writeFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { request } from 'node:https'
 import { isIP } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { pathToFileURL } from 'node:url'
 
 export interface CredentialRoute {
@@ -58,12 +67,29 @@ function refuse(res: ServerResponse, status: number, message: string) {
   res.end(JSON.stringify({ type: 'error', error: { type: 'omh_credential_proxy', message } }))
 }
 
+/** The variable holding the session's placeholder, which every request must carry. */
+export const TOKEN_VARIABLE = 'OMH_CREDENTIAL_TOKEN'
+/** The file the proxy makes once every route listens. */
+export const READY_FILE = '/tmp/omh-credential-proxy.ready'
+
+/** Whether a request carries the session's placeholder where the key goes, with or without the route's prefix. */
+export function carriesToken(incoming: IncomingHttpHeaders, route: CredentialRoute, token: string | undefined): boolean {
+  if (!token) return false
+  const sent = incoming[route.header.toLowerCase()]
+  const value = Array.isArray(sent) ? sent[0] : sent
+  return value === `${route.prefix}${token}` || value === token
+}
+
 /** Serves one route; resolves once it listens, with the port (the route's, or any free one for 0). */
 export function serveRoute(route: CredentialRoute, env: Readonly<Record<string, string | undefined>>, host = '0.0.0.0'): Promise<{ port: number; close: () => void }> {
   const upstream = new URL(route.upstream)
   if (upstream.protocol !== 'https:') throw new Error(`${route.upstream}: the credential proxy forwards over TLS only`)
   const base = upstream.pathname.replace(/\/+$/, '')
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (!carriesToken(req.headers, route, env[TOKEN_VARIABLE])) {
+      req.resume()
+      return refuse(res, 403, `omh's credential proxy serves only its session: this request does not carry the session's placeholder in ${route.header}`)
+    }
     // Read per request: the key is never kept anywhere the proxy would answer from.
     const key = env[route.variable]
     if (!key) return refuse(res, 503, `no key for ${route.variable} was given to omh's credential proxy`)
@@ -97,8 +123,25 @@ export function serveRoute(route: CredentialRoute, env: Readonly<Record<string, 
   })
 }
 
+/**
+ * The addresses the proxy has as it starts, on the session's network alone:
+ * every interface but loopback (and IPv6 link-local ones, which need a scope).
+ */
+export function sessionAddresses(interfaces = networkInterfaces()): string[] {
+  return Object.values(interfaces)
+    .flatMap((list) => list ?? [])
+    .filter((i) => !i.internal && !(i.family === 'IPv6' && i.address.toLowerCase().startsWith('fe80:')))
+    .map((i) => i.address)
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const routes = JSON.parse(process.env['OMH_CREDENTIAL_ROUTES'] ?? '[]') as CredentialRoute[]
-  await Promise.all(routes.map((r) => serveRoute(r, process.env)))
-  process.stdout.write(`omh credential proxy: ${routes.map((r) => `:${r.port} -> ${new URL(r.upstream).host}`).join(', ')}\n`)
+  const addresses = sessionAddresses()
+  if (!addresses.length) {
+    process.stderr.write("omh credential proxy: no address on the session's network to listen on\n")
+    process.exit(1)
+  }
+  await Promise.all(routes.flatMap((r) => addresses.map((a) => serveRoute(r, process.env, a))))
+  writeFileSync(READY_FILE, `${addresses.join(' ')}\n`)
+  process.stdout.write(`omh credential proxy on ${addresses.join(', ')}: ${routes.map((r) => `:${r.port} -> ${new URL(r.upstream).host}`).join(', ')}\n`)
 }

@@ -5,19 +5,46 @@
  * the session's internal network and the outside one, which alone holds the
  * real keys and forwards over TLS (credential-proxy.ts).
  */
-import { chmod, copyFile, mkdir } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { chmod, copyFile, lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter } from '@omh/kernel'
-import type { CredentialRoute } from './credential-proxy.js'
+import { READY_FILE, TOKEN_VARIABLE, type CredentialRoute } from './credential-proxy.js'
 import { putFiles } from './copied.js'
 
 /** The credential proxy's name on the session's network, and its first port (one per key). */
 export const CREDS_HOST = 'omh-creds'
 export const CREDS_PORT = 4480
-/** What the harness reads instead of its key: not a secret, and the same for every session. */
-export const PLACEHOLDER = 'omh-credential-proxy-holds-the-key'
+/**
+ * What the harness reads instead of its key begins with this; the rest is the
+ * session's own, so only the session can use its proxy. It is worth nothing
+ * anywhere else.
+ */
+export const PLACEHOLDER_PREFIX = 'omh-credential-proxy-'
+const TOKEN_FILE = 'credential-token'
+
+/**
+ * The session's placeholder, made once and kept in its run directory (which
+ * no container mounts), so every launch of the session gives the same one and
+ * its container's plan stays the same.
+ */
+export async function sessionToken(run: string, options: { readonly make: boolean } = { make: true }): Promise<string> {
+  const file = path.join(run, TOKEN_FILE)
+  const found = await lstat(file).catch(() => undefined)
+  if (found?.isFile() && found.size < 256) {
+    const kept = (await readFile(file, 'utf8')).trim()
+    if (new RegExp(`^${PLACEHOLDER_PREFIX}[0-9a-f]{32}$`).test(kept)) return kept
+  }
+  // A dry run makes nothing: it shows where the session's own placeholder will go.
+  if (!options.make) return `${PLACEHOLDER_PREFIX}${'0'.repeat(32)}`
+  const token = `${PLACEHOLDER_PREFIX}${randomBytes(16).toString('hex')}`
+  await mkdir(run, { recursive: true })
+  await writeFile(`${file}.${process.pid}`, `${token}\n`, { mode: 0o600 })
+  await rename(`${file}.${process.pid}`, file)
+  return token
+}
 export const credsName = (container: string) => `${container}-creds`
 /** The volume a copied session's credential proxy runs its program from. */
 export const programVolume = (container: string) => `${credsName(container)}-program`
@@ -33,10 +60,12 @@ export interface KeptKeys {
   readonly routes: readonly CredentialRoute[]
   /** For the proxy container alone: the real keys, by variable. */
   readonly keys: Readonly<Record<string, string>>
+  /** The session's placeholder: the harness sends it where its key would go, and the proxy serves nothing without it. */
+  readonly token: string
 }
 
 /** The adapter's keys the host holds, routed through the proxy; undefined when it holds none. */
-export function keptKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) => string | undefined): KeptKeys | undefined {
+export function keptKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) => string | undefined, token: string): KeptKeys | undefined {
   const env: Record<string, string> = {}
   const routes: CredentialRoute[] = []
   const keys: Record<string, string> = {}
@@ -46,14 +75,14 @@ export function keptKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) =>
     if (value === undefined) return
     const port = CREDS_PORT + n
     const url = `http://${CREDS_HOST}:${port}${k.path ?? ''}`
-    env[k.variable] = PLACEHOLDER
+    env[k.variable] = token
     if (k.base_url) env[k.base_url] = url
     for (const [name, value] of Object.entries(k.env ?? {})) env[name] = value.replaceAll('{url}', url)
     args.push(...(k.args ?? []).map((a) => a.replaceAll('{url}', url)))
     keys[k.variable] = value
     routes.push({ port, upstream: k.upstream, header: k.header, prefix: k.prefix ?? '', variable: k.variable })
   })
-  return routes.length ? { env, args, routes, keys } : undefined
+  return routes.length ? { env, args, routes, keys, token } : undefined
 }
 
 export interface CredentialsUp {
@@ -100,10 +129,15 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   const files = await programWay(at)
   const env: Record<string, string> = {
     OMH_CREDENTIAL_ROUTES: JSON.stringify(at.kept.routes),
+    [TOKEN_VARIABLE]: at.kept.token,
     ...(at.ca ? { NODE_EXTRA_CA_CERTS: `${GUEST_DIR}/${CA}` } : {}),
     ...at.kept.keys,
   }
   const unsupported = (why: string) => OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, why], hintArgs: [at.file] })
+  const networks = runtime.networks!
+  const why = (error: unknown) => (isOmhError(error) ? String(error.details?.['why'] ?? error.message) : String(error))
+  // Started on the session's network alone, the proxy listens on the addresses it has there; the
+  // outside network it joins afterwards, to reach the upstream, never gets a listener.
   await runtime.up(
     {
       image: at.image,
@@ -114,25 +148,34 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
       workdir: '/tmp',
       user: '65534:65534',
       argv: ['node', `${GUEST_DIR}/${SCRIPT}`],
-      ...(at.outside ? { network: at.outside } : {}),
+      network: at.network,
+      aliases: [CREDS_HOST],
       capDrop: ['ALL'],
       noNewPrivileges: true,
       init: true,
       limits: { memory: 256 * 1024 * 1024, pids: 64 },
     },
     context,
-  )
-  try {
-    await runtime.networks!.connect(at.network, name, [CREDS_HOST], context)
-  } catch (error) {
-    await runtime.down(name, context).catch(() => undefined)
-    throw unsupported(`it did not join the credential proxy to ${at.network} (${isOmhError(error) ? String(error.details?.['why'] ?? error.message) : String(error)})`)
-  }
+  ).catch((error: unknown) => {
+    throw isOmhError(error) && error.code === CONTAINER_FAILED.code ? unsupported(`it did not start the credential proxy on ${at.network} (${why(error)})`) : error
+  })
   // The harness's first request may come at once: wait (inside, one exec) until every port listens.
-  const ports = at.kept.routes.map((r) => r.port)
-  const wait = `const net=require('net');let n=0;const t=(p)=>{const s=net.connect(p,'127.0.0.1',()=>{s.end();next()});s.on('error',()=>{if(++n>200)process.exit(1);setTimeout(()=>t(p),25)})};const q=${JSON.stringify(ports)};const next=()=>q.length?t(q.shift()):process.exit(0);next()`
+  const wait = `const fs=require('fs');let n=0;const t=()=>fs.existsSync(${JSON.stringify(READY_FILE)})?process.exit(0):++n>200?process.exit(1):setTimeout(t,25);t()`
   const ready = await runtime.exec(name, ['node', '-e', wait], { tty: false, capture: true }, context)
-  if (ready.exitCode !== 0) throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `start the credential proxy ${name}`, 'it did not listen within 5 seconds'], hintArgs: [] })
+  if (ready.exitCode !== 0) {
+    await runtime.down(name, context).catch(() => undefined)
+    throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `start the credential proxy ${name}`, 'it did not listen within 5 seconds'], hintArgs: [] })
+  }
+  const outside = at.outside ?? networks.defaultNetwork
+  if (!outside) return
+  try {
+    await networks.connect(outside, name, [], context)
+  } catch (error) {
+    // An engine whose default is no network at all leaves the proxy as offline as that default.
+    if (!at.outside) return
+    await runtime.down(name, context).catch(() => undefined)
+    throw unsupported(`it did not join the credential proxy to ${outside} (${why(error)})`)
+  }
 }
 
 

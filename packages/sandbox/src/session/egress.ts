@@ -2,6 +2,8 @@
  * The egress proxy: a session on an internal network whose only way out is a
  * squid of its own, joined to that network and to the outside one, letting
  * through only allowed `host[:port]` patterns and logging every decision.
+  *
+ * Longer than 400 lines: the proxy's image, its rules, its start beside a session and its reload belong to one squid and are read together; they leave for a network/ folder of their own when the sandbox is split by capability.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'

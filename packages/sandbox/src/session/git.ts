@@ -24,7 +24,9 @@ export class GitError extends Error {
  * Settings that keep a host-side git call from running anything a sandbox
  * could have planted: the agent writes the worktree (including any
  * `node_modules/.bin` a hook would call), so hooks and filesystem monitors
- * stay off, and nothing pages.
+ * stay off, and nothing pages. A directory holding a repository of its own (a
+ * submodule, or one the agent made with `git init`) is never entered: its
+ * config, hooks and filters would all be the agent's.
  */
 export const NEUTRAL = [
   '-c', 'core.hooksPath=/dev/null',
@@ -32,7 +34,16 @@ export const NEUTRAL = [
   '-c', 'core.pager=cat',
   '-c', 'protocol.file.allow=never',
   '-c', 'advice.detachedHead=false',
+  '-c', 'submodule.recurse=false',
+  '-c', 'diff.ignoreSubmodules=all',
+  '-c', 'status.submoduleSummary=false',
 ] as const
+
+/**
+ * For `diff` and `log -p` over files the agent wrote: no external diff program
+ * and no textconv, whichever config or attribute names one.
+ */
+export const NO_DIFF_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const
 
 /** For the sandbox's own commits, which are never the user's to sign. */
 export const UNSIGNED = ['-c', 'commit.gpgsign=false', '-c', 'tag.gpgsign=false'] as const
@@ -61,17 +72,73 @@ export interface GitOptions {
   /** Extra variables, e.g. a temporary `GIT_INDEX_FILE`. */
   readonly extraEnv?: Readonly<Record<string, string>>
   readonly input?: string
+  /**
+   * The call reads files the agent wrote (the worktree, its `.gitattributes`):
+   * every filter driver git's config defines is switched off for it, since an
+   * attribute the agent wrote picks which one runs on what.
+   */
+  readonly agentFiles?: boolean
+}
+
+/** How long the question of which filter drivers exist may take. */
+const CONFIG_TIMEOUT_MS = 30_000
+
+// Filter drivers per directory, asked once per process: the config is the user's and does not change under one command.
+const drivers = new Map<string, Promise<Record<string, string> | GitResult>>()
+
+/**
+ * Variables that switch off every filter driver the config at `cwd` defines
+ * (`filter.<name>.clean`, `smudge`, `process`, and `required` so a missing
+ * one is no failure), passed as `GIT_CONFIG_KEY_n`, which takes a driver name
+ * as it is, `=` and all; or git's failure to say, which fails the call that
+ * needed them rather than letting it run with a filter on.
+ */
+function neutralDrivers(options: GitOptions, trust: readonly string[]): Promise<Record<string, string> | GitResult> {
+  const known = drivers.get(options.cwd)
+  if (known) return known
+  const asked = new Promise<Record<string, string> | GitResult>((resolve) => {
+    execFile(
+      'git',
+      [...NEUTRAL, ...trust, 'config', '-z', '--name-only', '--get-regexp', '^filter\\.'],
+      { cwd: options.cwd, env: gitEnv(options.env), maxBuffer: 1024 * 1024, encoding: 'utf8', timeout: CONFIG_TIMEOUT_MS },
+      (error, stdout, stderr) => {
+        // Exit 1 is "no such key": no driver to switch off.
+        if (error && error.code !== 1) return resolve({ ok: false, code: typeof error.code === 'number' ? error.code : 128, stdout: '', stderr: stderr || error.message })
+        const names = new Set<string>()
+        for (const key of (stdout ?? '').split('\0')) {
+          const last = key.lastIndexOf('.')
+          if (key.startsWith('filter.') && last > 'filter.'.length) names.add(key.slice('filter.'.length, last))
+        }
+        const pairs = [...names].flatMap((name) => [
+          [`filter.${name}.clean`, ''],
+          [`filter.${name}.smudge`, ''],
+          [`filter.${name}.process`, ''],
+          [`filter.${name}.required`, 'false'],
+        ])
+        const env: Record<string, string> = pairs.length ? { GIT_CONFIG_COUNT: String(pairs.length) } : {}
+        pairs.forEach(([key, value], n) => {
+          env[`GIT_CONFIG_KEY_${n}`] = key!
+          env[`GIT_CONFIG_VALUE_${n}`] = value!
+        })
+        resolve(env)
+      },
+    )
+  })
+  drivers.set(options.cwd, asked)
+  return asked
 }
 
 /** Runs git and resolves its result, failing or not. */
-export function tryGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
+export async function tryGit(args: readonly string[], options: GitOptions): Promise<GitResult> {
   const trust = (options.trust ?? []).flatMap((dir) => ['-c', `safe.directory=${dir}`])
   const full = [...NEUTRAL, ...trust, ...args]
+  const off = options.agentFiles ? await neutralDrivers(options, trust) : {}
+  if ('ok' in off) return off as GitResult
   return new Promise((resolve) => {
     const child = execFile(
       'git',
       full,
-      { cwd: options.cwd, env: { ...gitEnv(options.env), ...options.extraEnv }, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
+      { cwd: options.cwd, env: { ...gitEnv(options.env), ...off, ...options.extraEnv }, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 128) : 0
         resolve({ ok: !error, code, stdout, stderr: error && !stderr ? error.message : stderr })

@@ -15,6 +15,9 @@ export const MAX_BLOB_BYTES = 100 * 1024 * 1024
 
 const SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/
 
+/** The mode git gives a directory that is a commit of another repository (a submodule). */
+const GITLINK = '160000'
+
 /** One commit of the agent's, read from the sandbox repository. */
 export interface AgentCommit {
   readonly sha: string
@@ -41,6 +44,8 @@ export interface SandboxHistory {
   readonly extraEnv: Readonly<Record<string, string>>
   /** The agent's commits not yet carried, oldest first. */
   readonly commits: readonly AgentCommit[]
+  /** Paths the agent's commits made gitlinks (a repository inside the sandbox's): never carried. */
+  readonly leftOut: readonly string[]
 }
 
 const refuse = (sid: string, why: string) => OmhError.of(SANDBOX_HISTORY_REFUSED, { args: [sid, why], hintArgs: [sid] })
@@ -62,7 +67,7 @@ export async function readSandboxHistory(
   limits: { readonly commits: number; readonly blobBytes: number } = { commits: MAX_KEPT_COMMITS, blobBytes: MAX_BLOB_BYTES },
 ): Promise<SandboxHistory> {
   const head = await readHead(shadow, sid)
-  if (!head) return { head: undefined, extraEnv: {}, commits: [] }
+  if (!head) return { head: undefined, extraEnv: {}, commits: [], leftOut: [] }
   const objects = path.join(shadow, 'objects')
   await checkObjectStore(objects, sid)
   const extraEnv = { ...at.extraEnv, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects }
@@ -82,12 +87,18 @@ export async function readSandboxHistory(
   if (listed.length > limits.commits + 1) throw refuse(sid, `it holds ${listed.length} commits, more than the ${limits.commits} omh keeps one by one`)
 
   const commits: AgentCommit[] = []
+  const leftOut = new Set<string>()
   for (const [n, parsed] of listed.entries()) {
     const { sha } = parsed
     // The seed is the files as the session began: never the agent's work.
     if (!known && n === 0 && !parsed.parent && parsed.message.startsWith(SEED_SUBJECT)) continue
     const diff = await run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', ...(parsed.parent ? [parsed.parent, sha] : ['--root', sha])])
-    const changes = parseDiffTree(diff).filter((c) => !omh(c.path))
+    const changes = parseDiffTree(diff).filter((c) => {
+      if (c.mode !== GITLINK) return !omh(c.path)
+      // A commit of another repository's: your repository has none of its objects, and host git must never open that repository.
+      leftOut.add(c.path)
+      return false
+    })
     for (const c of changes) {
       if (!safePath(c.path)) throw refuse(sid, `commit ${sha.slice(0, 8)} names the path ${JSON.stringify(c.path)}, which cannot be in a repository`)
     }
@@ -95,7 +106,7 @@ export async function readSandboxHistory(
   }
   if (commits.length > limits.commits) throw refuse(sid, `it holds ${commits.length} commits, more than the ${limits.commits} omh keeps one by one`)
 
-  const blobs = [...new Set(commits.flatMap((c) => c.changes.filter((x) => x.mode !== '0' && x.mode !== '160000').map((x) => x.object)))]
+  const blobs = [...new Set(commits.flatMap((c) => c.changes.filter((x) => x.mode !== '0').map((x) => x.object)))]
   if (blobs.length) {
     const sizes = await run(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], blobs.map((b) => `${b}\n`).join(''))
     for (const line of sizes.split('\n').filter(Boolean)) {
@@ -107,8 +118,9 @@ export async function readSandboxHistory(
       }
     }
   }
-  return { head, extraEnv, commits }
+  return { head, extraEnv, commits, leftOut: [...leftOut].sort() }
 }
+
 
 /** HEAD of a sandbox repository, resolved by omh from its files: a commit, or undefined when there is none yet. */
 export const sandboxHead = (shadow: string, sid: string): Promise<string | undefined> => readHead(shadow, sid)

@@ -649,7 +649,7 @@ describe('a copied session behind its egress proxy', () => {
     expect(member(t.fake.volumeStore.get(`${name}-creds-program`)!.archive!, 'credential-proxy.mjs')).toContain('OMH_CREDENTIAL_ROUTES')
     const sessionSpec = t.fake.containers.get(name)!.spec
     expect(sessionSpec.labels['omh.files']).toBe('copied')
-    expect(t.fake.networkStore.get(sessionSpec.network!)).toEqual(new Set([`${name}-egress`, `${name}-creds`]))
+    expect(t.fake.networkStore.get(sessionSpec.network!)).toEqual(new Set([`${name}-egress`, `${name}-creds`, name]))
 
     // An allowlist edit: the rules go into the volume before the running proxy rereads them.
     t.fake.calls.length = 0

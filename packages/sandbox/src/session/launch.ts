@@ -1,3 +1,10 @@
+/**
+ * The launch: four phases (claim, prepare, bring up, run), each a function
+ * with a typed result, and the one `try/finally` that releases the claim.
+ *
+ * Longer than 400 lines: the phases share the launch's types and its order of
+ * events; a file per phase waits for the split of the sandbox by capability.
+ */
 import path from 'node:path'
 import {
   GUEST_WORK,
@@ -23,7 +30,7 @@ import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { findSecret, resolveSecrets } from '../secrets.js'
-import { ensureCredentialProxy, keptKeys, type KeptKeys } from './credentials.js'
+import { ensureCredentialProxy, keptKeys, sessionToken, type KeptKeys } from './credentials.js'
 import { EGRESS_LABEL, egressDir, egressOf, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
 import { sessionLimits } from './limits.js'
@@ -393,7 +400,9 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   // no place beside the session for the proxy, and the harness keeps its mounted login. The keyring
   // is not asked: a locked one would prompt at every launch for a key the user may not have.
   const sources = { env: kernel.options.env, omhHome: kernel.omhHome, keyring: () => undefined }
-  const kept = egress.mode === 'allowlist' ? keptKeys(adapter, (name) => findSecret(name, sources)) : undefined
+  const find = (name: string) => findSecret(name, sources)
+  const holds = egress.mode === 'allowlist' && adapter.keys.some((k) => find(k.variable) !== undefined)
+  const kept = holds ? keptKeys(adapter, find, await sessionToken(paths.run, { make: !options.dryRun })) : undefined
   const planned = planSession({
     repo: sessions.repo,
     session: sid,

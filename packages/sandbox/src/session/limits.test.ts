@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { memoryBytes } from './limits.js'
+import { memoryBytes } from '@omh/plugin-kit'
 
 describe('memoryBytes', () => {
   it('reads bytes, binary units and a share of the host', () => {

@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { GIT_FAILED, NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
 import { carriedPaths } from './carry-in.js'
-import { GitError, tryGit, type GitOptions } from './git.js'
+import { GitError, NO_DIFF_PROGRAMS, tryGit, type GitOptions } from './git.js'
 import { agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
@@ -84,7 +84,12 @@ const options_ = (repo: Repository, paths: SessionPaths, env: Env, cwd = paths.w
   cwd,
   env,
   trust: [paths.worktree],
+  agentFiles: true,
 })
+
+/** Status lines of the agent's files: a repository of its own inside the worktree (`sub/`) is never the session's work. */
+const STATUS = ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all'] as const
+const isNestedRepository = (entry: string) => entry.endsWith('/')
 
 export async function workState(omhState: string, repo: Repository, sid: string, baseCommit: string | undefined, env: Env): Promise<WorkState> {
   const paths = sessionPaths(omhState, repo, sid)
@@ -93,11 +98,11 @@ export async function workState(omhState: string, repo: Repository, sid: string,
   const ahead = baseCommit
     ? await tryGit(['rev-list', '--count', `${baseCommit}..refs/heads/${branchOf(sid)}`], options_(repo, paths, env, repo.root))
     : undefined
-  const status = await tryGit(['status', '--porcelain', '--untracked-files=all', '--', ...excluding(await omhPaths(paths))], at)
+  const status = await tryGit([...STATUS, '-z', '--', ...excluding(await omhPaths(paths))], at)
   return {
     on: head.ok ? head.stdout.trim() : 'unknown',
     ahead: ahead?.ok ? Number(ahead.stdout.trim()) : 'unknown',
-    uncommitted: status.ok ? status.stdout.split('\n').filter(Boolean).length : 'unknown',
+    uncommitted: status.ok ? status.stdout.split('\0').filter((e) => e && !isNestedRepository(e)).length : 'unknown',
   }
 }
 
@@ -110,11 +115,11 @@ export async function changedFiles(omhState: string, repo: Repository, sid: stri
   const omh = await omhPaths(paths)
   const [committed, status] = await Promise.all([
     tryGit(['diff', '--name-only', '--no-renames', '-z', `${baseCommit}...refs/heads/${branchOf(sid)}`, '--', ...excluding(omh)], options_(repo, paths, env, repo.root)),
-    tryGit(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', '--', ...excluding(omh)], options_(repo, paths, env)),
+    tryGit([...STATUS, '-z', '--no-renames', '--', ...excluding(omh)], options_(repo, paths, env)),
   ])
   if (!committed.ok || !status.ok) return undefined
   const files = new Set(committed.stdout.split('\0').filter(Boolean))
-  for (const entry of status.stdout.split('\0')) if (entry.length > 3) files.add(entry.slice(3))
+  for (const entry of status.stdout.split('\0')) if (entry.length > 3 && !isNestedRepository(entry)) files.add(entry.slice(3))
   return [...files].sort()
 }
 
@@ -127,13 +132,54 @@ async function requireOnBranch(repo: Repository, paths: SessionPaths, sid: strin
   }
 }
 
-const failed = (doing: string, repo: Repository, error: GitError) =>
-  OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [repo.root], cause: error })
+/** GIT_FAILED naming the repository git failed in: the worktree, the user's checkout, or wherever `at` ran. */
+const failed = (doing: string, at: GitOptions, error: GitError) =>
+  OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [at.cwd], cause: error })
 
-async function must(doing: string, repo: Repository, args: string[], at: GitOptions): Promise<string> {
+async function must(doing: string, _repo: Repository, args: string[], at: GitOptions): Promise<string> {
   const r = await tryGit(args, at)
-  if (!r.ok) throw failed(doing, repo, new GitError(args, r))
+  if (!r.ok) throw failed(doing, at, new GitError(args, r))
   return r.stdout
+}
+
+/**
+ * Stages every file of the worktree into the index `at` names, omh's left
+ * out. An exclude that names a file git ignores anyway (a carried `.env`) is
+ * dropped first: git refuses an exclude of an ignored file with "Use -f".
+ * Resolves the paths left out because they hold a repository of their own.
+ */
+async function addAll(doing: string, repo: Repository, at: GitOptions, omh: readonly string[], against: string): Promise<string[]> {
+  let excluded = omh
+  if (omh.length) {
+    const ignored = await tryGit(['check-ignore', '-z', '--stdin'], { ...at, input: omh.map((p) => `${p}\0`).join('') })
+    if (!ignored.ok && ignored.code !== 1) throw failed(doing, at, new GitError(['check-ignore'], ignored))
+    const skip = new Set(ignored.stdout.split('\0').filter(Boolean))
+    excluded = omh.filter((p) => !skip.has(p))
+  }
+  await must(doing, repo, ['add', '--all', '--', ...excluding(excluded)], at)
+  return dropGitlinks(doing, repo, at, against)
+}
+
+/**
+ * Puts back every gitlink `add` brought into the index or changed: a
+ * repository inside the worktree is the agent's (its HEAD a commit your
+ * repository does not have), so omh carries none, and never looks inside.
+ * Resolves the paths it put back.
+ */
+async function dropGitlinks(doing: string, repo: Repository, at: GitOptions, against: string): Promise<string[]> {
+  const raw = await must(doing, repo, ['diff-index', '--cached', '--raw', '-z', '--no-renames', '--ignore-submodules=none', against], at)
+  const parts = raw.split('\0')
+  const back: string[] = []
+  const left: string[] = []
+  for (let n = 0; n + 1 < parts.length; n += 2) {
+    const m = /^:(\d{6}) (\d{6}) ([0-9a-f]+) ([0-9a-f]+) [A-Z]\d*$/.exec(parts[n]!)
+    if (!m || m[2] !== '160000') continue
+    const file = parts[n + 1]!
+    left.push(file)
+    back.push(/^0+$/.test(m[1]!) ? `0 ${'0'.repeat(m[3]!.length)}\t${file}` : `${m[1]} ${m[3]}\t${file}`)
+  }
+  if (back.length) await must(doing, repo, ['update-index', '-z', '--index-info'], { ...at, input: `${back.join('\0')}\0` })
+  return left
 }
 
 /** A session's changes against where it started: committed and not, omh's files left out. */
@@ -142,6 +188,8 @@ export interface SessionDiff {
   /** Output of `git diff` (a patch, or `--stat` lines). */
   readonly text: string
   readonly files: readonly { readonly path: string; readonly added: number | null; readonly deleted: number | null }[]
+  /** Directories holding a repository of their own, which omh neither reads nor carries. */
+  readonly leftOut: readonly string[]
 }
 
 export async function sessionDiff(
@@ -161,10 +209,10 @@ export async function sessionDiff(
     const doing = `reading the changes of ${sid}`
     const mergeBase = (await must(doing, repo, ['merge-base', baseCommit, 'HEAD'], at)).trim()
     await must(doing, repo, ['read-tree', 'HEAD'], at)
-    await must(doing, repo, ['add', '--all', '--', ...excluding(await omhPaths(paths))], at)
-    const numstat = await must(doing, repo, ['diff', '--cached', '--numstat', '-z', mergeBase], at)
-    const text = await must(doing, repo, ['diff', '--cached', format === 'stat' ? '--stat' : '--patch', '--no-color', mergeBase], at)
-    return { base: mergeBase, text, files: parseNumstat(numstat) }
+    const leftOut = await addAll(doing, repo, at, await omhPaths(paths), 'HEAD')
+    const numstat = await must(doing, repo, ['diff', ...NO_DIFF_PROGRAMS, '--cached', '--numstat', '-z', mergeBase], at)
+    const text = await must(doing, repo, ['diff', ...NO_DIFF_PROGRAMS, '--cached', format === 'stat' ? '--stat' : '--patch', '--no-color', mergeBase], at)
+    return { base: mergeBase, text, files: parseNumstat(numstat), leftOut }
   } finally {
     await rm(tmp, { recursive: true, force: true })
   }
@@ -204,6 +252,8 @@ export interface SessionCommit {
   readonly skipped: readonly KeptCommit[]
   /** The commit of the files the agent left uncommitted, with the user's message; undefined when there were none. */
   readonly rest: string | undefined
+  /** Directories holding a repository of their own (in the worktree or in the agent's commits), which omh does not carry. */
+  readonly leftOut: readonly string[]
 }
 
 /**
@@ -237,7 +287,7 @@ export async function commitSession(
     const omh = await omhPaths(paths)
     const isOmh = (p: string) => omh.some((o) => p === o || p.startsWith(`${o}/`))
     const history = options.squash
-      ? { head: await sandboxHead(paths.shadow, sid).catch(() => undefined), extraEnv: {}, commits: [] }
+      ? { head: await sandboxHead(paths.shadow, sid).catch(() => undefined), extraEnv: {}, commits: [], leftOut: [] }
       : await readSandboxHistory(paths.shadow, sid, await readCarried(paths.run), isOmh, base)
     const borrowed: Readonly<Record<string, string>> = history.extraEnv
     const at: GitOptions = { ...base, extraEnv: { ...base.extraEnv, ...borrowed } }
@@ -267,7 +317,8 @@ export async function commitSession(
       lastTree = tree
     }
 
-    await must(doing, repo, ['add', '--all', '--', ...excluding(omh)], at)
+    const nested = await addAll(doing, repo, at, omh, last)
+    const leftOut = [...new Set([...history.leftOut, ...nested])].sort()
     const tree = (await must(doing, repo, ['write-tree'], at)).trim()
     let rest: string | undefined
     if (tree !== lastTree) {
@@ -281,7 +332,7 @@ export async function commitSession(
     // The branch moved under the worktree; its index follows, its files already match.
     await tryGit(['reset', '--quiet'], options_(repo, paths, env))
     if (history.head) await writeCarried(paths.run, history.head).catch(() => undefined)
-    return { commit: last, kept, skipped, rest }
+    return { commit: last, kept, skipped, rest, leftOut }
   } finally {
     await rm(tmp, { recursive: true, force: true })
   }
@@ -300,7 +351,7 @@ async function copyObjects(repo: Repository, paths: SessionPaths, env: Env, at: 
   const ids = reached.split('\n').map((l) => l.split(' ')[0]).filter(Boolean)
   const own = options_(repo, paths, env)
   const check = await must(doing, repo, ['cat-file', '--batch-check=%(objectname)'], { ...own, input: ids.map((id) => `${id}\n`).join('') })
-  if (check.includes(' missing')) throw failed(doing, repo, new GitError(['cat-file'], { ok: false, code: 1, stdout: '', stderr: 'an object of the new commits did not reach the repository' }))
+  if (check.includes(' missing')) throw failed(doing, own, new GitError(['cat-file'], { ok: false, code: 1, stdout: '', stderr: 'an object of the new commits did not reach the repository' }))
 }
 
 /**
