@@ -3,6 +3,28 @@ import { defineConfig } from 'vitest/config'
 
 const root = import.meta.dirname
 
+/** End-to-end files that need one engine, or none and so run once. */
+const DOCKER_ONLY = ['attach', 'auth', 'codex-hooks', 'codex-profile', 'kubernetes']
+const PODMAN_ONLY = ['kube-play']
+
+/** The end-to-end project of one engine, without the files of the other's alone. */
+function e2e(engine: 'docker' | 'podman', others: readonly string[]) {
+  return {
+    extends: true,
+    test: {
+      name: `e2e-${engine}`,
+      include: ['test/e2e/**/*.e2e.test.ts'],
+      exclude: others.map((name) => `test/e2e/${name}.e2e.test.ts`),
+      env: { OMH_TEST_ENGINES: engine },
+      globalSetup: ['test/e2e/setup.ts'],
+      testTimeout: 600_000,
+      hookTimeout: 900_000,
+      fileParallelism: false,
+      sequence: { concurrent: false },
+    },
+  }
+}
+
 export default defineConfig({
   resolve: {
     // Workspace packages are tested from source; the CLI under test runs from dist.
@@ -39,20 +61,11 @@ export default defineConfig({
         extends: true,
         test: { name: 'fuzz', include: ['test/fuzz/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 60_000 },
       },
-      {
-        // Real Docker and Podman and real harness binaries: image builds take
-        // minutes the first time, and files run one after another.
-        extends: true,
-        test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.e2e.test.ts'],
-          globalSetup: ['test/e2e/setup.ts'],
-          testTimeout: 600_000,
-          hookTimeout: 900_000,
-          fileParallelism: false,
-          sequence: { concurrent: false },
-        },
-      },
+      // Real Docker and Podman and real harness binaries: a project per engine,
+      // the two side by side, files one after another within each. Image builds
+      // take minutes the first time.
+      e2e('docker', PODMAN_ONLY),
+      e2e('podman', DOCKER_ONLY),
     ],
   },
 })

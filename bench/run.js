@@ -9,6 +9,7 @@ import { benchRuntimes } from './runtimes.js'
 import { benchRemote } from './remote.js'
 import { benchSessions } from './sessions.js'
 import { benchCredentials } from './credentials.js'
+import { benchCaches } from './caches.js'
 
 const root = path.resolve(import.meta.dirname, '..')
 const bin = path.join(root, 'bin/run.js')
@@ -76,6 +77,16 @@ for (const engine of (process.env.OMH_BENCH_ENGINES ?? 'docker,podman').split(',
   report(`Session launch on ${engine} (median of ${sessionRuns} runs each, interleaved)`, result)
   const rss = result.rss === undefined ? 'n/a' : `${result.rss.toFixed(0)} MB (target ≤ 120 MB ${result.rss <= 120 ? 'met' : 'MISSED'})`
   console.log(`         peak memory of a warm launch (RSS)  ${rss}`)
+}
+
+// Dependency caches, on an engine whose networks reach the npm registry: Podman's netavark NATs;
+// a Docker daemon run with --iptables=false, as on this project's CI machines, does not.
+// OMH_BENCH_CACHES=0 leaves it out.
+if (process.env.OMH_BENCH_CACHES !== '0') {
+  const cacheRuns = Number(process.env.OMH_BENCH_CACHE_RUNS ?? 3)
+  const engine = process.env.OMH_BENCH_CACHE_ENGINE ?? 'podman'
+  const caches = benchCaches(engine, cacheRuns)
+  report(`Dependency caches: a new session's \`npm ci\` of ${caches.packages} packages from the npm registry (median of ${cacheRuns} pairs)`, caches)
 }
 
 // A session on an engine that does not share this disk; OMH_BENCH_REMOTE=0 leaves it out.

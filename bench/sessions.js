@@ -23,6 +23,7 @@ function timed(argv, options) {
 function bareRun(engine, plan) {
   const c = plan.container
   const args = [engine, 'run', '--rm', '--pull=never', '--init', '--user', c.user, '--workdir', c.workdir, '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges']
+  for (const v of c.volumes ?? []) args.push('--mount', `type=volume,source=${v.volume},target=${v.guest}`)
   for (const m of c.mounts) args.push('--mount', `type=bind,source=${m.host},target=${m.guest}${m.readOnly ? ',readonly' : ''}`)
   return [...args, c.image, ...plan.exec]
 }

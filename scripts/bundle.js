@@ -32,7 +32,11 @@ const common = {
   legalComments: 'none',
   logLevel: 'warning',
   // cosmiconfig requires js-yaml and the profile imports it: one copy (the CommonJS one) serves both.
-  alias: { 'js-yaml': createRequire(import.meta.url).resolve('js-yaml', { paths: ['packages/kernel'] }) },
+  alias: {
+    'js-yaml': createRequire(import.meta.url).resolve('js-yaml', { paths: ['packages/kernel'] }),
+    // Its main is a UMD module whose requires esbuild cannot follow; its ES module bundles whole.
+    'jsonc-parser': createRequire(import.meta.url).resolve('jsonc-parser', { paths: ['packages/kernel'] }).replace(/umd([\\/])main\.js$/, 'esm$1main.js'),
+  },
   banner: {
     js: "import { createRequire as __omhCreateRequire } from 'node:module'; const require = __omhCreateRequire(import.meta.url);",
   },

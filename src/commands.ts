@@ -3,6 +3,8 @@ import AdaptersShow from './commands/adapters/show.js'
 import AdaptersValidate from './commands/adapters/validate.js'
 import Attach from './commands/attach.js'
 import Auth from './commands/auth.js'
+import CachesLs from './commands/caches/ls.js'
+import CachesRm from './commands/caches/rm.js'
 import Completion from './commands/completion.js'
 import ConfigMcpAdd from './commands/config/mcp/add.js'
 import ConfigMcpImport from './commands/config/mcp/import.js'
@@ -23,8 +25,10 @@ import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsEgress from './commands/sessions/egress.js'
 import SessionsLs from './commands/sessions/ls.js'
+import SessionsPorts from './commands/sessions/ports.js'
 import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
+import SessionsTest from './commands/sessions/test.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
 
@@ -39,6 +43,8 @@ export const COMMANDS = {
   attach: Attach,
   auth: Auth,
   completion: Completion,
+  'caches:ls': CachesLs,
+  'caches:rm': CachesRm,
   'config:mcp:add': ConfigMcpAdd,
   'config:mcp:import': ConfigMcpImport,
   'config:mcp:ls': ConfigMcpLs,
@@ -58,8 +64,10 @@ export const COMMANDS = {
   'sessions:down': SessionsDown,
   'sessions:egress': SessionsEgress,
   'sessions:ls': SessionsLs,
+  'sessions:ports': SessionsPorts,
   'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
+  'sessions:test': SessionsTest,
   trust: Trust,
 }
 

@@ -1,6 +1,6 @@
 import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
-import { type DoctorCheck, type DoctorReport } from '@omh/sandbox'
+import { TOOLSET_NODE, type DoctorCheck, type DoctorReport } from '@omh/sandbox'
 import { renderSummary } from '../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../lib/failure.js'
 import { OmhCommand } from '../lib/omh-command.js'
@@ -9,7 +9,8 @@ import { table } from '../lib/table.js'
 import { sharedFlags } from '../lib/flags.js'
 
 /** Staged documents doctor parses inside the container, by syntax: the command gets the path appended. */
-export const CHECKERS: Readonly<Record<string, readonly string[]>> = { javascript: ['node', '--check'] }
+// omh's own Node, in every session image whatever the project's image carries.
+export const CHECKERS: Readonly<Record<string, readonly string[]>> = { javascript: [TOOLSET_NODE, '--check'] }
 
 /**
  * A harness doctor could not check (its adapter does not load, its account is

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { Flags } from '../lib/oclif.js'
 import { NOT_A_REPOSITORY, OmhError, isOmhError, type McpServer } from '@omh/plugin-api'
-import { mcpFileOf, openMcpDocument, planPut, planWrites, readTextSafe, replaceFile, writePlan, type McpChange } from '@omh/kernel'
+import { inspectRepositoryTrust, mcpFileOf, openMcpDocument, planPut, planWrites, readTextSafe, recordTrust, replaceFile, writePlan, type McpChange } from '@omh/kernel'
 import { formatPlan, listing, readServers, type ChangeListing } from '../lib/mcp-plan.js'
 import { inspectRepository, type Finding, type HarnessFile, type RepositoryFacts } from '../lib/inspect-repo.js'
 import { OmhCommand } from '../lib/omh-command.js'
@@ -63,8 +63,8 @@ export default class Init extends OmhCommand<InitResult> {
 
     const unsettable: InitResult['unsettable'] = []
     if (facts.packageManager) unsettable.push({ fact: 'package manager', value: `${facts.packageManager.name} (${facts.packageManager.from})`, why: NO_KEY })
-    if (facts.languages.length) unsettable.push({ fact: 'languages', value: facts.languages.map((l) => l.name).join(', '), why: NO_KEY })
-    if (facts.test) unsettable.push({ fact: 'test command', value: `${facts.test.name} (${facts.test.from})`, why: NO_KEY })
+    const unserved = facts.languages.filter((l) => !facts.packages.some((p) => p.why.startsWith(`${l.name} (`)) && !['JavaScript', 'TypeScript'].includes(l.name))
+    if (unserved.length) unsettable.push({ fact: 'languages', value: unserved.map((l) => l.name).join(', '), why: 'omh knows no Debian package for it; add what it needs to [image] packages' })
 
     const files = [plannedFile(root, SETTINGS, settingsText(facts)), plannedFile(root, GITIGNORE, '# Written by omh init: your local settings and secrets stay out of git.\nsettings.local.toml\n')]
 
@@ -111,6 +111,14 @@ export default class Init extends OmhCommand<InitResult> {
           created.push(full)
           written.push(f.file)
         }
+        // The settings just written are omh's own words, not the repository's: they need no one's
+        // reading before a launch builds the packages they name. Only that file is trusted.
+        const settings = path.join(root, SETTINGS)
+        if (created.includes(settings)) {
+          const trust = await inspectRepositoryTrust({ defaults: kernel.options.defaultsFile, omhHome: kernel.omhHome, omhState: kernel.omhState, cwd: kernel.options.cwd, repoRoot: root })
+          const mine = trust.files.filter((f) => f.file === settings)
+          if (mine.length) await recordTrust({ ...trust, files: mine })
+        }
         if (flags.import && planWrites(plan)) {
           await writePlan(doc, plan)
           written.push(doc.snapshot.file)
@@ -141,7 +149,9 @@ export default class Init extends OmhCommand<InitResult> {
       ['package manager', found(r.facts.packageManager, 'none found')],
       ['languages', r.facts.languages.length ? r.facts.languages.map((l) => `${l.name} ${s.dim(`(${l.from})`)}`).join(', ') : s.dim('none recognised')],
       ['tests', found(r.facts.test, 'no test command found')],
+      ['packages', r.facts.packages.length ? r.facts.packages.map((p) => p.name).join(', ') : s.dim("none beyond omh's base")],
     ]
+    if (r.facts.setup.length) rows.push(['setup', r.facts.setup.map((f) => `${f.name} ${s.dim(`(${f.from})`)}`).join(', ')])
     for (const [n, h] of r.facts.harnessFiles.entries()) rows.push([n === 0 ? 'harness files' : '', `${h.path}${h.kind === 'directory' ? '/' : ''}: ${h.use}`])
     if (!r.facts.harnessFiles.length) rows.push(['harness files', s.dim('none')])
     const verb = { create: flags['dry-run'] ? 'would create' : 'created', same: 'already as omh writes it', kept: 'yours: left as it is', refused: 'not created: a link stands in its way' }
@@ -158,6 +168,10 @@ export default class Init extends OmhCommand<InitResult> {
       if (!planWrites(plan)) this.log(s.dim(`Your catalogue ${r.imports.file} already has them.`))
       else if (r.imports.written) this.log(`Wrote ${r.imports.file}.`)
       else if (!flags.import) this.log(`Bring them into ${r.imports.file} with \`omh init --import\`${flags['dry-run'] ? '' : ' (it changes nothing else)'}.`)
+    }
+    if (r.facts.localConfig.length) {
+      this.log('')
+      this.log(`${r.facts.localConfig.join(', ')} ${r.facts.localConfig.length === 1 ? 'looks' : 'look'} like local configuration, which a session does not get by itself: to copy ${r.facts.localConfig.length === 1 ? 'it' : 'them'} into new sessions, add \`carry_in = ${JSON.stringify(r.facts.localConfig)}\` under [session] in .omh/settings.local.toml.`)
     }
     if (!flags['dry-run'] && !r.written.length) this.log(s.dim('Nothing to change.'))
   }
@@ -183,21 +197,32 @@ function lstatOrUndefined(p: string) {
 }
 
 /**
- * The shared settings layer as `omh init` first writes it: no key, since
- * nothing it decided has one, and what it found as comments, from omh's own
- * words only (nothing the repository wrote is copied into it).
+ * The shared settings layer as `omh init` first writes it: the Debian packages
+ * and the test command it decided as keys, and what it found as comments, in
+ * omh's own words only (nothing the repository wrote is copied into it but
+ * the names of its files).
  */
-function settingsText(facts: RepositoryFacts): string {
+export function settingsText(facts: RepositoryFacts): string {
   const line = (label: string, value: string) => `#   ${label}: ${value}`
-  return [
+  const lines = [
     "# omh's settings for this repository, shared with everyone who clones it. Every key is",
     '# described in docs/configuration.md; personal values and secrets go in settings.local.toml.',
     '#',
-    '# What `omh init` found here (no settings key takes these; they are for the reader):',
+    '# What `omh init` found here:',
     line('package manager', facts.packageManager ? `${facts.packageManager.name} (${facts.packageManager.from})` : 'none found'),
     line('languages', facts.languages.map((l) => l.name).join(', ') || 'none recognised'),
     line('tests', facts.test ? `${facts.test.name} (${facts.test.from})` : 'none found'),
     line('harness files', facts.harnessFiles.map((h) => h.path).join(', ') || 'none'),
-    '',
-  ].join('\n')
+  ]
+  if (facts.packages.length) {
+    lines.push('', '[image]', '# Debian packages added to the session image, for:')
+    for (const p of facts.packages) lines.push(`#   ${p.name}: ${p.why}`)
+    lines.push(`packages = [${facts.packages.map((p) => JSON.stringify(p.name)).join(', ')}]`)
+  }
+  if (facts.test || facts.setup.length) {
+    lines.push('', '[session]')
+    if (facts.setup.length) lines.push(`# Run once in each new session's worktree, before the harness starts (${facts.setup.map((f) => f.from).join(', ')}).`, `setup = [${facts.setup.map((f) => JSON.stringify(f.name)).join(', ')}]`)
+    if (facts.test) lines.push(`# The project's tests (${facts.test.from}): \`omh sessions test\` runs it in a session.`, `test = ${JSON.stringify(facts.test.name)}`)
+  }
+  return `${lines.join('\n')}\n`
 }

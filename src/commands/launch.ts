@@ -1,6 +1,6 @@
 import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/plugin-api'
 import type { LaunchAnnouncement, LaunchRequest } from '@omh/sandbox'
-import { droppedDetail, renderSummary } from '../lib/dropped.js'
+import { droppedDetail, environmentLines, renderSummary } from '../lib/dropped.js'
 import { launchFlags } from '../lib/flags.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { describePlan, planJson, type PlanJson } from '../lib/plan-view.js'
@@ -62,12 +62,13 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
   }
 
   /** The one status line of a launch, after what the profile's resolution had to say. */
-  private announce(a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'translated' | 'notices'>): void {
+  private announce(a: Pick<LaunchAnnouncement, 'harness' | 'branch' | 'dropped' | 'translated' | 'notices' | 'environment'>): void {
     const bold = this.errStyle.bold('omh:')
     for (const notice of a.notices) this.notice(`${bold} ${notice}`)
     const summary = renderSummary(a.dropped, a.translated, this.verbose)
     this.notice(`${bold} ${a.harness} on ${a.branch}${summary ? ` — ${summary}` : ''}`)
     if (this.verbose) for (const line of droppedDetail(a.dropped, a.translated)) this.notice(line)
+    for (const line of environmentLines(a.environment, this.verbose)) this.notice(`${bold} ${line}`)
   }
 }
 

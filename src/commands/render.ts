@@ -3,7 +3,8 @@ import { lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, type DroppedItem, type StagedEntry, type TranslatedItem } from '@omh/plugin-api'
-import { droppedDetail, renderSummary } from '../lib/dropped.js'
+import { chooseDevcontainer, readDevcontainer, type EffectiveSettings } from '@omh/kernel'
+import { droppedDetail, environmentLines, renderSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { bytes, table } from '../lib/table.js'
 
@@ -63,6 +64,8 @@ export interface RenderResult {
   selection: SelectionListing[]
   /** Things to know about the profile, one sentence each. */
   notices: string[]
+  /** The repository's devcontainer.json, and the keys of it omh does not honour. */
+  devcontainer: { file: string; unsupported: { key: string; why: string }[] } | null
 }
 
 export default class Render extends OmhCommand<RenderResult> {
@@ -126,6 +129,7 @@ export default class Render extends OmhCommand<RenderResult> {
         }
       }),
       notices: [...profile.notices],
+      devcontainer: devcontainerOf(kernel.repoRoot, kernel.settings),
     }
     if (!this.jsonEnabled()) this.print(result, flags.content)
     return result
@@ -162,6 +166,8 @@ export default class Render extends OmhCommand<RenderResult> {
       }
     }
     for (const notice of result.notices) this.notice(`${this.errStyle.bold('omh:')} ${notice}`)
+    const d = result.devcontainer
+    if (d) for (const line of environmentLines({ describe: d.file, unsupported: d.unsupported, notes: [] }, this.verbose)) this.notice(`${this.errStyle.bold('omh:')} ${line}`)
     const summary = renderSummary(result.dropped, result.translated, this.verbose)
     if (summary) {
       this.notice(`${this.errStyle.bold('omh:')} ${result.harness} — ${summary}`)
@@ -192,4 +198,13 @@ async function sizeOf(file: string): Promise<number> {
   let total = 0
   for (const name of await readdir(file)) total += await sizeOf(path.join(file, name))
   return total
+}
+
+/** The devcontainer.json the settings choose, read as a launch reads it: only its file, never its build. */
+function devcontainerOf(root: string | undefined, settings: EffectiveSettings): RenderResult['devcontainer'] {
+  if (!root) return null
+  const chosen = chooseDevcontainer(root, settings.last((s) => s.image?.devcontainer)?.value)
+  if (!('file' in chosen)) return null
+  const read = readDevcontainer(chosen.file, root, settings.fileBytes?.value)
+  return { file: path.relative(root, chosen.file), unsupported: read.unsupported.map((u) => ({ ...u })) }
 }

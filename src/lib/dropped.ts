@@ -45,3 +45,29 @@ export function droppedDetail(dropped: readonly DroppedItem[], translated: reado
     ...dropped.map((d) => `  ${d.capability}: ${d.name} (${d.reason})`),
   ]
 }
+
+/**
+ * What a launch and `omh render` say of the project's environment: what it is
+ * when it is not omh's base, each devcontainer key omh does not honour (with
+ * why, under --verbose), and anything about the choice worth a word.
+ */
+export function environmentLines(
+  environment:
+    | {
+        readonly describe: string
+        readonly unsupported: readonly { readonly key: string; readonly why: string }[]
+        readonly notes: readonly string[]
+        readonly published?: readonly { readonly guest: number; readonly url: string }[]
+      }
+    | undefined,
+  verbose = false,
+): string[] {
+  if (!environment) return []
+  const lines = [...environment.notes]
+  if (environment.published?.length) lines.push(`ports: ${environment.published.map((p) => `${p.guest} → ${p.url}`).join(', ')}`)
+  const keys = environment.unsupported.map((u) => (verbose ? `${u.key} (${u.why})` : u.key))
+  if (environment.describe !== "omh's base" || keys.length) {
+    lines.push(`environment: ${environment.describe}${keys.length ? ` — not honoured: ${keys.join(', ')}` : ''}`)
+  }
+  return lines
+}

@@ -13,7 +13,7 @@ export interface ImageRow extends OmhImage {
 export abstract class ImagesCommand<T> extends SessionsCommand<T> {
   static imageFlags = {
     runtime: sharedFlags.runtime,
-    harness: Flags.string({ summary: "Only this harness's images (no base images).", helpValue: '<name>' }),
+    harness: Flags.string({ summary: "Only this harness's images: its session images and its tools.", helpValue: '<name>' }),
   }
 
   protected async images(flags: { runtime?: string | undefined; harness?: string | undefined }): Promise<{ rows: ImageRow[]; resolved: Awaited<ReturnType<SessionsCommand<T>['runtime']>> }> {

@@ -1,4 +1,4 @@
-import { lstatSync } from 'node:fs'
+import { lstatSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { readTextSafe } from '@omh/kernel'
 
@@ -28,6 +28,12 @@ export interface RepositoryFacts {
   readonly languages: readonly Finding[]
   readonly test: Finding | null
   readonly harnessFiles: readonly HarnessFile[]
+  /** Debian packages the session's environment needs for what was found, each with why. */
+  readonly packages: readonly { readonly name: string; readonly why: string }[]
+  /** Commands that make a new session ready (`npm ci` for an npm lockfile). */
+  readonly setup: readonly Finding[]
+  /** Untracked files at the top that look like local configuration (`.env`), for `carry_in`. */
+  readonly localConfig: readonly string[]
 }
 
 /** Lockfiles, most specific first: the first one present names the package manager. */
@@ -111,8 +117,76 @@ export function inspectRepository(root: string, maxBytes: number | undefined): R
 
   const languages: Finding[] = []
   for (const [file, name] of LANGUAGES) if (isFile(file) && !languages.some((l) => l.name === name)) languages.push({ name, from: file })
+  const top = names(root, '.')
+  const c = top.find((n) => /\.[ch]$/.test(n)) ?? names(root, 'src').find((n) => /\.[ch]$/.test(n))
+  const cMake = isFile('CMakeLists.txt') ? 'CMakeLists.txt' : isFile('Makefile') && c ? 'Makefile' : undefined
+  if (cMake && !languages.some((l) => l.name === 'C')) languages.push({ name: 'C', from: cMake })
 
-  return { packageManager, lockfile: lock?.[0] ?? null, languages, test: testCommand(pkg, packageManager, isFile, read), harnessFiles: harnessFiles(kind) }
+  const test = testCommand(pkg, packageManager, isFile, read)
+  return {
+    packageManager,
+    lockfile: lock?.[0] ?? null,
+    languages,
+    test,
+    harnessFiles: harnessFiles(kind),
+    packages: packagesFor(languages, test, lock?.[0], read),
+    setup: lock?.[0] === 'package-lock.json' || lock?.[0] === 'npm-shrinkwrap.json' ? [{ name: 'npm ci', from: lock[0] }] : [],
+    localConfig: top.filter((n) => /^\.env(\..+)?$/.test(n) && !/\.(example|sample|template|dist)$/.test(n) && isFile(n)),
+  }
+}
+
+/** The names in one directory of the repository (not through a link), or none. */
+function names(root: string, rel: string): string[] {
+  try {
+    if (rel !== '.' && lstatSync(path.join(root, rel)).isSymbolicLink()) return []
+    return readdirSync(path.join(root, rel)).sort()
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Debian packages for what the repository is written in: an interpreter or a
+ * toolchain the agent needs to build and test it. Only what Debian names
+ * well; a language not listed here is reported, and `[image] packages` is the
+ * place to add it.
+ */
+function packagesFor(languages: readonly Finding[], test: Finding | null, lockfile: string | undefined, read: (rel: string) => string | undefined): { name: string; why: string }[] {
+  const out: { name: string; why: string }[] = []
+  const add = (name: string, why: string) => out.some((p) => p.name === name) || out.push({ name, why })
+  const has = (name: string) => languages.find((l) => l.name === name)
+  if (has('Python')) {
+    add('python3', `Python (${has('Python')!.from})`)
+    add('python3-venv', 'Python virtual environments')
+    if (test?.name === 'pytest') add('python3-pytest', `pytest (${test.from})`)
+  }
+  if (has('Go')) add('golang', `Go (${has('Go')!.from})`)
+  if (has('Rust')) add('cargo', `Rust (${has('Rust')!.from})`)
+  if (has('C')) add('build-essential', `C (${has('C')!.from})`)
+  const native = lockfile ? nativeDependencies(lockfile, read) : undefined
+  if (native) {
+    add('build-essential', `native Node dependencies (${native})`)
+    add('python3', `node-gyp, for native Node dependencies (${native})`)
+  }
+  return out
+}
+
+/** The first dependency a lockfile marks as built at install (node-gyp), if any. */
+function nativeDependencies(lockfile: string, read: (rel: string) => string | undefined): string | undefined {
+  const text = read(lockfile)
+  if (!text) return undefined
+  if (lockfile === 'package-lock.json' || lockfile === 'npm-shrinkwrap.json') {
+    const lock = parseJson(text)
+    const packages = lock?.['packages']
+    if (packages && typeof packages === 'object') {
+      for (const [where, entry] of Object.entries(packages as Record<string, unknown>)) {
+        if (where && entry && typeof entry === 'object' && (entry as Record<string, unknown>)['hasInstallScript'] === true) return where.replace(/^.*node_modules\//, '')
+      }
+    }
+    return undefined
+  }
+  if (lockfile === 'pnpm-lock.yaml') return /^\s+requiresBuild: true$/m.test(text) ? 'pnpm-lock.yaml requiresBuild' : undefined
+  return undefined
 }
 
 function harnessFiles(kind: (rel: string) => 'file' | 'directory' | 'link' | undefined): HarnessFile[] {

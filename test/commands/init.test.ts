@@ -14,6 +14,49 @@ const PROJECT = {
 }
 
 describe('omh init', () => {
+  const LANGUAGES: Record<string, { files: Record<string, string>; packages: string[]; test?: string; setup?: string[] }> = {
+    'Python with pytest': { files: { 'pyproject.toml': '[tool.pytest.ini_options]\n', 'calc.py': '' }, packages: ['python3', 'python3-venv', 'python3-pytest'], test: 'pytest' },
+    'Python without pytest': { files: { 'requirements.txt': 'requests\n' }, packages: ['python3', 'python3-venv'] },
+    Go: { files: { 'go.mod': 'module x\n' }, packages: ['golang'], test: 'go test ./...' },
+    Rust: { files: { 'Cargo.toml': '[package]\nname = "x"\n' }, packages: ['cargo'], test: 'cargo test' },
+    'C with a Makefile': { files: { Makefile: 'test:\n\t./run\n', 'main.c': 'int main(){}\n' }, packages: ['build-essential'], test: 'make test' },
+    'Node with a native dependency': {
+      files: { 'package.json': JSON.stringify({ scripts: { test: 'node t.js' } }), 'package-lock.json': JSON.stringify({ lockfileVersion: 3, packages: { '': {}, 'node_modules/better-sqlite3': { hasInstallScript: true } } }) },
+      packages: ['build-essential', 'python3'],
+      test: 'npm test',
+      setup: ['npm ci'],
+    },
+    'Node without one': { files: { 'package.json': '{}', 'package-lock.json': JSON.stringify({ lockfileVersion: 3, packages: { '': {} } }) }, packages: [], setup: ['npm ci'] },
+  }
+
+  it.each(Object.keys(LANGUAGES))('writes what %s needs as keys: its Debian packages, its setup and its test command', (name) => {
+    const { files, packages, test, setup } = LANGUAGES[name]!
+    const repo = gitRepo(files)
+    const env = { OMH_HOME: testdir() }
+    const r = omh(['init', '--json'], { cwd: repo, env })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.json().result.facts.packages.map((p: { name: string }) => p.name)).toEqual(packages)
+    const text = readFileSync(path.join(repo, '.omh/settings.toml'), 'utf8')
+    if (packages.length) expect(text).toContain(`packages = [${packages.map((p) => JSON.stringify(p)).join(', ')}]`)
+    else expect(text).not.toContain('packages =')
+    if (test) expect(text).toContain(`test = ${JSON.stringify(test)}`)
+    if (setup) expect(text).toContain(`setup = ${JSON.stringify(setup).replace(/,/g, ', ')}`)
+    // What it wrote builds packages, so it would wait for trust: omh init trusts its own words, and only them.
+    const trust = omh(['trust', '--show', '--json'], { cwd: repo, env }).json().result
+    expect(trust.files.every((f: { state: string }) => f.state === 'trusted')).toBe(true)
+    expect(omh(['--dry-run', '--json', 'claude'], { cwd: repo, env }).status).toBe(0)
+  })
+
+  it('suggests carrying untracked local configuration in, and copies nothing of it', () => {
+    const repo = gitRepo({ 'README.md': 'x\n', '.gitignore': '.env\n' })
+    writeFileSync(path.join(repo, '.env'), 'SECRET=1\n')
+    writeFileSync(path.join(repo, '.env.example'), 'SECRET=\n')
+    const r = omh(['init'], { cwd: repo, env: { OMH_HOME: testdir() } })
+    expect(r.stdout).toContain('.env looks like local configuration')
+    expect(r.stdout).toContain('carry_in = [".env"]')
+    expect(readFileSync(path.join(repo, '.omh/settings.toml'), 'utf8')).not.toContain('SECRET')
+  })
+
   it('decides from the repository, asks nothing, and writes only keys the settings accept', () => {
     const repo = gitRepo(PROJECT)
     const env = { OMH_HOME: testdir() }
@@ -24,7 +67,7 @@ describe('omh init', () => {
     expect(result.facts.languages.map((l: { name: string }) => l.name)).toEqual(['TypeScript', 'JavaScript'])
     expect(result.facts.test).toEqual({ name: 'npm test', from: 'package.json scripts.test' })
     expect(result.facts.harnessFiles.map((h: { path: string }) => h.path)).toEqual(['AGENTS.md', '.mcp.json', '.cursor/rules'])
-    expect(result.unsettable.map((u: { fact: string }) => u.fact)).toEqual(['package manager', 'languages', 'test command'])
+    expect(result.unsettable.map((u: { fact: string }) => u.fact)).toEqual(['package manager'])
     expect(result.written).toEqual(['.omh/settings.toml', '.omh/.gitignore'])
     expect(result.imports.changes).toEqual([{ name: 'docs', change: 'added', transport: 'stdio' }])
     expect(result.imports.written).toBe(false)

@@ -9,20 +9,21 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_BASE, client, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
+import { ENGINES, TEST_BASE, client, removeBuiltImages, requireEngine, type Engine } from '../helpers/engines.js'
 import { omhAsync, stateOf } from '../helpers/run.js'
 
-const engine: Engine = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker').split(',')[0] as Engine
+/** One engine is enough here: the first this run tests (vitest.config.ts gives the file to Docker's project). */
+const engine: Engine = ENGINES[0]!
 
 /** A fake harness: `login` is what its binary does when run. */
 const adapter = (name: string, creds: string, login: string) => `name = "${name}"
 bin = "${name}"
 install = '''
-cat > /usr/local/bin/${name} <<'SH'
+cat > $OMH_PREFIX/bin/${name} <<'SH'
 #!/bin/sh
 ${login}
 SH
-chmod 755 /usr/local/bin/${name}
+chmod 755 $OMH_PREFIX/bin/${name}
 '''
 creds = ["${creds}"]
 token = ["$HOME/.fakeh/token.json"]

@@ -11,13 +11,13 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { DoctorReport } from '@omh/sandbox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, requireEngine, testNetwork, type Engine } from '../helpers/engines.js'
+import { ENGINES, RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, requireEngine, testNetwork } from '../helpers/engines.js'
 import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
 const HARNESSES = ['claude', 'opencode', 'codex'] as const
-/** Both engines by default; OMH_DOCTOR_ENGINES=docker (or podman) narrows it. */
-const ENGINES = (process.env['OMH_DOCTOR_ENGINES'] ?? 'docker,podman').split(',') as Engine[]
+/** The run's engines; OMH_DOCTOR_ENGINES=docker (or podman) narrows them by hand. */
+const ON = ENGINES.filter((e) => (process.env['OMH_DOCTOR_ENGINES'] ?? e).split(',').includes(e))
 
 
 
@@ -25,7 +25,7 @@ const omh = (args: readonly string[], cwd: string, env: Record<string, string>) 
 
 const reportOf = (ran: { stdout: string }): DoctorReport => doctorReport(ran.stdout)
 
-describe.each(ENGINES)('omh doctor on %s, against the real harnesses', (engine) => {
+describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
   // The profile and the repository live as long as the file: every test reuses them.
   let scratch: string
   let home: string

@@ -33,8 +33,8 @@ function omh(args: readonly string[], cwd: string, env: Record<string, string>):
 const adapter = (rules: string) => `name    = "linkprobe"
 bin     = "omh-linkprobe"
 install = """
-printf '#!/bin/sh\\n[ $# -eq 0 ] && exit 0\\nexec sh -c "$1"\\n' > /usr/local/bin/omh-linkprobe
-chmod 755 /usr/local/bin/omh-linkprobe
+printf '#!/bin/sh\\n[ $# -eq 0 ] && exit 0\\nexec sh -c "$1"\\n' > $OMH_PREFIX/bin/omh-linkprobe
+chmod 755 $OMH_PREFIX/bin/omh-linkprobe
 """
 creds = ["$HOME/.probe/"]
 
@@ -84,9 +84,10 @@ describe.each(ENGINES)('mountpoints and links on %s', (engine) => {
       .stdout.split('\n')
       .filter((t) => t.startsWith('localhost/omh-linkprobe:'))
     for (const tag of tags) {
-      const from = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag], { encoding: 'utf8' }).stdout.trim()
+      // The harness tools it copied go too; the toolset and the environment stay for other files.
+      const tools = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.tools"}}', tag], { encoding: 'utf8' }).stdout.trim()
       spawnSync(engine, ['rmi', tag])
-      if (from.startsWith('localhost/omh-base:')) spawnSync(engine, ['rmi', from])
+      if (tools) spawnSync(engine, ['rmi', tools])
     }
     for (const dir of [home, root, outside]) rmSync(dir, { recursive: true, force: true })
   })

@@ -155,7 +155,7 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
 
   it('reaches it over ssh:// as well, as an engine on a build box is reached', async () => {
     // The build box: an sshd on the engine's own machine (a container of the nested engine on its
-    // host network, from the probe's image, which has one), where the engine's client, or for Podman
+    // host network, from the probe's image, whose toolset has one), where the engine's client, or for Podman
     // its API socket, is what the ssh client reaches. This machine's ssh client is the real one,
     // with a configuration of the test's own (ssh reads the user's from the password database,
     // never $HOME, so it is given with -F).
@@ -179,7 +179,8 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
         engine === 'docker'
           ? { mounts: ['-v', '/usr/bin/docker:/usr/local/bin/docker:ro'], serve: '', env: `-o "SetEnv=DOCKER_HOST=${engineAddress}"` }
           : { mounts: [], serve: `mkdir -p /run/podman; node -e 'const net = require("net"); net.createServer((c) => c.pipe(net.connect(${new URL(engineAddress).port}, "127.0.0.1")).pipe(c)).listen("/run/podman/podman.sock")' & `, env: '' }
-      const sshd = `set -e; mkdir -p /run/sshd /root/.ssh; printf '%s\\n' "$KEY" > /root/.ssh/authorized_keys; chmod 700 /root/.ssh; chmod 600 /root/.ssh/authorized_keys; ssh-keygen -A > /dev/null; ${far.serve}exec /usr/sbin/sshd -D -e -p ${port} -o ListenAddress=127.0.0.1 -o PermitRootLogin=prohibit-password ${far.env}`
+      // omh's toolset's sshd, as root: its privilege separation wants a user and a directory of its own.
+      const sshd = `set -e; mkdir -p /run/sshd /root/.ssh; printf '%s\\n' "$KEY" > /root/.ssh/authorized_keys; chmod 700 /root/.ssh; chmod 600 /root/.ssh/authorized_keys; grep -q '^sshd:' /etc/passwd || echo 'sshd:x:74:65534::/run/sshd:/bin/false' >> /etc/passwd; /opt/omh/libexec/ssh-keygen -q -t ed25519 -N '' -f /run/sshd/host_key; : > /run/sshd/sshd_config; ${far.serve}exec /opt/omh/libexec/sshd -f /run/sshd/sshd_config -h /run/sshd/host_key -D -e -p ${port} -o ListenAddress=127.0.0.1 -o PermitRootLogin=prohibit-password ${far.env}`
       const started = remote('run', '-d', '--pull=never', '--name', gateway, '--network', 'host', '--user', '0', '--entrypoint', 'sh', '-e', `KEY=${readFileSync(path.join(keys, 'id.pub'), 'utf8').trim()}`, ...far.mounts, image, '-c', sshd)
       expect(started.status, started.stderr).toBe(0)
       const [key] = Object.keys(target)

@@ -89,12 +89,14 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
     const sessions = existsSync(worktrees) ? readdirSync(worktrees).flatMap((repoDir) => readdirSync(path.join(worktrees, repoDir))) : []
     for (const sid of sessions) await omh(['sessions', 'rm', sid, '--force'])
     for (const tag of images) {
-      const from = (await client(['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag])).stdout.trim()
+      const tools = (await client(['image', 'inspect', '--format', '{{index .Config.Labels "omh.tools"}}', tag])).stdout.trim()
       await client(['rmi', tag])
-      if (from.startsWith('localhost/omh-base:')) await client(['rmi', from])
+      if (tools) await client(['rmi', tools])
     }
-    // The egress proxy's image, in the rootless user's own store (Docker's is the daemon's, shared with other tests).
-    if (engine === 'podman') for (const id of (await client(['images', '-q', '--filter', 'label=omh.kind=egress'])).stdout.split('\n').filter(Boolean)) await client(['rmi', id])
+    // The rootless user's own store holds nothing any other test uses (Docker's is the daemon's, shared with other tests).
+    if (engine === 'podman') {
+      for (const kind of ['egress', 'environment', 'toolset']) for (const id of (await client(['images', '-q', '--filter', `label=omh.kind=${kind}`])).stdout.split('\n').filter(Boolean)) await client(['rmi', id])
+    }
     rmSync(dir, { recursive: true, force: true })
   })
 

@@ -14,7 +14,8 @@ import { testdir, write } from '../helpers/testdir.js'
 /** A harness whose install reaches the npm registry over TLS as root, like real adapters do. */
 const probe: ImageAdapter = {
   name: 'e2e-probe',
-  install: 'npm install -g semver@7\nprintf \'#!/bin/sh\\necho "probe $*"\\n\' >/usr/local/bin/probe\nchmod 755 /usr/local/bin/probe',
+  bin: 'probe',
+  install: 'npm install -g semver@7\nprintf \'#!/bin/sh\\necho "probe $*"\\n\' >$OMH_PREFIX/bin/probe\nchmod 755 $OMH_PREFIX/bin/probe',
   bindings: [{ capability: 'rules', path: '/home/agent/.probe/config/rules.md', also: ['/work/RULES.md'], render: 'concat', options: undefined }],
   creds: ['/home/agent/.probe-auth/'],
   token: [],
@@ -46,8 +47,9 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
     await requireEngine(engine)
     runtime = runtimeOf(engine)
     plan = planImages(probe, testImageOptions())
-    // Left by an interrupted run; the base may stay, another test file shares it.
+    // Left by an interrupted run; the toolset and the environment may stay, other test files share them.
     client(engine, ['rmi', plan.harness.tag])
+    client(engine, ['rmi', plan.tools.tag])
   })
 
   afterAll(() => cleanupContainers(engine))
@@ -57,15 +59,18 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
     expect(found).toMatchObject({ engine, version: expect.stringMatching(/^\d+\.\d+/) })
   })
 
-  it('builds the base and the harness layer from the recipes, streaming progress, then reuses them', async () => {
-    const baseThere = await runtime.hasImage(plan.base.tag, context)
+  it('builds the toolset, the harness tools, the environment and the session image from the recipes, streaming progress, then reuses them', async () => {
+    const shared = [plan.toolset, ...plan.environment.recipes]
+    const there = new Set<string>()
+    for (const r of shared) if (await runtime.hasImage(r.tag, context)) there.add(r.tag)
     const first = await ensureImage(runtime, plan, context)
-    expect(first).toEqual({ tag: plan.harness.tag, built: baseThere ? [plan.harness.tag] : [plan.base.tag, plan.harness.tag] })
+    expect(first.tag).toBe(plan.harness.tag)
+    expect(first.built).toEqual([plan.toolset, plan.tools, ...plan.environment.recipes, plan.harness].map((r) => r.tag).filter((t) => !there.has(t)))
     expect(context.lines.some((l) => l.includes('semver'))).toBe(true)
-    expect(await runtime.hasImage(plan.base.tag, context)).toBe(true)
+    for (const r of shared) expect(await runtime.hasImage(r.tag, context)).toBe(true)
     expect(await ensureImage(runtime, plan, context)).toEqual({ tag: plan.harness.tag, built: [] })
     const labels = JSON.parse(client(engine, ['image', 'inspect', '--format', '{{json .Config.Labels}}', plan.harness.tag]).stdout)
-    expect(labels).toMatchObject({ 'omh.kind': 'harness', 'omh.adapter': 'e2e-probe', 'omh.from': plan.base.tag, ...TEST_LABELS })
+    expect(labels).toMatchObject({ 'omh.kind': 'harness', 'omh.adapter': 'e2e-probe', 'omh.from': plan.environment.from, 'omh.tools': plan.tools.tag, ...TEST_LABELS })
   })
 
   it('a missing image is false, not a failure', async () => {
@@ -82,7 +87,7 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
         workdir: '/work',
         user: 'agent',
         network: 'none',
-        argv: ['sh', '-c', 'id -u; id -un; echo "$HOME"; pwd; for c in git jq dtach sshd probe semver; do command -v $c; done; stat -c %U /home/agent/.probe /home/agent/.probe/config /omh/sock; ls /etc/ssh | grep -c host_key || true'],
+        argv: ['sh', '-c', 'id -u; id -un; echo "$HOME"; pwd; for c in git jq dtach probe semver; do command -v $c; done; test -x /opt/omh/libexec/sshd && echo sshd; stat -c %U /home/agent/.probe /home/agent/.probe/config /omh/sock; ls /etc/ssh | grep -c host_key || true'],
       },
       context,
     )
@@ -94,10 +99,10 @@ describe.each(ENGINES)('%s runtime against the real engine', (engine: Engine) =>
       '/work',
       '/usr/bin/git',
       '/usr/bin/jq',
-      '/usr/bin/dtach',
-      '/usr/sbin/sshd',
-      '/usr/local/bin/probe',
-      '/usr/local/bin/semver',
+      '/opt/omh/bin/dtach',
+      '/opt/omh/bin/probe',
+      '/opt/omh/bin/semver',
+      'sshd',
       'agent',
       'agent',
       'agent',

@@ -94,14 +94,15 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const worktreeOf = spawnSync(engine, ['inspect', '--format', '{{index .Config.Labels "omh.worktree"}}', id], { encoding: 'utf8' }).stdout.trim()
       if (worktreeOf.startsWith(home)) spawnSync(engine, ['rm', '-f', id])
     }
-    // The images these tests built, and only those: the probe's layer and the base it was built on.
+    // The images these tests built, and only those: the probe's session images and its harness tools.
     const tags = spawnSync(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind'], { encoding: 'utf8' })
       .stdout.split('\n')
       .filter((t) => t.startsWith('localhost/omh-probe:') || t.startsWith('localhost/omh-broken:') || t.startsWith(`localhost/omh-prune-${TEST_RUN.toLowerCase().replace(/[^a-z0-9]/g, '')}:`))
     for (const tag of tags) {
-      const from = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag], { encoding: 'utf8' }).stdout.trim()
+      // The harness tools it copied go too; the toolset and the environment stay for other files.
+      const tools = spawnSync(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.tools"}}', tag], { encoding: 'utf8' }).stdout.trim()
       spawnSync(engine, ['rmi', tag])
-      if (from.startsWith('localhost/omh-base:')) spawnSync(engine, ['rmi', from])
+      if (tools) spawnSync(engine, ['rmi', tools])
     }
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   })
@@ -519,7 +520,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(JSON.parse(young.stdout).result.removed).toEqual([])
     const pruned = await run(['images', 'prune', '--harness', name, '--json'])
     expect(pruned.status).toBe(0)
-    expect(JSON.parse(pruned.stdout).result.removed.map((i: { harness: string }) => i.harness)).toEqual([name])
+    expect(JSON.parse(pruned.stdout).result.removed.map((i: { harness: string; kind: string }) => `${i.kind} ${i.harness}`).sort()).toEqual([`harness ${name}`, `tools ${name}`])
     expect(JSON.parse((await run(['images', 'ls', '--harness', name, '--json'])).stdout).result.images).toEqual([])
     const bad = await run(['images', 'prune', '--older-than', 'soon'])
     expect(bad.status).toBe(2)

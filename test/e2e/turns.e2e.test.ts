@@ -12,7 +12,7 @@
  * One session container per harness per engine; its image is built once.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,21 +20,19 @@ import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/
 import { requestText } from '../../packages/sandbox/src/doctor/scripted-model.js'
 import { ENGINES, TEST_BASE, client, type Engine } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
+import { heardRequests, startScriptedModel, turnArgs } from '../helpers/turns.js'
 
 const FIXTURE = path.join(ROOT, 'test/fixtures/turns')
-const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
 const ALL = ['claude', 'codex', 'opencode'] as const
 type Harness = (typeof ALL)[number]
 /** Every harness on both engines; OMH_TURN_HARNESSES and OMH_TURN_ENGINES (comma lists) narrow a run by hand. */
 const HARNESSES = ALL.filter((h) => (process.env['OMH_TURN_HARNESSES'] ?? h).split(',').includes(h))
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
-/** The scripted model's port inside each container (every session container has its own loopback). */
-const PORT = 4470
 
-/** The SDK server, installed at image build beside the harness. Pinned, so the image tag stays put. */
+/** The SDK server, installed at image build beside the harness (under $OMH_PREFIX, which reaches the session). Pinned, so the image tag stays put. */
 const MCP_INSTALL = `
-mkdir -p /opt/omh-turn-mcp
-cd /opt/omh-turn-mcp
+mkdir -p "$OMH_PREFIX/turn-mcp"
+cd "$OMH_PREFIX/turn-mcp"
 printf '{"type":"module","private":true}\\n' > package.json
 npm install --no-audit --no-fund @modelcontextprotocol/sdk@1.32.2 zod@4.6.7
 cat > server.mjs <<'JS'
@@ -89,24 +87,7 @@ const SCRIPTS: Record<Harness, Script> = {
   },
 }
 
-const PROMPT = 'Do the scripted task.'
-const TURN_ARGS: Record<Harness, string[]> = {
-  claude: ['-p', PROMPT, '--dangerously-skip-permissions'],
-  codex: [
-    'exec',
-    '--skip-git-repo-check',
-    '--dangerously-bypass-approvals-and-sandbox',
-    '-c',
-    'model_provider=omh',
-    '-c',
-    // The catalog (fetched because the provider has a key) gives the model `scripted` a free-form apply_patch.
-    `model_providers.omh={name="omh",base_url="http://127.0.0.1:${PORT}/v1",model_catalog_url="http://127.0.0.1:${PORT}/v1/models",experimental_bearer_token="omh-turn",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
-    '-m',
-    'scripted',
-    PROMPT,
-  ],
-  opencode: ['run', PROMPT],
-}
+const TURN_ARGS = turnArgs('Do the scripted task.')
 
 /** Each hook's evidence: a line of the marks file, or a text the model must have been told. */
 const HOOKS: Record<string, { mark: string } | { text: string }> = {
@@ -164,9 +145,9 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     for (const tag of tags.filter(Boolean)) {
       const adapter = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.adapter"}}', tag]).stdout.trim()
       if (adapter.startsWith(home)) {
-        const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag]).stdout.trim()
+        const tools = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.tools"}}', tag]).stdout.trim()
         client(engine, ['rmi', tag])
-        if (from) client(engine, ['rmi', from])
+        if (tools) client(engine, ['rmi', tools])
       }
     }
     rmSync(scratch, { recursive: true, force: true })
@@ -196,15 +177,7 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     expect(container, `no running container for ${worktree}`).not.toBe('')
 
     // The scripted model, started inside that container beside the harness.
-    const turn = path.join(worktree, '.omh-turn')
-    mkdirSync(turn)
-    chmodSync(turn, 0o777)
-    copyFileSync(MODEL, path.join(turn, 'model.mjs'))
-    writeFileSync(path.join(turn, 'script.json'), JSON.stringify(SCRIPTS[harness]))
-    const started = client(engine, ['exec', '-d', container, 'node', '/work/.omh-turn/model.mjs', '--script', '/work/.omh-turn/script.json', '--log', '/work/.omh-turn/requests.jsonl', '--port', String(PORT), '--ready', '/work/.omh-turn/port'])
-    expect(started.status, started.stderr).toBe(0)
-    for (let i = 0; i < 100 && !existsSync(path.join(turn, 'port')); i++) await new Promise((r) => setTimeout(r, 100))
-    expect(existsSync(path.join(turn, 'port')), 'the scripted model did not start').toBe(true)
+    const turn = await startScriptedModel(engine, container, worktree, SCRIPTS[harness])
 
     const render = await omh(['render', harness, '--json'])
     const dropped = new Set<string>(JSON.parse(render.stdout).result.dropped.filter((d: { capability: string }) => d.capability === 'hooks').map((d: { name: string }) => d.name))
@@ -213,10 +186,7 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     const said = `${ran.stdout}\n${ran.stderr}`.split('\n').slice(-30).join('\n')
     check('the turn ends with exit 0', ran.status === 0, ran.status === 0 ? '' : said)
 
-    const requests: RecordedRequest[] = readFileSync(path.join(turn, 'requests.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l))
+    const requests = heardRequests(turn)
     const conversation = requests.filter((r) => r.reply !== null)
     const replies = SCRIPTS[harness].replies.length
     check(`the model was asked ${replies} times in the conversation, one per scripted reply`, conversation.length === replies, requests.map((r) => `${r.path} ${r.answered}`).join('; '))

@@ -7,8 +7,22 @@ import type { RuntimeContext, RuntimeInfo, RuntimePlugin } from '@omh/plugin-api
 import docker from '../../packages/runtime-docker/src/index.js'
 import podman from '../../packages/runtime-podman/src/index.js'
 
-export const ENGINES = ['docker', 'podman'] as const
-export type Engine = (typeof ENGINES)[number]
+export type Engine = 'docker' | 'podman'
+const ALL_ENGINES: readonly Engine[] = ['docker', 'podman']
+
+/**
+ * The engines this run tests: both, or the one OMH_TEST_ENGINES names. The
+ * e2e projects set it, one project per engine, so the two run side by side.
+ */
+export const ENGINES: readonly Engine[] = enginesNamed(process.env['OMH_TEST_ENGINES'])
+
+export function enginesNamed(list: string | undefined): readonly Engine[] {
+  if (!list) return ALL_ENGINES
+  const named = list.split(',').map((e) => e.trim())
+  const unknown = named.filter((e) => !ALL_ENGINES.includes(e as Engine))
+  if (unknown.length) throw new Error(`OMH_TEST_ENGINES names ${unknown.join(', ')}: the engines are ${ALL_ENGINES.join(' and ')}`)
+  return ALL_ENGINES.filter((e) => named.includes(e))
+}
 
 /**
  * The image test builds start from: Debian with Node, built offline by
@@ -131,16 +145,16 @@ export function testNetwork(engine: Engine, purpose: string): string {
 }
 
 /**
- * Removes harness images omh built for a test (not labelled as test images,
- * because the CLI built them), then the base each was built on, once nothing
- * uses them.
+ * Removes session images omh built for a test (not labelled as test images,
+ * because the CLI built them) and the harness tools each copies, once nothing
+ * uses them. The toolset and the environments stay: every test file shares them.
  */
 export function removeBuiltImages(engine: Engine, tags: Iterable<string>): void {
-  const bases = new Set<string>()
+  const tools = new Set<string>()
   for (const tag of tags) {
-    const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.from"}}', tag]).stdout.trim()
-    if (from) bases.add(from)
+    const from = client(engine, ['image', 'inspect', '--format', '{{index .Config.Labels "omh.tools"}}', tag]).stdout.trim()
+    if (from) tools.add(from)
     client(engine, ['rmi', tag])
   }
-  for (const tag of bases) client(engine, ['rmi', tag])
+  for (const tag of tools) client(engine, ['rmi', tag])
 }

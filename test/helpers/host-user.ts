@@ -3,7 +3,7 @@
 // what rootless Podman needs (subordinate IDs, a runtime directory, its own
 // copy of the test base image) and membership of the `docker` group.
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { chownSync, copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs'
+import { chownSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { finished, type Ran } from './run.js'
 
@@ -44,6 +44,33 @@ const must = (program: string, args: readonly string[]): string => {
  * package, which scripts/setup.sh installs) cannot run rootless Podman.
  */
 export function ensureHostUser(name: string): HostUser {
+  // The engines' test projects run side by side, and two of them adding
+  // subordinate ranges at once would both take the same free one.
+  return exclusively(() => makeHostUser(name))
+}
+
+const USERS_LOCK = '/run/omh-e2e-users.lock'
+
+function exclusively<T>(work: () => T): T {
+  const deadline = Date.now() + 180_000
+  for (;;) {
+    try {
+      mkdirSync(USERS_LOCK)
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      if (Date.now() > deadline) throw new Error(`${USERS_LOCK} was held for three minutes: remove it if no test run is making users`, { cause: error })
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200)
+    }
+  }
+  try {
+    return work()
+  } finally {
+    rmSync(USERS_LOCK, { recursive: true, force: true })
+  }
+}
+
+function makeHostUser(name: string): HostUser {
   if (process.getuid?.() !== 0) throw new Error(`the tests of a non-root user make the user ${name}, which needs root; run the end-to-end tests as root`)
   for (const tool of ['useradd', 'usermod', 'runuser', 'newuidmap', 'newgidmap']) {
     if (sh('sh', ['-c', `command -v ${tool}`]).status !== 0) throw new Error(`${tool} is missing: install the passwd and uidmap packages (scripts/setup.sh does)`)

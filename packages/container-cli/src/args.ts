@@ -70,7 +70,10 @@ export function containerArgs(spec: ContainerSpec, hostEnv: Env, attachedTTY: bo
   const env = envFlags(spec.env, hostEnv)
   args.push(...env.args)
   for (const [key, value] of Object.entries(spec.labels)) args.push('--label', `${key}=${value}`)
-  args.push('-w', spec.workdir, '-u', spec.user, ...userFlags)
+  // Empty: the image's own (a service runs as its image says).
+  if (spec.workdir) args.push('-w', spec.workdir)
+  if (spec.user) args.push('-u', spec.user)
+  args.push(...userFlags)
   if (spec.network) args.push('--network', spec.network)
   for (const alias of spec.aliases ?? []) args.push('--network-alias', alias)
   const { memory, pids, cpus } = spec.limits ?? {}
@@ -101,7 +104,9 @@ export function buildArgs(recipe: ImageRecipe, contextDir: string, extra: readon
   const args = ['-t', recipe.tag, ...extra]
   for (const [key, value] of Object.entries(recipe.labels)) args.push('--label', `${key}=${value}`)
   if (recipe.network) args.push('--network', recipe.network)
-  args.push('-f', '-', contextDir)
+  for (const [key, value] of Object.entries(recipe.buildArgs ?? {})) args.push('--build-arg', `${key}=${value}`)
+  if (recipe.target) args.push('--target', recipe.target)
+  args.push('-f', '-', recipe.context ?? contextDir)
   return args
 }
 

@@ -272,6 +272,29 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     async exec(container, argv, options, context) {
       const terminal = !options.capture
       const call = execArgs(container, argv, options, context.env, stdinIsTerminal())
+      if (options.capture && options.stream) {
+        const subprocess = (await execa())(program, ['exec', ...call.args], {
+          env: clientEnv(context, call.env),
+          extendEnv: false,
+          stdin: 'ignore',
+          ...(context.signal ? { cancelSignal: context.signal } : {}),
+          all: true,
+          buffer: false,
+          reject: false,
+        })
+        const lines: string[] = []
+        for await (const line of subprocess.iterable({ from: 'all' })) {
+          lines.push(String(line))
+          context.progress(String(line))
+        }
+        const done = await subprocess
+        const all = lines.join('\n')
+        if (done.exitCode === undefined || (done.exitCode !== 0 && dialect.execFailed(done.exitCode, all))) {
+          const command = `${program} exec ${call.args.join(' ')}`
+          throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, { command, exitCode: done.exitCode, stdout: '', stderr: all, failed: true, timedOut: false, shortMessage: done.shortMessage ?? `${command} failed` })
+        }
+        return { exitCode: done.exitCode, stdout: all, stderr: '' }
+      }
       const result = await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
       if (result.exitCode === undefined || (!terminal && result.exitCode !== 0 && dialect.execFailed(result.exitCode, result.stderr))) {
         throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, result)

@@ -14,9 +14,11 @@ import { statePath } from './locations.js'
  * - `settings`: a settings file that names plugins or pulls in code;
  * - `plugin`: a plugin module those settings name, or one a package name resolves to inside the repository;
  * - `sandbox`: a settings file that widens the sandbox: a wider way out, higher limits, more of
- *   the user's files, an image or a build step of the repository's choosing.
+ *   the user's files, an image or a build step of the repository's choosing;
+ * - `environment`: an image definition omh would build, with network (a devcontainer.json, the
+ *   Containerfile it or `[image] containerfile` names). Only what builds a session waits for it.
  */
-export type TrustReason = 'code' | 'settings' | 'plugin' | 'sandbox'
+export type TrustReason = 'code' | 'settings' | 'plugin' | 'sandbox' | 'environment'
 
 /** A file that needs trust, and where it says why. */
 export interface TrustSubject {
@@ -107,6 +109,7 @@ export const WHY: Readonly<Record<TrustReason, string>> = {
   settings: 'settings that load code',
   plugin: 'a plugin module',
   sandbox: 'settings that widen the sandbox',
+  environment: 'an image definition omh would build, with network',
 }
 
 /** Records the present content of every file of `trust` as trusted; files recorded before keep their record. */

@@ -325,6 +325,13 @@ export const IMAGE_BUILD_FAILED = define({
     `The build output above shows the step that failed. ${advice ?? 'Fix that step, then run again.'} Nothing half-built is reused: the next run builds it again.`,
 })
 
+export const IMAGE_UNSUPPORTED = define({
+  code: 'IMAGE_UNSUPPORTED',
+  exit: 2,
+  message: (image: string, why: string) => `omh cannot run a session on ${image}: ${why}`,
+  hint: (source: string) => `The image comes from ${source}. Choose one that fits (docs/environment.md says what an image needs), then launch again; nothing was started.`,
+})
+
 export const IMPORT_INVALID = define({
   code: 'IMPORT_INVALID',
   exit: 2,
@@ -571,6 +578,15 @@ export const SECRET_MISSING = define({
     `Set it one of these ways: export ${name}=… before omh; add \`${name} = "…"\` to ${file} (mode 600); or \`secret-tool store --label=omh omh ${name}\`.`,
 })
 
+export const SERVICE_UNHEALTHY = define({
+  code: 'SERVICE_UNHEALTHY',
+  exit: 1,
+  message: (service: string, check: string, seconds: number, last: string) =>
+    `The service ${service} did not become ready: its health check \`${check}\` still failed after ${seconds} s${last ? ` (${last})` : ''}.`,
+  hint: (engine: string, container: string, service: string) =>
+    `Its own output says why: \`${engine} logs ${container}\`. Fix [services.${service}] (its image, env, command or health), then launch again; the service starts again.`,
+})
+
 export const SESSION_BUSY = define({
   code: 'SESSION_BUSY',
   exit: 1,
@@ -633,6 +649,14 @@ export const SETTINGS_UNEDITABLE = define({
   exit: 2,
   message: (file: string, why: string) => `${file}: omh cannot change \`plugins\` here without touching anything else: ${why}.`,
   hint: (want: string) => `Edit the file by hand so that it reads ${want}, then run the command again.`,
+})
+
+export const SETUP_FAILED = define({
+  code: 'SETUP_FAILED',
+  exit: 1,
+  message: (session: string, from: string, command: string, status: number) => `The setup of ${session} failed: \`${command}\` (${from}) exited with status ${status}.`,
+  hint: (log: string, session: string) =>
+    `The whole output is in ${log}. The session is kept: fix the command or the project, then launch into it again (\`omh --session ${session} …\`); the setup runs until it succeeds once.`,
 })
 
 export const SSH_KEY_FAILED = define({
@@ -752,6 +776,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   GIT_FAILED,
   HOOK_INVALID,
   IMAGE_BUILD_FAILED,
+  IMAGE_UNSUPPORTED,
   IMPORT_INVALID,
   IMPORT_SOURCE_MISSING,
   IMPORT_UNSUPPORTED,
@@ -782,6 +807,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SANDBOX_HISTORY_REFUSED,
   SECRET_EXPOSED,
   SECRET_MISSING,
+  SERVICE_UNHEALTHY,
   SESSION_BUSY,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,
@@ -790,6 +816,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SESSION_UP_FAILED,
   SETTINGS_INVALID,
   SETTINGS_UNEDITABLE,
+  SETUP_FAILED,
   SSH_KEY_FAILED,
   STATE_MOVE_FAILED,
   TOML_SYNTAX,

@@ -305,6 +305,16 @@ export interface ImageRecipe {
   readonly labels: Readonly<Record<string, string>>
   /** Build-time network, e.g. `host` where the bridge cannot reach a registry. Absent: the engine's default. */
   readonly network?: string
+  /**
+   * A host directory sent as the build context, for a recipe that copies
+   * files in (a repository's own Containerfile). Absent: an empty context.
+   * @since 1
+   */
+  readonly context?: string
+  /** `ARG` values for the build (`--build-arg`). @since 1 */
+  readonly buildArgs?: Readonly<Record<string, string>>
+  /** The stage of a multi-stage Containerfile to build (`--target`). @since 1 */
+  readonly target?: string
 }
 
 export interface Mount {
@@ -421,9 +431,9 @@ export interface ContainerSpec {
   readonly env: Readonly<Record<string, string>>
   /** Labels `list` finds the container by. */
   readonly labels: Readonly<Record<string, string>>
-  /** Absolute guest directory the process starts in. */
+  /** Absolute guest directory the process starts in; empty: the image's own. */
   readonly workdir: string
-  /** `uid:gid` or a user name. */
+  /** `uid:gid` or a user name; empty: the image's own. */
   readonly user: string
   /**
    * The host user who runs the engine's client and owns the read-write
@@ -542,6 +552,14 @@ export interface ExecOptions {
   readonly env?: Readonly<Record<string, string>>
   /** Capture output instead of passing the user's terminal through. */
   readonly capture?: boolean
+  /**
+   * With `capture`: each line of output also goes to `context.progress` as it
+   * comes, stdout and stderr together (and together in `stdout`), for a
+   * long command whose progress the user watches. A runtime that cannot
+   * stream captures as usual.
+   * @since 1
+   */
+  readonly stream?: boolean
 }
 
 /**

@@ -26,3 +26,6 @@ export function agentUser(host: { readonly uid?: number | undefined; readonly gi
 
 /** The agent as a container's `user`. */
 export const userSpec = (agent: Pick<AgentUser, 'uid' | 'gid'>): string => `${agent.uid}:${agent.gid}`
+
+/** The agent of this process's user, as a container's `user`. */
+export const agentUserSpec = (): string => userSpec(agentUser())

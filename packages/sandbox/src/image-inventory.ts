@@ -3,30 +3,37 @@
  * sessions' containers use them; and which of them no session needs.
  */
 import { CONTAINER_FAILED, OmhError, type ImageInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
-import { IMAGE_LABELS } from './image.js'
+import { IMAGE_LABELS } from './image/recipes.js'
 import { LABEL } from './session/layout.js'
 
 export interface OmhImage {
   readonly id: string
   readonly tags: readonly string[]
-  /** `base` (every harness builds on it) or `harness` (one adapter's layer). */
+  /**
+   * `harness` (what a session runs), `egress` (a session's proxy), or a layer
+   * other images are built from or copy: `environment`, `toolset`, `tools`
+   * (and `base`, from releases before the toolset).
+   */
   readonly kind: string
   /** The adapter a harness image is for. */
   readonly harness?: string
   /** The image it was built from. */
   readonly from?: string
+  /** The harness tools a session image copies. */
+  readonly tools?: string
   readonly created: string
   readonly size: number
   /** `<repository id>/<sid>` of each session whose container, running or stopped, uses it. */
   readonly sessions: readonly string[]
 }
 
-/** omh's images on this engine, harness images of `harness` alone when named. */
+/** omh's images on this engine; with `harness`, that harness's alone (its session images and its tools). */
 export async function omhImages(runtime: RuntimePlugin, context: RuntimeContext, filter: { harness?: string } = {}): Promise<OmhImage[]> {
   if (!runtime.images) {
     throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, 'list images', `the ${runtime.meta.name} runtime cannot list images`], hintArgs: [] })
   }
-  const labels: Record<string, string> = filter.harness ? { [IMAGE_LABELS.kind]: 'harness', [IMAGE_LABELS.adapter]: filter.harness } : { [IMAGE_LABELS.kind]: '' }
+  // A harness's images: its session images and the tools they copy.
+  const labels: Record<string, string> = filter.harness ? { [IMAGE_LABELS.kind]: '', [IMAGE_LABELS.adapter]: filter.harness } : { [IMAGE_LABELS.kind]: '' }
   const [images, containers] = await Promise.all([runtime.images(labels, context), runtime.list({ [LABEL.session]: '' }, context)])
   return images
     .map((image: ImageInfo) => ({
@@ -35,6 +42,7 @@ export async function omhImages(runtime: RuntimePlugin, context: RuntimeContext,
       kind: image.labels[IMAGE_LABELS.kind] ?? '',
       ...(image.labels[IMAGE_LABELS.adapter] ? { harness: image.labels[IMAGE_LABELS.adapter] } : {}),
       ...(image.labels[IMAGE_LABELS.from] ? { from: image.labels[IMAGE_LABELS.from] } : {}),
+      ...(image.labels[IMAGE_LABELS.tools] ? { tools: image.labels[IMAGE_LABELS.tools] } : {}),
       created: image.created,
       size: image.size,
       sessions: containers
@@ -42,19 +50,32 @@ export async function omhImages(runtime: RuntimePlugin, context: RuntimeContext,
         .map((c) => `${c.labels[LABEL.repo] ?? '?'}/${c.labels[LABEL.session]}`)
         .sort(),
     }))
-    .sort((a, b) => (a.kind === b.kind ? Date.parse(a.created) - Date.parse(b.created) : a.kind === 'base' ? -1 : 1))
+    .sort((a, b) => (isLayer(a) === isLayer(b) ? Date.parse(a.created) - Date.parse(b.created) : isLayer(a) ? -1 : 1))
 }
 
+/** An image that other images are built from or copy, rather than one a container runs. */
+const isLayer = (image: Pick<OmhImage, 'kind'>) => ['base', 'environment', 'toolset', 'tools'].includes(image.kind)
+
 /**
- * The images no session uses, older than `olderThanMs`: harness images
- * first, then a base image once no image that stays was built from it.
+ * The images no session uses, older than `olderThanMs`: session and proxy
+ * images first, then each layer (an environment, the toolset, harness tools)
+ * once no image that stays was built from it or copies it.
  */
 export function unused(images: readonly OmhImage[], olderThanMs: number, now = Date.now()): OmhImage[] {
   const old = (i: OmhImage) => now - Date.parse(i.created) >= olderThanMs
-  const harness = images.filter((i) => i.kind !== 'base' && !i.sessions.length && old(i))
-  const staying = images.filter((i) => i.kind !== 'base' && !harness.includes(i))
-  const bases = images.filter((i) => i.kind === 'base' && !i.sessions.length && old(i) && !staying.some((s) => s.from && i.tags.includes(s.from)))
-  return [...harness, ...bases]
+  const top = images.filter((i) => !isLayer(i) && !i.sessions.length && old(i))
+  const staying = new Set(images.filter((i) => !top.includes(i) && (!isLayer(i) || i.sessions.length || !old(i))))
+  // A layer stays while anything staying names it; what it names stays in turn.
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const layer of images.filter((i) => isLayer(i) && !staying.has(i))) {
+      if ([...staying].some((s) => [s.from, s.tools].some((t) => t !== undefined && layer.tags.includes(t)))) {
+        staying.add(layer)
+        grew = true
+      }
+    }
+  }
+  return [...top, ...images.filter((i) => isLayer(i) && !staying.has(i))]
 }
 
 /** Removes each image by every tag it has (by id when it has none); one the engine refuses is reported, the rest still go. */

@@ -13,6 +13,7 @@ import { promisify } from 'node:util'
 import { OmhError, SSH_KEY_FAILED, isOmhError, GUEST_USER, GUEST_WORK } from '@omh/plugin-api'
 import { replaceFile, snapshot, statePath } from '@omh/kernel'
 import { exists } from './host-files.js'
+import { TOOLSET_SSHD, TOOLSET_SSH_KEYGEN } from './image/toolset.js'
 
 /** The port sshd listens on inside the container. */
 export const GUEST_SSH_PORT = 2222
@@ -48,7 +49,7 @@ export const SSHD_SCRIPT = `set -eu
 d=/tmp/omh-sshd
 mkdir -p "$d"
 chmod 700 "$d"
-[ -f "$d/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$d/host_ed25519"
+[ -f "$d/host_ed25519" ] || ${TOOLSET_SSH_KEYGEN} -q -t ed25519 -N '' -f "$d/host_ed25519"
 printf '%s\\n' "$OMH_SSH_KEY" > "$d/authorized_keys"
 chmod 600 "$d/authorized_keys"
 cat > "$d/sshd_config" <<CONF
@@ -62,9 +63,10 @@ UsePAM no
 StrictModes no
 PidFile $d/sshd.pid
 Subsystem sftp internal-sftp
+SetEnv PATH=$PATH
 CONF
 if [ -f "$d/sshd.pid" ] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null; then exit 0; fi
-exec /usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log"
+exec ${TOOLSET_SSHD} -f "$d/sshd_config" -E "$d/sshd.log"
 `
 
 /** The ssh config entry of one session. Host keys are made fresh in each container, so none is remembered. */

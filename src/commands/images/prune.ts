@@ -12,7 +12,7 @@ export interface ImagesPruneResult {
 export default class ImagesPrune extends ImagesCommand<ImagesPruneResult> {
   static override summary = "Remove omh's images that no session uses."
   static override description =
-    "An image a session's container uses, running or stopped, stays; so does a base image a kept harness image was built from. Nothing but omh's images is touched. An image the engine refuses to remove is reported and the rest still go."
+    "An image a session's container uses, running or stopped, stays; so does a layer (an environment, the toolset, a harness's tools) a kept image was built from or copies. Nothing but omh's images is touched. An image the engine refuses to remove is reported and the rest still go."
   static override flags = {
     ...ImagesCommand.imageFlags,
     'older-than': Flags.string({ summary: 'Only images built longer ago than this: 90m, 12h, 7d.', helpValue: '<duration>' }),

@@ -9,6 +9,7 @@ import { readTextSafe, type ReadBounds } from '../safe-read.js'
 import { assertTrusted, repositoryTrust, type RepositoryTrust, type TrustSubject } from '../trust.js'
 import { settingsSchema, type Settings } from './schema.js'
 import { wideningKeys } from './widen.js'
+import { chooseDevcontainer, readDevcontainer } from './devcontainer.js'
 
 /**
  * Settings layers, least specific first. A later layer wins for a key.
@@ -95,7 +96,9 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
  */
 async function repositoryLayers(cwd: string, repoRoot: string, omhState: string, mine: EffectiveSettings): Promise<SettingsLayer[]> {
   const seen = readRepository(cwd, repoRoot, mine)
-  if (seen.subjects.length) assertTrusted(await repositoryTrust(repoRoot, omhState, seen.subjects))
+  // An image definition waits for trust only where a session is built (`requireEnvironmentTrust`).
+  const now = seen.subjects.filter((s) => s.reason !== 'environment')
+  if (now.length) assertTrusted(await repositoryTrust(repoRoot, omhState, now))
   const project = seen.project && 'code' in seen.project ? await importLayer(seen.project.code) : seen.project
   return [
     ...(project ? [validate('project', project)] : []),
@@ -107,6 +110,16 @@ async function repositoryLayers(cwd: string, repoRoot: string, omhState: string,
 export async function inspectRepositoryTrust(at: SettingsLocations & { repoRoot: string }): Promise<RepositoryTrust> {
   const mine = merge([readToml(at.defaults, {}), readToml(path.join(at.omhHome, 'settings.toml'), {})].flatMap((read, n) => (read ? [validate(n ? 'personal' : 'defaults', read)] : [])))
   return repositoryTrust(at.repoRoot, at.omhState, readRepository(at.cwd, at.repoRoot, mine).subjects)
+}
+
+/**
+ * REPOSITORY_UNTRUSTED when an image definition of the repository's (its
+ * devcontainer, a Containerfile) is not trusted with its present content:
+ * what builds a session asks this first, since a build runs with network.
+ */
+export async function requireEnvironmentTrust(at: SettingsLocations & { repoRoot: string }): Promise<void> {
+  const trust = await inspectRepositoryTrust(at)
+  assertTrusted({ ...trust, files: trust.files.filter((f) => f.reason === 'environment') })
 }
 
 interface RepositoryRead {
@@ -155,7 +168,28 @@ function readRepository(cwd: string, repoRoot: string, mine: EffectiveSettings):
     widening(layer, [])
     layers.push(layer)
   }
+  subjects.push(...environmentFiles(repoRoot, merge([...mine.layers, ...layers])))
   return { project, layers, subjects }
+}
+
+/**
+ * The repository's image definitions the settings choose: the devcontainer.json
+ * (and the Containerfile it builds), and `[image] containerfile`. A file that
+ * cannot be read is refused where the environment is planned, not here.
+ */
+function environmentFiles(repoRoot: string, settings: EffectiveSettings): TrustSubject[] {
+  const files: TrustSubject[] = []
+  const chosen = chooseDevcontainer(repoRoot, settings.last((s) => s.image?.devcontainer)?.value)
+  if ('file' in chosen) {
+    files.push({ file: chosen.file, reason: 'environment' })
+    try {
+      const build = readDevcontainer(chosen.file, repoRoot, settings.fileBytes?.value).build
+      if (build) files.push({ file: build.dockerfile, reason: 'environment' })
+    } catch {}
+  }
+  const containerfile = settings.last((s) => s.image?.containerfile)
+  if (containerfile) files.push({ file: path.join(repoRoot, containerfile.value), reason: 'environment' })
+  return files.filter((f) => statSync(f.file, { throwIfNoEntry: false })?.isFile())
 }
 
 /**

@@ -19,6 +19,30 @@ const imageReference = text().check(z.maxLength(512), z.regex(IMAGE_REFERENCE, '
 /** An engine network: a name, or an engine's own mode (`host`, `none`, `container:<name>`). */
 const networkName = text().check(z.maxLength(256), z.regex(/^(?:container:)?[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'a network name, such as "host", "none" or "my-net"'))
 
+/** A Debian package name, optionally with `=version`. */
+const debianPackage = text().check(z.regex(/^[a-z0-9][a-z0-9+.-]+(?:=[A-Za-z0-9.+:~-]+)?$/, 'a Debian package name, such as "python3" or "golang-go"'))
+
+/** A path inside the repository, relative to its root. */
+const repositoryPath = text().check(
+  z.refine((s: string) => !s.startsWith('/') && !s.split(/[\\/]/).includes('..'), { message: 'a path inside the repository, relative to its root, such as ".omh/Containerfile"' }),
+)
+
+const port = z.int().check(z.gte(1, 'a port from 1 to 65535'), z.lte(65535, 'a port from 1 to 65535'))
+
+const serviceName = text().check(z.regex(/^[a-z][a-z0-9-]{0,30}$/, 'a service name: lower-case letters, digits and -, such as "db"'))
+
+/** A container beside a session. */
+const service = z.strictObject({
+  /** The image it runs. */
+  image: imageReference,
+  /** Its variables. */
+  env: z.optional(z.record(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name')), z.string().check(z.refine((s: string) => !CONTROL.test(s), { message: 'a control character has no place in a setting' })))),
+  /** What it runs instead of the image's own command. */
+  command: z.optional(z.array(text())),
+  /** A shell command that exits 0 once the service is ready; the harness starts after. */
+  health: z.optional(text()),
+})
+
 const entryName = z.string().check(
   z.minLength(1),
   z.refine((s: string) => !s.includes('/') && !s.includes('\\') && !s.startsWith('.') && !s.includes('\0'), {
@@ -86,8 +110,18 @@ export const settingsSchema = z.strictObject({
       pids: z.optional(z.int().check(z.gte(16, 'a number of processes, at least 16'), z.lte(1_000_000, 'a number of processes, at most 1000000'))),
       /** CPUs a session may keep busy, fractions allowed (`1.5`). */
       cpus: z.optional(z.number().check(z.gt(0, 'a number of CPUs above 0, such as 1.5'), z.lte(1024, 'a number of CPUs, at most 1024'))),
+      /** Shell commands run once in a new session's worktree, as the agent, before the harness starts (`npm ci`). */
+      setup: z.optional(z.array(text())),
+      /** The project's test command, as a launch shows it and `omh sessions test` runs it in a session. */
+      test: z.optional(text()),
+      /** Ports the session serves, published on 127.0.0.1 at a port the engine picks. */
+      ports: z.optional(z.array(port)),
+      /** Dependency caches (npm, pip, cargo, …) kept in volumes the repository's sessions share; `false` turns them off. */
+      caches: z.optional(z.boolean()),
     }),
   ),
+  /** Containers beside each session, reached by name on its network: `[services.db] image = "postgres:16"`. */
+  services: z.optional(z.record(serviceName, service)),
   network: z.optional(
     z.strictObject({
       /** `allowlist`: out only through the egress proxy, to allowed hosts; `open`: the engine's network; `none`: no network. */
@@ -111,6 +145,14 @@ export const settingsSchema = z.strictObject({
       base: z.optional(imageReference),
       /** The engine network image builds run on (`host` reaches registries where the bridge cannot). */
       network: z.optional(networkName),
+      /** Debian packages added to the project's environment (`python3`, `golang`). */
+      packages: z.optional(z.array(debianPackage)),
+      /** Shell commands run as root while the environment is built, after the packages. */
+      setup: z.optional(z.array(text())),
+      /** A Containerfile of the repository's, built on the environment with the repository as context. */
+      containerfile: z.optional(repositoryPath),
+      /** Which devcontainer.json is the environment: `auto`, `none`, or the name of one in `.devcontainer/<name>/`. */
+      devcontainer: z.optional(text().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, '"auto", "none", or the name of a folder in .devcontainer/'))),
       /** Where omh's images are named and pushed (`registry.example.com/team`), for engines that pull rather than build, such as a cluster. */
       registry: z.optional(
         z.string().check(

@@ -61,6 +61,17 @@ export function wideningKeys(layer: Settings, mine: MineSettings, totalMemory = 
     const value = layer.image?.[key]
     if (value !== undefined && value !== mine.last((s) => s.image?.[key])?.value) keys.push(['image', key])
   }
+  // Build steps run at build, as root, with the build network: any the user's layers did not name.
+  for (const key of ['packages', 'setup'] as const) {
+    const mineList = new Set(mine.last((s) => s.image?.[key])?.value ?? [])
+    if (layer.image?.[key]?.some((entry) => !mineList.has(entry))) keys.push(['image', key])
+  }
+  if (layer.image?.containerfile !== undefined && layer.image.containerfile !== mine.last((s) => s.image?.containerfile)?.value) keys.push(['image', 'containerfile'])
+  // A service is an image of the repository's choosing, run beside the session.
+  const services = mine.last((s) => s.services)?.value ?? {}
+  for (const [name, service] of Object.entries(layer.services ?? {})) {
+    if (JSON.stringify(service) !== JSON.stringify(services[name])) keys.push(['services', name])
+  }
   for (const [engine, table] of Object.entries(layer.runtimes ?? {})) {
     if (JSON.stringify(table) !== JSON.stringify(mine.last((s) => s.runtimes?.[engine])?.value)) keys.push(['runtimes', engine])
   }

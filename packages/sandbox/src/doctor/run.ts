@@ -23,7 +23,9 @@ import {
   type RuntimePlugin,
   type TranslatedItem,
 } from '@omh/plugin-api'
-import { GUEST_OMH, ensureImage, imageOptions, planImages, type ImageOptions } from '../image.js'
+import { ensureImage } from '../image/ensure.js'
+import { GUEST_OMH, imageOptions, planImages, type ImageOptions } from '../image/recipes.js'
+import { TOOLSET_NODE } from '../image/toolset.js'
 import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
 import { chooseWay, copyPlan, fillVolumes, withLinks } from '../session/copied.js'
 import { git, gitFailure } from '../session/git.js'
@@ -167,7 +169,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
       name: `omh-${path.basename(scratch)}`,
       mounts: [...plan.spec.mounts, { host: doctorDir, guest: GUEST_DOCTOR, readOnly: true }].sort(mountOrder),
       labels: { 'omh.doctor': adapter.name },
-      argv: ['node', `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
+      argv: [TOOLSET_NODE, `${GUEST_DOCTOR}/runner.mjs`, `${GUEST_DOCTOR}/plan.json`],
       // No network: nothing a probe starts can reach a model, whatever the harness does. With
       // --network, the session's own, where the probes (which list and never prompt) reach MCP servers.
       ...(request.network ? (network ? { network } : {}) : { network: 'none' }),

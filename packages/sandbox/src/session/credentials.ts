@@ -9,10 +9,12 @@ import { randomBytes } from 'node:crypto'
 import { chmod, copyFile, lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec } from '@omh/plugin-api'
 import type { Adapter } from '@omh/kernel'
 import { READY_FILE, TOKEN_VARIABLE, type CredentialRoute } from './credential-proxy.js'
+import type { BesideSession } from './beside.js'
 import { putFiles } from './copied.js'
+import { TOOLSET_NODE } from '../image/toolset.js'
 
 /** The credential proxy's name on the session's network, and its first port (one per key). */
 export const CREDS_HOST = 'omh-creds'
@@ -85,16 +87,7 @@ export function keptKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) =>
   return routes.length ? { env, args, routes, keys, token } : undefined
 }
 
-export interface CredentialsUp {
-  readonly runtime: RuntimePlugin
-  readonly context: RuntimeContext
-  /** The session container's name; the proxy is named after it. */
-  readonly container: string
-  readonly labels: Readonly<Record<string, string>>
-  /** The session's internal network. */
-  readonly network: string
-  /** The outside network (`[session] network`); absent: the engine's default. */
-  readonly outside?: string
+export interface CredentialsUp extends BesideSession {
   /** An image with `node`: the harness's. */
   readonly image: string
   /** Where the host keeps the proxy's program, in the session's run directory. */
@@ -147,7 +140,7 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
       labels: at.labels,
       workdir: '/tmp',
       user: '65534:65534',
-      argv: ['node', `${GUEST_DIR}/${SCRIPT}`],
+      argv: [TOOLSET_NODE, `${GUEST_DIR}/${SCRIPT}`],
       network: at.network,
       aliases: [CREDS_HOST],
       capDrop: ['ALL'],
@@ -161,7 +154,7 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   })
   // The harness's first request may come at once: wait (inside, one exec) until every port listens.
   const wait = `const fs=require('fs');let n=0;const t=()=>fs.existsSync(${JSON.stringify(READY_FILE)})?process.exit(0):++n>200?process.exit(1):setTimeout(t,25);t()`
-  const ready = await runtime.exec(name, ['node', '-e', wait], { tty: false, capture: true }, context)
+  const ready = await runtime.exec(name, [TOOLSET_NODE, '-e', wait], { tty: false, capture: true }, context)
   if (ready.exitCode !== 0) {
     await runtime.down(name, context).catch(() => undefined)
     throw OmhError.of(CONTAINER_FAILED, { args: [runtime.engine, `start the credential proxy ${name}`, 'it did not listen within 5 seconds'], hintArgs: [] })

@@ -252,6 +252,9 @@ function recordingRuntime(options: { failing?: RegExp } = {}) {
     async hasImage() {
       return true
     },
+    async list() {
+      return []
+    },
     async up(spec: { name: string }) {
       running.add(spec.name)
       await call(`up ${spec.name}`)

@@ -20,7 +20,8 @@ import {
   type VolumeHelper,
 } from '@omh/plugin-api'
 import type { Adapter, EffectiveSettings, Kernel } from '@omh/kernel'
-import type { ImageOptions } from '../image.js'
+import type { ImageOptions } from '../image/recipes.js'
+import { stopBeside } from './beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
 import { putFiles } from './copied.js'
 import { watchFiles } from './watch-files.js'
@@ -459,11 +460,13 @@ export async function removeEgress(runtime: RuntimePlugin, container: string, di
 export async function dropEgress(runtime: RuntimePlugin, container: string, networks: readonly string[], context: RuntimeContext): Promise<void> {
   await runtime.down(proxyName(container), context)
   await runtime.down(credsName(container), context)
+  // Its services and its port forwarder live on that network too.
+  const beside = await stopBeside(runtime, container, context)
   const ignore = () => undefined
   for (const network of networks) {
     // An engine may keep the endpoint of a removed container, which makes `network rm` fail; a
     // forced disconnect by name drops it whether or not the container still exists.
-    for (const member of [container, proxyName(container), credsName(container)]) await runtime.networks?.disconnect(network, member, context).catch(ignore)
+    for (const member of [container, proxyName(container), credsName(container), ...beside]) await runtime.networks?.disconnect(network, member, context).catch(ignore)
     // A network left behind is no reason to fail a removal the user asked for: its name is never used again.
     await runtime.networks?.remove(network, context).catch(ignore)
   }

@@ -61,7 +61,7 @@ describe('idle session containers', () => {
 
   it('does not count the sshd omh attach leaves waiting', async () => {
     const { state, runtime } = await session(2 * HOUR)
-    runtime.busy.set('c1', ['/usr/sbin/sshd -f /tmp/omh-sshd/sshd_config -E /tmp/omh-sshd/sshd.log'])
+    runtime.busy.set('c1', ['/opt/omh/libexec/sshd -f /tmp/omh-sshd/sshd_config -E /tmp/omh-sshd/sshd.log'])
     const [found] = await findIdle(state)
     expect(await stopIdle(found!, runtime, context)).toBe(true)
   })

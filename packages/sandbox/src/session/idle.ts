@@ -17,6 +17,7 @@ import { clearMountpoints } from './mountpoints.js'
 import { liveProcesses } from './reuse.js'
 import { UP, alive, touchUp, withDirLock } from './claim.js'
 import { CHECKED } from './idle-due.js'
+import { TOOLSET_SSHD } from '../image/toolset.js'
 
 export { touchUp } from './claim.js'
 export { CHECK_EVERY_MS, idleCheckDue } from './idle-due.js'
@@ -93,7 +94,7 @@ const claimed = async (run: string): Promise<boolean> => {
 }
 
 // The listener `omh attach` starts: alone it serves no one, so it does not keep a container busy.
-const SSHD_LISTENER = '/usr/sbin/sshd -f /tmp/omh-sshd/sshd_config'
+const SSHD_LISTENER = `${TOOLSET_SSHD} -f /tmp/omh-sshd/sshd_config`
 
 /**
  * Stops one idle container under its repository's session lock, so a launch

@@ -23,7 +23,12 @@ import type { Adapter, HarnessRender, Kernel, RenderReport } from '@omh/kernel'
 import { stage } from '../stage.js'
 import { chooseAccount } from '../accounts.js'
 import { agentUser, userSpec, type AgentUser } from '../agent-user.js'
-import { ensureImage, imageOptions, planImages } from '../image.js'
+import { ensureImage } from '../image/ensure.js'
+import { imageOptions, planImages } from '../image/recipes.js'
+import { CACHE_LABELS, cacheVolumes } from '../environment/caches.js'
+import { projectEnvironment, type EnvironmentInput, type ProjectEnvironment, type SetupStep } from '../environment/project.js'
+import { setUpSession, setupDone } from '../environment/setup.js'
+import { BESIDE_LABEL, ensureForwarder, ensureServices, publishedPorts, serviceRecipe, type Service, type SessionPort } from './beside.js'
 import { GUEST_SSH_PORT } from '../ssh.js'
 import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
@@ -46,14 +51,25 @@ import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
 import { takeDown } from './teardown.js'
 import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
 
-/** omh's own image recipes: a base and a layer per harness, tagged by digest. */
+/** omh's own image recipes: the project's environment, the harness tools and the session image, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {
-  const plan = (adapter: Adapter) => planImages(adapter, { ...imageOptions(kernel.settings), agent: agentUser() })
+  let planned: Promise<ProjectEnvironment> | undefined
+  const environment = () => (planned ??= projectEnvironment(environmentInput(kernel), imageOptions(kernel.settings)))
+  const plan = async (adapter: Adapter) => planImages(adapter, { ...imageOptions(kernel.settings), agent: agentUser() }, (await environment()).image)
   return {
-    tag: (adapter) => plan(adapter).harness.tag,
-    ensure: async (adapter, runtime, context) => (await ensureImage(runtime, plan(adapter), context, adapter.file)).tag,
+    tag: async (adapter) => (await plan(adapter)).harness.tag,
+    ensure: async (adapter, runtime, context) => (await ensureImage(runtime, await plan(adapter), context, adapter.file)).tag,
+    environment,
   }
 }
+
+/** What the project's environment is planned from, as the kernel holds it. */
+export const environmentInput = (kernel: Kernel): EnvironmentInput => ({
+  settings: kernel.settings,
+  ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
+  env: kernel.options.env,
+  locations: { defaults: kernel.options.defaultsFile, omhHome: kernel.omhHome, omhState: kernel.omhState, cwd: kernel.options.cwd },
+})
 
 /** Where a harness's image comes from. The session layer only asks for a tag. */
 export interface ImageSource {
@@ -61,6 +77,8 @@ export interface ImageSource {
   tag(adapter: Adapter): string | Promise<string>
   /** Makes sure the image exists (building what is missing) and resolves its tag. */
   ensure(adapter: Adapter, runtime: RuntimePlugin, context: RuntimeContext): Promise<string>
+  /** The project's environment the image is made of: its setup, ports and caches. Absent: none of those. */
+  environment?(): Promise<ProjectEnvironment>
 }
 
 export interface LaunchRequest extends SessionChoice {
@@ -87,6 +105,23 @@ export interface LaunchAnnouncement {
   readonly translated: RenderReport['translated']
   /** What the profile's resolution has to say (selection, composition). */
   readonly notices: readonly string[]
+  /** The project's environment, when it is more than omh's base, and what of it omh does not honour. */
+  readonly environment?: EnvironmentView
+}
+
+/** The project's environment as a launch and its preview tell it. */
+export interface EnvironmentView {
+  /** What it is: `omh's base`, `.devcontainer/devcontainer.json`, `.omh/Containerfile on omh's base`. */
+  readonly describe: string
+  readonly setup: readonly SetupStep[]
+  /** Whether this session's setup has run to the end once. */
+  readonly setupDone: boolean
+  readonly ports: readonly number[]
+  /** Where this machine reaches each port, once the container is up. */
+  readonly published?: readonly SessionPort[]
+  readonly unsupported: ProjectEnvironment['unsupported']
+  readonly notes: readonly string[]
+  readonly test?: string
 }
 
 export interface LaunchHost {
@@ -113,6 +148,7 @@ export interface LaunchPreview {
   readonly exec: readonly string[]
   readonly render: RenderReport
   readonly notices: readonly string[]
+  readonly environment?: EnvironmentView
 }
 
 /** Everything a launch would do, computed without creating or starting anything; `beforeLaunch` taps have their say. */
@@ -134,6 +170,20 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
     exec: prepared.plan.exec,
     render: prepared.render,
     notices: prepared.render.profile.notices,
+    ...(prepared.environment ? { environment: await environmentView(prepared.environment, prepared.paths.run) } : {}),
+  }
+}
+
+/** What a launch says of the project's environment. */
+async function environmentView(environment: ProjectEnvironment, run: string): Promise<EnvironmentView> {
+  return {
+    describe: environment.image.describe,
+    setup: environment.setup,
+    setupDone: await setupDone(run),
+    ports: environment.ports,
+    unsupported: environment.unsupported,
+    notes: environment.notes,
+    ...(environment.test ? { test: environment.test } : {}),
   }
 }
 
@@ -214,6 +264,8 @@ interface Prepared {
   readonly secretEnv?: Readonly<Record<string, string>>
   /** API keys the host holds, for the credential proxy alone. */
   readonly kept?: KeptKeys
+  /** The project's environment, when the image source plans one. */
+  readonly environment?: ProjectEnvironment
 }
 
 async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
@@ -244,6 +296,8 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     const [prepared, seen] = await inOrder(prepare(at, claimed.sid), engine)
     runtime = seen.runtime
     const decision = await bringUp(at, claimed.sid, prepared, seen, host)
+    const viewed = prepared.environment ? await environmentView(prepared.environment, prepared.paths.run) : undefined
+    const environment = viewed?.ports.length ? { ...viewed, published: await publishedPorts(seen.runtime, prepared.spec.name!, host.context, [GUEST_SSH_PORT]) } : viewed
     host.announce({
       harness: adapter.name,
       session: claimed.sid,
@@ -252,8 +306,13 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
       dropped: prepared.render.dropped,
       translated: prepared.render.translated,
       notices: prepared.render.profile.notices,
+      ...(environment ? { environment } : {}),
     })
+    // From here the session stays whatever happens: a setup that fails is fixed and launched into again.
     started = true
+    if (environment?.setup.length && !environment.setupDone) {
+      await setUpSession({ runtime: seen.runtime, container: prepared.spec.name!, user: userSpec(at.agent), steps: environment.setup, run: prepared.paths.run, session: claimed.sid, context: host.context })
+    }
     const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
     return await run(at, prepared, seen.runtime, host, kept)
   } catch (error) {
@@ -390,7 +449,12 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const { kernel, sessions, adapter } = at
   const paths = sessions.paths(sid)
   const exists = !options.dryRun || (await sessions.list()).includes(sid)
-  const [image, render] = await inOrder(Promise.resolve(at.images.tag(adapter)), kernel.renderHarness(adapter, exists ? paths.worktree : sessions.repo.root))
+  const [image, render, environment] = await inOrder(
+    Promise.resolve(at.images.tag(adapter)),
+    kernel.renderHarness(adapter, exists ? paths.worktree : sessions.repo.root),
+    Promise.resolve(at.images.environment?.()),
+  )
+  const caches = environment && kernel.settings.last((s) => s.session?.caches)?.value !== false ? cacheVolumes(sessions.repo.id) : []
   const files = withGitfile(render.files)
   const dir = stagingDir(paths, adapter.name)
   const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
@@ -416,10 +480,12 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     contents: contentDigests(files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
-    ports: [{ guest: GUEST_SSH_PORT }],
+    // Behind the egress proxy the project's ports are published by a forwarder beside the session (beside.ts).
+    ports: [{ guest: GUEST_SSH_PORT }, ...(egress.mode === 'open' ? (environment?.ports ?? []).map((guest) => ({ guest })) : [])],
     ...sessionNetwork(egress, containerName(sessions.repo, sid), kernel.settings.sessionNetwork?.value),
     limits: sessionLimits(kernel.settings),
     agent: at.agent,
+    volumes: caches.map(({ volume, guest, readOnly }) => ({ volume, guest, readOnly })),
   })
   if (!options.dryRun) await prepareCredentials(credentials)
   const plan = await kernel.hooks.beforeLaunch.promise({
@@ -433,10 +499,11 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     exec: harnessArgv(adapter, [...(kept?.args ?? []), ...at.request.args], at.request.tty),
   })
   const spec = stamp(plan.spec, contentDigests(files))
-  if (options.dryRun) return { paths, render, planned, plan, spec }
+  const withEnvironment = environment ? { environment } : {}
+  if (options.dryRun) return { paths, render, planned, plan, spec, ...withEnvironment }
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
   await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))])
-  return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}) }
+  return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}), ...withEnvironment }
 }
 
 /** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
@@ -522,6 +589,8 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
       // `omh attach` take the new container for one behind it.
       await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
     }
+    // Services and the port forwarder start beside the container, on its network; the harness waits for the services.
+    const beside = decision.action === 'busy' ? undefined : startBeside(at, prepared, runtime, host, egress, network, copied)
     // A container replaced is replaced only once its proxies are up, so a proxy that fails leaves the old one as it was.
     if (decision.action !== 'up') await proxies
     const acting = act(decision, {
@@ -536,7 +605,8 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
       repo: at.sessions.repo.id,
       agent: at.agent,
     })
-    const [proxied, acted] = await Promise.allSettled([proxies, acting])
+    const [proxied, acted, besides] = await Promise.allSettled([proxies, acting, beside])
+    if (besides.status === 'rejected' && acted.status === 'fulfilled' && proxied.status === 'fulfilled') throw besides.reason
     if (proxied.status === 'rejected') {
       // A new container that started while its proxy failed is not left running without it, as if
       // it had never started, which it had not when the proxies started first.
@@ -548,6 +618,49 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
     }
     if (acted.status === 'rejected') throw acted.reason
   }
+}
+
+/**
+ * The session's services and port forwarder, on its network: behind the egress proxy its internal
+ * one, with the forwarder publishing on the outside one; with egress open, the network it runs on
+ * (services need one where names resolve: `[session] network`). What cannot be had is said, not
+ * failed: the harness starts without a port; a service that is asked for and cannot run fails.
+ */
+async function startBeside(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost, egress: Egress, network: string | undefined, copied: boolean): Promise<void> {
+  const services = at.kernel.settings.last((s) => s.services)?.value ?? {}
+  const ports = egress.mode === 'allowlist' ? (prepared.environment?.ports ?? []) : []
+  const names = Object.keys(services)
+  // Nothing asked for, nothing started: what an earlier launch left beside goes at `down` and `rm`.
+  if (!names.length && !ports.length) return
+  const open = at.kernel.settings.sessionNetwork?.value
+  const joined = egress.mode === 'allowlist' ? network : egress.mode === 'open' ? open : undefined
+  if (copied || !joined || !runtime.networks) {
+    if (names.length || ports.length) host.notice(`services and ports need the session on a network of omh's or [session] network${copied ? ", on an engine that shares this disk" : ''}: ${[...names.map((n) => `service ${n}`), ...ports.map((p) => `port ${p}`)].join(', ')} left out`)
+    return
+  }
+  const images: Record<string, { service: Service; image: string }> = {}
+  for (const name of names) {
+    const service = services[name]!
+    const recipe = serviceRecipe(service, imageOptions(at.kernel.settings))
+    if (!(await runtime.hasImage(recipe.tag, host.context))) {
+      host.context.progress(`Getting the image of the service ${name}: ${service.image}`)
+      await runtime.build(recipe, host.context)
+    }
+    images[name] = { service, image: recipe.tag }
+  }
+  const container = prepared.spec.name!
+  const besideAt = {
+    runtime,
+    context: host.context,
+    container,
+    labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${path.basename(prepared.paths.run)}`, [BESIDE_LABEL]: container },
+    network: joined,
+    ...(open && egress.mode === 'allowlist' ? { outside: open } : {}),
+    ...(prepared.spec.limits ? { limits: prepared.spec.limits } : {}),
+  }
+  const present = await runtime.list({ [BESIDE_LABEL]: container }, host.context)
+  const [, unpublished] = await inOrder(ensureServices(besideAt, images, present), ensureForwarder(besideAt, prepared.spec.image, ports, present))
+  if (unpublished) host.notice(unpublished)
 }
 
 /**
@@ -709,6 +822,7 @@ async function act(
     await prepareMountpoints(at.paths.run, at.planned.mountpoints)
   }
   try {
+    await ensureCaches(runtime, spec.volumes ?? [], at.repo, host.context)
     if (way === 'mounted') await runtime.up(spec, host.context)
     else await upCopied(runtime, spec, at.paths, at.agent, { [LABEL.repo]: at.repo, [LABEL.session]: at.sid }, host.context)
   } catch (error) {
@@ -717,6 +831,18 @@ async function act(
     if (isOmhError(error)) throw error
     throw OmhError.of(SESSION_UP_FAILED, { args: [at.sid, (error as Error).message?.split('\n')[0] ?? String(error)], cause: error })
   }
+}
+
+/**
+ * Makes the repository's cache volumes the spec mounts that the engine does
+ * not hold yet, with the labels `omh caches` finds them by: a volume an engine
+ * makes on its own for a mount has none. One question when all are there.
+ */
+async function ensureCaches(runtime: RuntimePlugin, volumes: readonly { readonly volume: string }[], repo: string, context: RuntimeContext): Promise<void> {
+  const caches = cacheVolumes(repo).filter((c) => volumes.some((v) => v.volume === c.volume))
+  if (!caches.length || !runtime.volumes) return
+  const there = new Set(await runtime.volumes.list({ [CACHE_LABELS.repo]: repo }, context))
+  await Promise.all(caches.filter((c) => !there.has(c.volume)).map((c) => runtime.volumes!.create(c.volume, { [CACHE_LABELS.repo]: repo, [CACHE_LABELS.tool]: c.tool }, context)))
 }
 
 /** The network a session joins: its own internal one behind the proxy, none, or the engine's. */

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { credentialHostPath } from '../accounts.js'
 import { userSpec, type AgentUser } from '../agent-user.js'
-import { GUEST_SOCKETS } from '../image.js'
-import { GUEST_HOME, GUEST_WORK, type ContainerSpec, type Mount, type ResourceLimits, type StagedEntry } from '@omh/plugin-api'
+import { GUEST_SOCKETS } from '../image/recipes.js'
+import { TOOLSET_SLEEP } from '../image/toolset.js'
+import { GUEST_HOME, GUEST_WORK, type ContainerSpec, type Mount, type ResourceLimits, type StagedEntry, type VolumeMount } from '@omh/plugin-api'
 import { byText } from '@omh/plugin-kit'
 import { LABEL, containerName } from './layout.js'
 import type { Repository } from './repo.js'
@@ -47,6 +48,8 @@ export interface SessionPlanInput {
   readonly limits?: ResourceLimits
   /** Who runs in the container, and whose files the writable mounts are (`agentUser()`). */
   readonly agent: AgentUser
+  /** Volumes the engine keeps, mounted as they are (the repository's dependency caches). */
+  readonly volumes?: readonly VolumeMount[]
 }
 
 /** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
@@ -69,7 +72,7 @@ export interface SessionPlan {
 }
 
 /** What keeps a session container alive between harnesses. */
-export const KEEPER = ['sleep', 'infinity'] as const
+export const KEEPER = [TOOLSET_SLEEP, 'infinity'] as const
 
 /**
  * Credential mounts for an adapter's `creds`, under the account's directory:
@@ -130,6 +133,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     image: input.image,
     name: containerName(input.repo, input.session),
     mounts,
+    ...(input.volumes?.length ? { volumes: input.volumes } : {}),
     env,
     workdir: GUEST_WORK,
     user: userSpec(input.agent),
