@@ -24,6 +24,7 @@ import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsEgress from './commands/sessions/egress.js'
+import SessionsExec from './commands/sessions/exec.js'
 import SessionsLs from './commands/sessions/ls.js'
 import SessionsPorts from './commands/sessions/ports.js'
 import SessionsPush from './commands/sessions/push.js'
@@ -63,6 +64,7 @@ export const COMMANDS = {
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,
   'sessions:egress': SessionsEgress,
+  'sessions:exec': SessionsExec,
   'sessions:ls': SessionsLs,
   'sessions:ports': SessionsPorts,
   'sessions:push': SessionsPush,

@@ -29,6 +29,27 @@ export function formatProblem(problem: Problem, mainFile: string | undefined, st
   return `  ${style.red('!')} ${at}${key}${problem.message}${near}`
 }
 
+/**
+ * What a cause says. A plugin may pass anything as a cause, a client's result
+ * object included: its own words (message, stderr) are shown, never the
+ * object's `[object Object]`.
+ */
+export function causeText(cause: unknown, withStack = false): string {
+  if (cause instanceof Error) return withStack && cause.stack ? cause.stack : cause.message
+  if (cause && typeof cause === 'object') {
+    const said = ['shortMessage', 'message', 'stderr']
+      .map((key) => (cause as Record<string, unknown>)[key])
+      .filter((text): text is string => typeof text === 'string' && text.trim() !== '')
+    if (said.length) return [...new Set(said.map((text) => text.trim()))].join('\n')
+    try {
+      return JSON.stringify(cause)
+    } catch {
+      return Object.prototype.toString.call(cause)
+    }
+  }
+  return String(cause)
+}
+
 /** The human report of an error, for stderr; file names, keys and values in it are shown as text. */
 export function formatError(error: OmhError, style: Style, verbose: boolean): string {
   // A problem names its file only when the headline has not already named it.
@@ -43,7 +64,7 @@ export function formatError(error: OmhError, style: Style, verbose: boolean): st
   lines.push(style.dim(`Code: ${error.code}`))
   if (verbose) {
     for (let cause = error.cause, depth = 1; cause !== undefined && depth < 8; depth++) {
-      const text = cause instanceof Error ? (error.code === 'INTERNAL' && cause.stack ? cause.stack : cause.message) : String(cause)
+      const text = causeText(cause, error.code === 'INTERNAL')
       lines.push(style.dim(`  because: ${text.replace(/\n/g, '\n  ')}`))
       cause = cause instanceof Error ? cause.cause : undefined
     }
@@ -55,7 +76,7 @@ export function formatError(error: OmhError, style: Style, verbose: boolean): st
 export function serializeError(error: OmhError, verbose: boolean): Record<string, unknown> {
   const causes: string[] = []
   for (let cause = error.cause, depth = 0; cause !== undefined && depth < 8; depth++) {
-    causes.push(cause instanceof Error ? cause.message : String(cause))
+    causes.push(causeText(cause))
     cause = cause instanceof Error ? cause.cause : undefined
   }
   return {

@@ -17,6 +17,7 @@ export function planJson(p: LaunchPreview) {
     exec: p.exec,
     dropped: p.render.dropped,
     environment: (p.environment ?? null) as EnvironmentView | null,
+    carryIn: p.carryIn,
   }
 }
 
@@ -37,6 +38,7 @@ export function describePlan(p: LaunchPreview, s: Style): string {
     [s.bold('runs'), [...spec.argv].join(' ')],
     [s.bold('harness'), p.exec.map(quote).join(' ')],
   ]
+  if (p.carryIn.length) rows.push([s.bold('carry in'), p.carryIn.join(', ')])
   const env = p.environment
   if (env) {
     rows.push([s.bold('environment'), env.describe])

@@ -1,6 +1,6 @@
 import { isOmhError, type RuntimeContext } from '@omh/plugin-api'
 import { type ResolvedRuntime } from '@omh/kernel'
-import { Sessions, copyBack, readCopied, sessionPaths, type Repository } from '@omh/sandbox'
+import { Sessions, copyBack, readCopied, readUp, sessionEngine, sessionPaths, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
 import { sharedFlags } from './flags.js'
 import { printable } from './printable.js'
@@ -29,16 +29,46 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
    * it is read. An engine that does not answer leaves the host's copy (from
    * the last launch) to be read, with a warning.
    */
-  protected async bringHome(sid: string): Promise<void> {
+  protected async bringHome(sid: string, engine?: string): Promise<void> {
     const kernel = await this.kernel()
     const run = sessionPaths(kernel.omhState, await this.repository(), sid).run
     if (!(await readCopied(run))) return
-    const resolved = await this.runtime(undefined, true)
+    const resolved = await this.runtimeFor(sid, engine, true)
     if (!resolved) {
       this.warn(`${sid} runs on an engine that does not share this disk, and it did not answer: this is the agent's work as the last launch brought it home.`)
       return
     }
     await copyBack(resolved.runtime, run, this.runtimeContext())
+  }
+
+  /**
+   * The engine of session `sid`: the one its container is up on, whatever the
+   * setting says (`--runtime` naming another is SESSION_ELSEWHERE); a session
+   * not up takes `engine`, else the setting's.
+   */
+  protected async runtimeFor(sid: string, engine: string | undefined, optional: true): Promise<ResolvedRuntime | undefined>
+  protected async runtimeFor(sid: string, engine: string | undefined, optional?: false): Promise<ResolvedRuntime>
+  protected async runtimeFor(sid: string, engine: string | undefined, optional = false): Promise<ResolvedRuntime | undefined> {
+    const kernel = await this.kernel()
+    const run = sessionPaths(kernel.omhState, await this.repository(), sid).run
+    const chosen = await sessionEngine(kernel, run, sid, engine, this.runtimeContext())
+    return optional ? this.runtime(chosen, true) : this.runtime(chosen)
+  }
+
+  /**
+   * Sessions grouped by the engine each is up on; those not up go with
+   * `engine` (undefined: the setting's). A command over several sessions asks
+   * each engine once.
+   */
+  protected async byEngine(ids: readonly string[], engine: string | undefined): Promise<Map<string | undefined, string[]>> {
+    const kernel = await this.kernel()
+    const repo = await this.repository()
+    const groups = new Map<string | undefined, string[]>()
+    for (const sid of ids) {
+      const up = (await readUp(sessionPaths(kernel.omhState, repo, sid).run))?.engine ?? engine
+      groups.set(up, [...(groups.get(up) ?? []), sid])
+    }
+    return groups
   }
 
   protected runtimeContext(): RuntimeContext {

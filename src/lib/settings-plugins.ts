@@ -22,16 +22,21 @@ export function withPlugins(text: string, file: string, change: (current: readon
   const assignment = `plugins = ${list(next)}`
   let out: string
   if (doc.data['plugins'] === undefined) {
-    // A top-level key must come before the first table; the very top is always before it.
-    out = `${assignment}\n${text}`
+    if (!next.length) return text
+    // A top-level key must come before the first table; the top is always before it, below a
+    // `#:schema` directive, which editors read on the first line only.
+    const top = SCHEMA_DIRECTIVE.test(text) ? text.indexOf('\n') + 1 || text.length : 0
+    const head = text.slice(0, top)
+    out = `${head}${head && !head.endsWith('\n') ? '\n' : ''}${assignment}\n${text.slice(top)}`
   } else {
     const at = doc.locate(['plugins'])
     const start = at ? lineStart(text, at.line) : -1
     const end = start < 0 ? -1 : arrayEnd(text, start)
     if (end < 0) throw refuse('its `plugins` is not written as `plugins = [ … ]` on a line of its own', next)
-    out = text.slice(0, start) + assignment + text.slice(end)
+    // The last plugin gone, the key goes too, with the rest of its line.
+    out = next.length ? text.slice(0, start) + assignment + text.slice(end) : text.slice(0, start) + text.slice(lineEnd(text, end))
   }
-  const expected = { ...doc.data, plugins: next }
+  const expected = next.length ? { ...doc.data, plugins: next } : Object.fromEntries(Object.entries(doc.data).filter(([key]) => key !== 'plugins'))
   let reread: Record<string, unknown> | undefined
   try {
     reread = parseToml(out, file).data
@@ -50,6 +55,14 @@ const canonical = (value: unknown): string =>
 
 const list = (items: readonly string[]): string =>
   items.length < 2 ? `[${items.map(tomlString).join('')}]` : `[\n${items.map((i) => `  ${tomlString(i)},\n`).join('')}]`
+
+const SCHEMA_DIRECTIVE = /^#:schema\b/
+
+/** Just past the end of the line `at` is on: after its line break, or the end of the text. */
+function lineEnd(text: string, at: number): number {
+  const end = text.indexOf('\n', at)
+  return end < 0 ? text.length : end + 1
+}
 
 function lineStart(text: string, line: number): number {
   let at = 0

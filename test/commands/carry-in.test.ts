@@ -66,3 +66,32 @@ describe('[session] carry_in refuses, exit 2, naming the entry, before anything 
     expect(r.stderr).toMatch(/session\.carry_in/)
   })
 })
+
+describe('a dry run finds what the launch would refuse', () => {
+  it('lists the files carry_in would copy, and refuses a bad entry as the launch does', () => {
+    const { root } = setup('[session]\ncarry_in = [".env"]\n', { '.env': 'A=1\n', '.gitignore': '.env\n' })
+    const home = testdir({ 'settings.toml': 'runtime = "no-such-engine"\n' })
+    omh(['trust'], { cwd: root, env: { OMH_HOME: home } })
+    const plan = omh(['--dry-run', 'claude'], { cwd: root, env: { OMH_HOME: home } })
+    expect(plan.status, plan.stderr).toBe(0)
+    expect(plan.stdout).toMatch(/carry in\s+\.env/)
+    const json = omh(['--dry-run', '--json', 'claude'], { cwd: root, env: { OMH_HOME: home } })
+    expect(json.json().result.carryIn).toEqual(['.env'])
+
+    write(root, { '.omh/settings.local.toml': '[session]\ncarry_in = ["../x.env"]\n' })
+    omh(['trust'], { cwd: root, env: { OMH_HOME: home } })
+    refused(omh(['--dry-run', 'claude'], { cwd: root, env: { OMH_HOME: home } }), '../x.env', 'it reaches outside the repository')
+  })
+
+  it('refuses a <secret NAME> nothing holds, as the launch would', () => {
+    const root = gitRepo({ 'README.md': 'hi\n' })
+    const home = testdir({
+      'settings.toml': 'runtime = "no-such-engine"\n',
+      'mcp.json': JSON.stringify({ mcpServers: { api: { command: 'srv', env: { API_TOKEN: '<secret OMH_TEST_MISSING_TOKEN>' } } } }),
+    })
+    const r = omh(['--dry-run', 'claude'], { cwd: root, env: { OMH_HOME: home } })
+    expect(r.status).toBe(2)
+    expect(r.stderr).toContain('Code: SECRET_MISSING')
+    expect(r.stderr).toContain('OMH_TEST_MISSING_TOKEN')
+  })
+})

@@ -113,7 +113,7 @@ describe('omh plugins add and rm', { timeout: 300_000 }, () => {
     const removed = omh(['plugins', 'rm', 'omh-renderer-shout', '--json'], { cwd: work, env })
     expect(removed.status).toBe(0)
     expect(removed.json().result).toMatchObject({ name: 'omh-renderer-shout', unnamed: true })
-    expect(readFileSync(path.join(home, 'settings.toml'), 'utf8')).toBe(`plugins = []\n${SETTINGS}`)
+    expect(readFileSync(path.join(home, 'settings.toml'), 'utf8')).toBe(SETTINGS)
     expect(state(home).modules).not.toContain('omh-renderer-shout')
     expect(state(home).packs).toBeUndefined()
     expect(omh(['adapters', 'ls', '--json'], { cwd: work, env }).json().result.adapters.map((a: { name: string }) => a.name)).not.toContain(

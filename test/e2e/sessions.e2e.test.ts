@@ -115,6 +115,33 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(readFileSync(path.join(worktree('s01'), 'from-agent.txt'), 'utf8')).toBe('made\n')
   })
 
+  it("starts the agent on a clean tree, though omh's rules are mounted over the repository's own AGENTS.md", async () => {
+    const own = scratch()
+    const state = scratch()
+    dirs.push(own, state)
+    write(own, { 'AGENTS.md': "The project's own rules.\n", 'app.txt': 'app\n' })
+    git(own, 'init', '-q', '-b', 'main')
+    git(own, 'add', '-A')
+    git(own, 'commit', '-q', '-m', 'init')
+    const at = { OMH_HOME: home, OMH_STATE: state }
+    const r = await omh(['--new', 'probe', '--', 'echo "status=[$(git status --porcelain | tr "\\n" " ")]"; echo "rules=$(grep -c "Be brief" AGENTS.md)"'], own, at)
+    expect(r.status, r.stderr).toBe(0)
+    expect(facts(r.stdout)).toMatchObject({ status: '[]', rules: '1' })
+    const sid = /omh: probe on omh\/(s\d+)/.exec(r.stderr)![1]!
+    expect((await omh(['sessions', 'rm', sid, '--force'], own, at)).status).toBe(0)
+  })
+
+  it('runs a command in the session as the agent without ssh, passing its output and exit status through', async () => {
+    const r = await run(['sessions', 'exec', 's01', '--', 'sh', '-c', 'echo "who=$(id -u)"; echo "at=$(pwd)"; exit 3'])
+    expect(r.status, r.stderr).toBe(3)
+    expect(facts(r.stdout)).toMatchObject({ who: '1000', at: '/work' })
+    const json = await run(['--json', 'sessions', 'exec', '--', 'git', 'rev-parse', '--is-inside-work-tree'])
+    expect(json.status, json.stderr).toBe(0)
+    const result = JSON.parse(json.stdout).result
+    expect(result).toMatchObject({ session: 's01', command: ['git', 'rev-parse', '--is-inside-work-tree'], status: 0 })
+    expect(result.stdout.trim()).toBe('true')
+  })
+
   it('shows staged files read-only, and keeps their mountpoints out of the work', async () => {
     const r = await run(['probe', '--', 'cat /work/AGENTS.md; if echo x >> /work/AGENTS.md; then echo wrote=yes; else echo wrote=no; fi; if rm -f /work/AGENTS.md; then echo removed=yes; else echo removed=no; fi'])
     expect(r.stdout).toContain('Be brief.')
@@ -562,9 +589,48 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect((await run(['sessions', 'ls'])).stdout).toContain('s01 and s02 both changed step.txt')
   })
 
+  it('keeps a session on the engine it was launched on whatever the setting says, and down without an id stops only the current one', async () => {
+    const other = engine === 'docker' ? 'podman' : 'docker'
+    const home2 = scratch()
+    dirs.push(home2)
+    write(home2, { 'settings.toml': `runtime = "${other}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n` })
+    mkdirSync(path.join(home2, 'adapters'))
+    copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home2, 'adapters/probe.toml'))
+    const elsewhere = { OMH_HOME: home2, OMH_STATE: stateOf(home) }
+    const onOther = (sid: string) => spawnSync(other, ['ps', '-aq', '--filter', `label=omh.worktree=${worktree(sid)}`], { encoding: 'utf8' }).stdout.trim()
+
+    const first = await omh(['--runtime', engine, '--new', 'probe', '--', 'true'], root, elsewhere)
+    expect(first.status, first.stderr).toBe(0)
+    const sid = /omh: probe on omh\/(s\d+)/.exec(first.stderr)![1]!
+    const row = async (id: string) => (JSON.parse((await omh(['--json', 'sessions', 'ls'], root, elsewhere)).stdout).result.sessions as { id: string; container: string }[]).find((r) => r.id === id)
+    expect(await row(sid)).toMatchObject({ container: 'running' })
+
+    // Without --runtime the session stays where it runs: nothing starts on the other engine.
+    const again = await omh(['probe', '--', 'echo where=here'], root, elsewhere)
+    expect(again.status, again.stderr).toBe(0)
+    expect(facts(again.stdout)).toMatchObject({ where: 'here' })
+    expect(onOther(sid)).toBe('')
+
+    const moved = await omh(['--runtime', other, '--session', sid, 'probe', '--', 'true'], root, elsewhere)
+    expect(moved.status).toBe(1)
+    expect(moved.stderr).toContain('SESSION_ELSEWHERE')
+    expect(onOther(sid)).toBe('')
+
+    const egress = await omh(['sessions', 'egress', sid], root, elsewhere)
+    expect(egress.status, egress.stderr).toBe(0)
+
+    // Down without an id: the current session only, on its own engine.
+    const down = await omh(['--json', 'sessions', 'down'], root, elsewhere)
+    expect(down.status, down.stderr).toBe(0)
+    expect(JSON.parse(down.stdout).result.sessions).toEqual([{ session: sid, stopped: true }])
+    expect(await row(sid)).toMatchObject({ container: 'none' })
+    expect(await row('s01')).toMatchObject({ container: 'running' })
+    expect((await omh(['sessions', 'rm', sid, '--force'], root, elsewhere)).status).toBe(0)
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
-    const r = await run(['sessions', 'down'])
+    const r = await run(['sessions', 'down', '--all'])
     expect(r.status).toBe(0)
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(false)
     expect(git(worktree('s01'), 'status', '--porcelain')).toBe('')

@@ -11,9 +11,19 @@ export const BIN = path.join(ROOT, 'bin/run.js')
  */
 export const stateOf = (home: string): string => path.join(home, '.state')
 
+/**
+ * The environment a test's omh runs in: this process's, without the omh
+ * settings of the shell that runs the tests (a developer's exported
+ * OMH_HOME or OMH_STATE must not reach a test), then the test's own.
+ */
+export function testEnv(own: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('OMH_') || key.startsWith('OMH_TEST_')))
+  return withState({ ...inherited, NO_COLOR: '1', ...own })
+}
+
 function withState(env: Record<string, string | undefined>): Record<string, string | undefined> {
   const home = env['OMH_HOME']
-  return home && !('OMH_STATE' in env) ? { ...env, OMH_STATE: stateOf(home) } : env
+  return home && env['OMH_STATE'] === undefined ? { ...env, OMH_STATE: stateOf(home) } : env
 }
 
 export interface Ran {
@@ -29,7 +39,7 @@ export function omh(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string | undefined>; input?: string; timeout?: number } = {},
 ): Ran {
-  const env: Record<string, string | undefined> = withState({ ...process.env, NO_COLOR: '1', ...options.env })
+  const env = testEnv(options.env)
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key]
   const result = spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
@@ -54,7 +64,7 @@ export function omhAsync(args: readonly string[], options: { cwd?: string; env?:
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
-      env: withState({ ...process.env, NO_COLOR: '1', ...options.env }),
+      env: testEnv(options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

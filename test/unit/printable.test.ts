@@ -60,3 +60,12 @@ describe('human output', () => {
     expect(createStyle(false).bold(`x${CLEAR}`)).toBe('x\\x1b[2J')
   })
 })
+
+describe('an error whose cause is not an Error', () => {
+  it('shows what the cause says, never [object Object]', () => {
+    const error = OmhError.of(PROFILE_INVALID, { args: [1], cause: { stderr: 'the engine said no', exitCode: 125 } })
+    const text = formatError(error, createStyle(false), true)
+    expect(text).not.toContain('[object Object]')
+    expect(text).toContain('the engine said no')
+  })
+})

@@ -15,7 +15,18 @@ describe('withPlugins', () => {
     expect(withPlugins(text, 's.toml', add('e'))).toBe(
       'runtime = "auto"\nplugins = [\n  "./a]b.js",\n  "c[d",\n  "e",\n] # after\n[image]\nbase = "x"\n',
     )
-    expect(withPlugins(text, 's.toml', () => [])).toBe('runtime = "auto"\nplugins = [] # after\n[image]\nbase = "x"\n')
+    expect(withPlugins(text, 's.toml', () => [])).toBe('runtime = "auto"\n[image]\nbase = "x"\n')
+  })
+
+  it('keeps a #:schema directive on the first line, where editors read it', () => {
+    const text = '#:schema https://example.test/settings.json\n# mine\n[image]\nbase = "x"\n'
+    expect(withPlugins(text, 's.toml', add('a'))).toBe('#:schema https://example.test/settings.json\nplugins = ["a"]\n# mine\n[image]\nbase = "x"\n')
+  })
+
+  it('takes the key away when the last plugin goes, leaving no `plugins = []` behind', () => {
+    expect(withPlugins('#:schema x\nplugins = ["a"]\n[image]\nbase = "x"\n', 's.toml', () => [])).toBe('#:schema x\n[image]\nbase = "x"\n')
+    expect(withPlugins('plugins = ["a"]', 's.toml', () => [])).toBe('')
+    expect(withPlugins('[image]\nbase = "x"\n', 's.toml', () => [])).toBe('[image]\nbase = "x"\n')
   })
 
   it('refuses to edit a `plugins` it cannot rewrite without touching anything else', () => {

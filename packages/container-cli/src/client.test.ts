@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { runClient } from './client.js'
+import { clientFailure, runClient } from './client.js'
 
 const env = { PATH: process.env['PATH'] }
 
@@ -40,5 +40,14 @@ describe('runClient', () => {
     const running = runClient('sleep', ['5'], { env, signal: stop.signal })
     stop.abort()
     expect(await running).toMatchObject({ failed: true, exitCode: undefined })
+  })
+})
+
+describe('clientFailure', () => {
+  it("carries the engine's own words, so --verbose shows why it failed", async () => {
+    const bad = await runClient('sh', ['-c', 'echo "Error response from daemon: network omh-x not found" >&2; exit 125'], { env, stripFinalNewline: true })
+    const cause = clientFailure(bad)
+    expect(cause).toBeInstanceOf(Error)
+    expect(cause.message).toBe('Command failed with exit code 125: sh -c echo "Error response from daemon: network omh-x not found" >&2; exit 125\nError response from daemon: network omh-x not found')
   })
 })

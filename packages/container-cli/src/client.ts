@@ -21,6 +21,15 @@ export interface ClientResult {
   readonly shortMessage: string
 }
 
+/**
+ * A failed client as an Error for an OmhError's cause: how it ended and, below,
+ * the engine's own words on stderr, which `--verbose` shows.
+ */
+export function clientFailure(result: ClientResult): Error {
+  const said = result.stderr.trim()
+  return new Error(said ? `${result.shortMessage}\n${said}` : result.shortMessage)
+}
+
 export interface ClientOptions {
   /** The client's whole environment; nothing is inherited besides it. */
   readonly env: Readonly<Record<string, string | undefined>>

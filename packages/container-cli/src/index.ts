@@ -11,7 +11,7 @@ import path from 'node:path'
 import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageInfo, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, labelFilters, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
-import { runClient, type ClientResult } from './client.js'
+import { clientFailure, runClient, type ClientResult } from './client.js'
 import { classifyDetect, type DetectAdvice } from './detect.js'
 import { cliVolumes } from './volumes.js'
 
@@ -95,7 +95,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     OmhError.of(CONTAINER_FAILED, {
       args: [engine, what, result.shortMessage],
       hintArgs: [],
-      cause: result,
+      cause: clientFailure(result),
       details: { why: result.shortMessage },
     })
 

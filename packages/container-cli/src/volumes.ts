@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 import { CONTAINER_FAILED, OmhError, type FileProbe, type FileWays, type RuntimeContext, type VolumeHelper, type VolumeOps } from '@omh/plugin-api'
 import { labelFilters } from './args.js'
-import type { ClientOptions, ClientResult } from './client.js'
+import { clientFailure, type ClientOptions, type ClientResult } from './client.js'
 import { complaint } from './detect.js'
 
 /** Runs the client with the runtime's environment; never rejects. */
@@ -36,7 +36,7 @@ const helperArgs = (volume: string, helper: VolumeHelper, interactive: boolean, 
 
 export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (probe: FileProbe, context: RuntimeContext) => Promise<FileWays>; volumes: VolumeOps } {
   const failed = (what: string, result: ClientResult) =>
-    OmhError.of(CONTAINER_FAILED, { args: [engine, what, complaint(result.stderr) || result.shortMessage], hintArgs: [], cause: result, details: { why: result.shortMessage } })
+    OmhError.of(CONTAINER_FAILED, { args: [engine, what, complaint(result.stderr) || result.shortMessage], hintArgs: [], cause: clientFailure(result), details: { why: result.shortMessage } })
   /**
    * A `run --rm` under a name of its own. A client stopped before its container ended (a launch
    * given up, a timeout) can leave it created and never started, which `--rm` never removes: it

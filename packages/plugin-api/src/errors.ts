@@ -106,7 +106,7 @@ export const ATTACH_UNREACHABLE = define({
   message: (sid: string) =>
     `Session ${sid} runs behind its egress proxy, on a network with no route to or from this host, so nothing here can reach its sshd.`,
   hint: (file: string, sid: string) =>
-    `To attach, set \`[network] egress = "open"\` in ${file} (with a \`[session] network\` that publishes ports), then \`omh sessions down ${sid}\` and launch again. The session then reaches every host, unfiltered.`,
+    `To attach, set \`[network] egress = "open"\` in ${file} (with a \`[session] network\` that publishes ports), then \`omh sessions down ${sid}\` and launch again. The session then reaches every host, unfiltered. For a shell without ssh, \`omh sessions exec ${sid}\` works under every egress mode.`,
 })
 
 export const AUTH_UNSUPPORTED = define({
@@ -598,6 +598,15 @@ export const SESSION_BUSY = define({
     `Finish that first; or stop the session with \`omh sessions down ${sid}\` (its work is kept); or start a new one with \`omh --new ${harness}\`.`,
 })
 
+export const SESSION_ELSEWHERE = define({
+  code: 'SESSION_ELSEWHERE',
+  exit: 1,
+  message: (sid: string, up: string, wanted: string) =>
+    `Session ${sid} is up on ${up}, and --runtime asks for ${wanted}: one session never runs on two engines, which would both mount its worktree.`,
+  hint: (sid: string, up: string) =>
+    `Leave out --runtime to use it on ${up}; or move it with \`omh sessions down ${sid}\` (its work is kept), then launch again with --runtime.`,
+})
+
 export const SESSION_NOT_FOUND = define({
   code: 'SESSION_NOT_FOUND',
   exit: 2,
@@ -809,6 +818,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SECRET_MISSING,
   SERVICE_UNHEALTHY,
   SESSION_BUSY,
+  SESSION_ELSEWHERE,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,
   SESSION_OFF_BRANCH,

@@ -27,6 +27,7 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
   static override flags = {
     message: Flags.string({ char: 'm', summary: 'The message of the commit holding what the agent left uncommitted.', required: true }),
     squash: Flags.boolean({ summary: "Take the files as they stand, as one commit with your message; the agent's commits are not kept.", default: false }),
+    runtime: SessionsCommand.runtimeFlag,
   }
 
   async run(): Promise<SessionsCommitResult> {
@@ -34,7 +35,7 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    await this.bringHome(sid)
+    await this.bringHome(sid, flags.runtime)
     const done = await commitSession(kernel.omhState, repo, sid, flags.message, process.env, { squash: flags.squash })
     const base = await resolveBase(repo, process.env).catch(() => undefined)
     const state = await workState(kernel.omhState, repo, sid, base?.commit, process.env)

@@ -15,14 +15,14 @@ export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
   static override summary = "Show a session's changes against where it started: committed and not."
   static override description = "omh's own mounted files are left out. Without a session id, the most recent session."
   static override args = { session: Args.string({ description: 'Session id, e.g. s01.' }) }
-  static override flags = { stat: Flags.boolean({ summary: 'Summarise by file instead of printing the patch.', default: false }) }
+  static override flags = { stat: Flags.boolean({ summary: 'Summarise by file instead of printing the patch.', default: false }), runtime: SessionsCommand.runtimeFlag }
 
   async run(): Promise<SessionsDiffResult> {
     const { args, flags } = await this.parse(SessionsDiff)
     const kernel = await this.kernel()
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    await this.bringHome(sid)
+    await this.bringHome(sid, flags.runtime)
     const base = await resolveBase(repo, process.env)
     const diff = await sessionDiff(kernel.omhState, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
     if (!this.jsonEnabled()) {

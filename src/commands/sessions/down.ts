@@ -1,5 +1,6 @@
-import { Args } from '../../lib/oclif.js'
+import { Args, Flags } from '../../lib/oclif.js'
 import { LABEL, listSessions, takeDown } from '@omh/sandbox'
+import { OmhError, USAGE } from '@omh/plugin-api'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
@@ -9,26 +10,35 @@ export interface SessionsDownResult {
 
 export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
   static override summary = "Stop sessions' containers; worktrees, branches and sandbox repositories stay."
-  static override description = 'Without ids, every session of this repository. The next launch starts the container again.'
+  static override description =
+    'Without ids, the current session (the one launched into last), as diff, commit and push take it; --all stops every session of this repository. Each session is stopped on the engine it runs on. The next launch starts the container again.'
   static override strict = false
-  static override args = { session: Args.string({ description: 'Session ids, e.g. s01 s02 (default: all).' }) }
-  static override flags = { runtime: SessionsCommand.runtimeFlag }
+  static override args = { session: Args.string({ description: 'Session ids, e.g. s01 s02 (default: the most recent).' }) }
+  static override flags = {
+    all: Flags.boolean({ summary: "Stop every session of this repository.", default: false }),
+    runtime: SessionsCommand.runtimeFlag,
+  }
 
   async run(): Promise<SessionsDownResult> {
     const { argv, flags } = await this.parse(SessionsDown)
+    if (flags.all && argv.length) throw OmhError.of(USAGE, { args: ['Name sessions or give --all, not both.'], hintArgs: ['sessions down'] })
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const ids = argv.length ? await Promise.all((argv as string[]).map((sid) => this.session(sid))) : await listSessions(kernel.omhState, repo)
-    const { runtime } = await this.runtime(flags.runtime)
+    const named = argv as string[]
+    const ids = flags.all ? await listSessions(kernel.omhState, repo) : await Promise.all((named.length ? named : [undefined]).map((sid) => this.session(sid)))
     const context = this.runtimeContext()
-    const containers = await runtime.list({ [LABEL.repo]: repo.id }, context)
     const sessions: SessionsDownResult['sessions'] = []
-    for (const sid of ids) {
-      const mine = containers.filter((c) => c.labels[LABEL.session] === sid)
-      // On an engine elsewhere the agent's work is in volumes: home first, then they go.
-      await takeDown(kernel.omhState, repo, sid, { runtime, context, containers: mine.map((c) => c.id), bringHome: true })
-      sessions.push({ session: sid, stopped: mine.some((c) => c.running) })
+    for (const [engine, group] of await this.byEngine(ids, flags.runtime)) {
+      const { runtime } = await this.runtime(engine)
+      const containers = await runtime.list({ [LABEL.repo]: repo.id }, context)
+      for (const sid of group) {
+        const mine = containers.filter((c) => c.labels[LABEL.session] === sid)
+        // On an engine elsewhere the agent's work is in volumes: home first, then they go.
+        await takeDown(kernel.omhState, repo, sid, { runtime, context, containers: mine.map((c) => c.id), bringHome: true })
+        sessions.push({ session: sid, stopped: mine.some((c) => c.running) })
+      }
     }
+    sessions.sort((a, b) => a.session.localeCompare(b.session))
     if (!this.jsonEnabled()) {
       if (!sessions.length) this.notice('No sessions to stop.')
       else this.log(table(sessions.map((r) => [this.style.bold(r.session), r.stopped ? 'stopped; worktree and branch kept' : this.style.dim('was not running')])))

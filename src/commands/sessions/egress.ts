@@ -19,7 +19,7 @@ export default class SessionsEgress extends SessionsCommand<SessionsEgressResult
     const { args, flags } = await this.parse(SessionsEgress)
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    const { runtime } = await this.runtime(flags.runtime)
+    const { runtime } = await this.runtimeFor(sid, flags.runtime)
     const decisions = await readDecisions(runtime, containerName(repo, sid), this.runtimeContext())
     if (!this.jsonEnabled()) {
       if (!decisions.length) this.notice(`No requests through the egress proxy of ${sid}.`)

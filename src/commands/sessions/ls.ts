@@ -1,3 +1,4 @@
+import type { ContainerInfo } from '@omh/plugin-api'
 import { LABEL, branchOf, changedFiles, listSessions, readClaim, resolveBase, sessionPaths, workState, type Count } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
@@ -38,23 +39,29 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
       this.warn(`${error.message} Commits ahead are shown as unknown.`)
       return undefined
     })
-    const resolved = ids.length ? await this.runtime(flags.runtime, true) : undefined
-    const containers = resolved
-      ? await resolved.runtime.list({ [LABEL.repo]: repo.id }, this.runtimeContext()).catch((error: Error) => {
-          this.warn(`${resolved.runtime.engine} did not list containers: ${error.message}`)
-          return undefined
-        })
-      : undefined
+    // Each session's container is asked of the engine it runs on; one that does not answer leaves its sessions unknown.
+    const containers = new Map<string, ContainerInfo[] | undefined>()
+    for (const [engine, group] of await this.byEngine(ids, flags.runtime)) {
+      const resolved = await this.runtime(engine, true)
+      const found = resolved
+        ? await resolved.runtime.list({ [LABEL.repo]: repo.id }, this.runtimeContext()).catch((error: Error) => {
+            this.warn(`${resolved.runtime.engine} did not list containers: ${error.message}`)
+            return undefined
+          })
+        : undefined
+      for (const sid of group) containers.set(sid, found?.filter((c) => c.labels[LABEL.session] === sid))
+    }
     const sessions: SessionRow[] = []
     const changed = new Map<string, string[] | undefined>()
     if (base) for (const id of ids) changed.set(id, await changedFiles(kernel.omhState, repo, id, base.commit, process.env))
     for (const id of ids) {
-      const c = containers?.find((x) => x.labels[LABEL.session] === id)
+      const listed = containers.get(id)
+      const c = listed?.find((x) => x.running) ?? listed?.[0]
       const state = await workState(kernel.omhState, repo, id, base?.commit, process.env)
       sessions.push({
         id,
         branch: branchOf(id),
-        container: containers === undefined ? 'unknown' : c ? (c.running ? 'running' : 'stopped') : 'none',
+        container: listed === undefined ? 'unknown' : c ? (c.running ? 'running' : 'stopped') : 'none',
         harness: c?.labels[LABEL.harness] ?? null,
         inUse: Boolean(await readClaim(kernel.omhState, repo, id)),
         ahead: state.ahead,

@@ -19,7 +19,7 @@ export default class SessionsPorts extends SessionsCommand<SessionsPortsResult> 
     const { args, flags } = await this.parse(SessionsPorts)
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    const { runtime } = await this.runtime(flags.runtime)
+    const { runtime } = await this.runtimeFor(sid, flags.runtime)
     const ports = await publishedPorts(runtime, containerName(repo, sid), this.runtimeContext(), [GUEST_SSH_PORT])
     if (!this.jsonEnabled()) {
       if (!ports.length) this.notice(`${sid} publishes no port: it is not running, or [session] ports and forwardPorts name none.`)

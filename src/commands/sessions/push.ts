@@ -17,12 +17,13 @@ export default class SessionsPush extends SessionsCommand<SessionsPushResult> {
   static override description =
     "The agent never has your remotes or credentials: the push runs here, with your git and your credential helper or ssh agent, to the branch of the same name. Without --remote: the remote the branch tracks, else origin, else the only one. On GitHub, GitLab, Bitbucket, Codeberg and Gitea/Forgejo, prints the page comparing the branch with the default branch. Git hooks do not run, as for every git omh runs on a session's work."
   static override args = { session: Args.string({ description: 'Session id, e.g. s01 (default: the most recent).' }) }
-  static override flags = { remote: Flags.string({ summary: 'The remote to push to.' }) }
+  static override flags = { remote: Flags.string({ summary: 'The remote to push to.' }), runtime: SessionsCommand.runtimeFlag }
 
   async run(): Promise<SessionsPushResult> {
     const { args, flags } = await this.parse(SessionsPush)
     const repo = await this.repository()
     const sid = await this.session(args.session)
+    await this.bringHome(sid, flags.runtime)
     const base = await resolveBase(repo, process.env).catch(() => undefined)
     const pushed = await pushSession(repo, sid, flags.remote, base?.name, process.env)
     if (!this.jsonEnabled()) {

@@ -35,7 +35,7 @@ export default class SessionsRm extends SessionsCommand<SessionsRmResult> {
     const run = sessionPaths(kernel.omhState, repo, sid).run
     // The record of a copied session's volumes goes with the session: the last time omh can name them.
     const volumes = (await readCopied(run))?.volumes.map((v) => v.volume) ?? []
-    const resolved = await this.runtime(flags.runtime, true)
+    const resolved = await this.runtimeFor(sid, flags.runtime, true)
     if (resolved) {
       const removed = await takeDown(kernel.omhState, repo, sid, { runtime: resolved.runtime, context: this.runtimeContext(), bringHome: false })
       if (volumes.length && !removed) {

@@ -24,7 +24,7 @@ export default class SessionsTest extends SessionsCommand<SessionsTestResult> {
     if (!command) throw OmhError.of(USAGE, { args: ['No test command is set: `omh init` writes the one it finds as `[session] test` in .omh/settings.toml, or set it yourself.'], hintArgs: ['sessions test'] })
     const repo = await this.repository()
     const sid = await this.session(args.session)
-    const { runtime } = await this.runtime(flags.runtime)
+    const { runtime } = await this.runtimeFor(sid, flags.runtime)
     const found = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, this.runtimeContext())).find((c) => c.running)
     if (!found) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
     const ran = await runtime.exec(found.id, ['/bin/sh', '-c', command], { tty: false, capture: this.jsonEnabled(), user: agentUserSpec(), workdir: GUEST_WORK }, this.runtimeContext())

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { failure } from '../../../../test/helpers/failure.js'
 import { testdir } from '../../../../test/helpers/testdir.js'
-import { loadSettings } from './load.js'
+import { fileToChange, loadSettings } from './load.js'
 
 function places(files: Record<string, string>) {
   const dir = testdir({ 'defaults.toml': 'runtime = "auto"\n', ...files })
@@ -70,5 +70,16 @@ describe('loadSettings', () => {
     const error = await failure(() => loadSettings(at))
     expect(error.code).toBe('SETTINGS_INVALID')
     expect(error.problems).toEqual([{ file: path.join(dir, 'repo/.omh/settings.toml'), line: 3, column: 1, path: 'limits.file_bytes', message: expect.any(String) }])
+  })
+})
+
+describe('the file a hint names for changing a setting', () => {
+  it("is the user's own settings file, there or not, when only omh's defaults decided it; else the file that did", async () => {
+    const shipped = places({ 'defaults.toml': '[network]\negress = "allowlist"\n' })
+    const byDefault = await loadSettings(shipped.at)
+    expect(fileToChange(byDefault, byDefault.egress)).toBe(path.join(shipped.dir, 'home/settings.toml'))
+    const narrowed = places({ 'defaults.toml': '[network]\negress = "allowlist"\n', 'repo/.omh/settings.toml': '[network]\negress = "none"\n' })
+    const byRepository = await loadSettings(narrowed.at)
+    expect(fileToChange(byRepository, byRepository.egress)).toBe(path.join(narrowed.dir, 'repo/.omh/settings.toml'))
   })
 })

@@ -56,6 +56,18 @@ export interface EffectiveSettings {
   readonly fileBytes: Decided<number> | undefined
   /** Any other setting, from the most specific layer that has it. */
   readonly last: <T>(pick: (s: Settings) => T | undefined) => Decided<T> | undefined
+  /** The user's own settings file (`$OMH_HOME/settings.toml`), there or not: where a hint sends them to change a setting only omh's defaults decided. */
+  readonly personalFile?: string
+}
+
+/**
+ * The file a hint names for changing a setting: the one that decided it,
+ * unless that is omh's shipped defaults, which the user never edits; then
+ * their own settings file.
+ */
+export function fileToChange(settings: EffectiveSettings, decided: Decided<unknown> | undefined): string {
+  if (decided && decided.layer !== 'defaults') return decided.file
+  return settings.personalFile ?? settings.layers.find((l) => l.name === 'personal')?.file ?? 'settings.toml in your omh home'
 }
 
 export interface SettingsLocations {
@@ -85,7 +97,7 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
   push('defaults', readToml(at.defaults, {}))
   push('personal', readToml(path.join(at.omhHome, 'settings.toml'), {}))
   if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhState, merge(layers))))
-  return merge(layers)
+  return merge(layers, path.join(at.omhHome, 'settings.toml'))
 }
 
 /**
@@ -282,7 +294,7 @@ function validate(name: LayerName, read: ReadLayer): SettingsLayer {
   throw OmhError.of(SETTINGS_INVALID, { args: [read.file, problems.length], problems })
 }
 
-export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
+export function merge(layers: readonly SettingsLayer[], personalFile?: string): EffectiveSettings {
   const last = <T>(pick: (s: Settings) => T | undefined): Decided<T> | undefined => {
     for (let n = layers.length - 1; n >= 0; n--) {
       const layer = layers[n]!
@@ -298,6 +310,7 @@ export function merge(layers: readonly SettingsLayer[]): EffectiveSettings {
   }
   return {
     layers,
+    ...(personalFile ? { personalFile } : {}),
     plugins: layers.flatMap((l) => (l.settings.plugins ?? []).map((value) => ({ value, layer: l.name, file: l.file }))),
     runtime: last((s) => s.runtime),
     account: last((s) => s.account),

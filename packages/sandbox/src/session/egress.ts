@@ -19,7 +19,7 @@ import {
   type RuntimePlugin,
   type VolumeHelper,
 } from '@omh/plugin-api'
-import type { Adapter, EffectiveSettings, Kernel } from '@omh/kernel'
+import { fileToChange, type Adapter, type EffectiveSettings, type Kernel } from '@omh/kernel'
 import type { ImageOptions } from '../image/recipes.js'
 import { stopBeside } from './beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
@@ -47,7 +47,7 @@ export interface Egress {
 export function egressOf(settings: EffectiveSettings, adapter: Pick<Adapter, 'egress'>): Egress {
   const mode = settings.egress?.value ?? 'allowlist'
   const allow = [...new Set([...adapter.egress, ...(settings.registries?.value ?? []), ...settings.allow.map((d) => d.value)])]
-  return { mode, allow, file: settings.egress?.file ?? settings.layers.find((l) => l.name === 'personal')?.file ?? 'settings.toml' }
+  return { mode, allow, file: fileToChange(settings, settings.egress) }
 }
 
 /** Variables that point a session's clients at the proxy. */

@@ -51,6 +51,16 @@ export interface IdleContainer extends UpRecord {
 
 export const recordUp = (run: string, record: UpRecord): Promise<void> => writeFile(path.join(run, UP), `${JSON.stringify(record)}\n`)
 
+/** The record of the session's container while it is up: the engine it runs on above all. */
+export async function readUp(run: string): Promise<UpRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(path.join(run, UP), 'utf8')) as Partial<UpRecord>
+    return typeof record.engine === 'string' && typeof record.container === 'string' ? (record as UpRecord) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The container is gone (down, removed, reaped): nothing to stop any more. */
 export const forgetUp = (run: string): Promise<void> => rm(path.join(run, UP), { force: true })
 

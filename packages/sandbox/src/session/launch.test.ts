@@ -481,14 +481,23 @@ describe('launch', () => {
     expect(t.notices).toEqual(['restarting the container of omh/s01: it was stopped'])
   })
 
-  it('uses the engine asked for now, not the one the session was started on', async () => {
+  it('keeps a session on the engine it is up on: another one asked for is refused while its container is there, and taken once it is gone', async () => {
     const t = await setup()
     const name = `omh-${t.repo.id}-s01`
     await launch(t.kernel, request(), t.host)
+    const refused = await failure(() => launch(t.kernel, request({ engine: 'other' }), t.host))
+    expect(refused.code).toBe('SESSION_ELSEWHERE')
+    expect(t.other.calls).toEqual([])
+
+    // The container went with its engine's restart: the record no longer holds, and the other engine serves.
+    t.fake.containers.delete(name)
     expect(await launch(t.kernel, request({ engine: 'other' }), t.host)).toBe(0)
-    expect(t.other.asked).toEqual([`inspect ${name}`])
     expect(t.other.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
-    expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`])
+    // Without --runtime the session follows its record, not the setting's engine.
+    const before = t.fake.calls.length
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    expect(t.fake.calls).toHaveLength(before)
+    expect(t.other.calls.at(-1)).toBe(`exec ${name} h-bin --flag`)
   })
 
   it('never runs the harness in a container of the session\'s name that carries another session\'s labels', async () => {

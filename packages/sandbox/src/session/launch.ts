@@ -44,9 +44,10 @@ import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './
 import { resolveBase, type Base } from './repo.js'
 import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
-import { GUEST_SHADOW, writeExclude } from './shadow.js'
+import { GUEST_SHADOW, hideMounts } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
+import { sessionEngine } from './engine.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
 import { takeDown } from './teardown.js'
 import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
@@ -149,6 +150,8 @@ export interface LaunchPreview {
   readonly render: RenderReport
   readonly notices: readonly string[]
   readonly environment?: EnvironmentView
+  /** The untracked files `carry_in` would copy into a new session; none for one that exists. */
+  readonly carryIn: readonly string[]
 }
 
 /** Everything a launch would do, computed without creating or starting anything; `beforeLaunch` taps have their say. */
@@ -157,6 +160,8 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
   const [adapter, picked] = await inOrder(kernel.adapter(request.harness), sessions.pickForLaunch(request))
   const account = await accountFor(kernel, adapter, request)
   const base = picked.exists ? undefined : await resolveBase(sessions.repo, kernel.options.env)
+  // Read, checked and refused as a launch would; only the names are shown.
+  const carry = picked.exists ? [] : await planCarryIn(kernel, sessions.repo.root, kernel.options.env)
   const images = host.images ?? recipes(kernel)
   const prepared = await prepare({ kernel, sessions, adapter, account, request, images, agent: agentUser() }, picked.sid, { dryRun: true })
   return {
@@ -171,6 +176,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
     render: prepared.render,
     notices: prepared.render.profile.notices,
     ...(prepared.environment ? { environment: await environmentView(prepared.environment, prepared.paths.run) } : {}),
+    carryIn: carry.map((file) => file.path),
   }
 }
 
@@ -423,7 +429,8 @@ async function view(
   imageTag?: string,
 ): Promise<EngineView> {
   const labels = { [LABEL.repo]: sessions.repo.id, [LABEL.session]: sid }
-  const reached = await kernel.reachRuntime(request.engine, context, (runtime) =>
+  const engine = await sessionEngine(kernel, sessions.paths(sid).run, sid, request.engine, context)
+  const reached = await kernel.reachRuntime(engine, context, (runtime) =>
     runtime.inspect
       ? Promise.all([
           runtime.inspect(containerName(sessions.repo, sid), context),
@@ -500,9 +507,10 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   })
   const spec = stamp(plan.spec, contentDigests(files))
   const withEnvironment = environment ? { environment } : {}
-  if (options.dryRun) return { paths, render, planned, plan, spec, ...withEnvironment }
+  // Resolved at a dry run too, and thrown away: a secret the launch would miss is refused now.
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
-  await writeExclude(paths.shadow, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))])
+  if (options.dryRun) return { paths, render, planned, plan, spec, ...withEnvironment }
+  await hideMounts(paths.shadow, paths.worktree, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))], kernel.options.env)
   return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}), ...withEnvironment }
 }
 

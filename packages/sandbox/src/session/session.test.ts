@@ -11,7 +11,7 @@ import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { credentialMounts, harnessArgv, planSession, type SessionPlanInput } from './plan.js'
 import { repository, resolveBase } from './repo.js'
 import { decideReuse } from './reuse.js'
-import { createShadow } from './shadow.js'
+import { createShadow, hideMounts } from './shadow.js'
 import { nextSessionId } from './store.js'
 import { commitSession, sessionDiff, unsavedWork, workState } from './work.js'
 
@@ -178,6 +178,20 @@ describe('creating a session', () => {
     await making
     const files = git(work, `--git-dir=${shadow}`, `--work-tree=${work}`, 'ls-files').split('\n').sort()
     expect(files).toEqual(['a.txt', 'b.txt'])
+  })
+
+  it("keeps omh's mounts out of the agent's git status: a tracked file mounted over, and an untracked mountpoint", async () => {
+    const work = testdir({ 'AGENTS.md': 'the project\'s own\n', 'a.txt': 'a\n' })
+    const shadow = path.join(testdir(), 's01.git')
+    await createShadow(shadow, work, [], env)
+    // What a launch mounts: the composed rules over the tracked AGENTS.md, and an empty mountpoint for CLAUDE.md.
+    writeFileSync(path.join(work, 'AGENTS.md'), 'the composed rules\n')
+    writeFileSync(path.join(work, 'CLAUDE.md'), '')
+    await hideMounts(shadow, work, ['AGENTS.md', 'CLAUDE.md'], env)
+    expect(git(work, `--git-dir=${shadow}`, `--work-tree=${work}`, 'status', '--porcelain')).toBe('')
+    // The agent's own change still shows.
+    writeFileSync(path.join(work, 'a.txt'), 'changed\n')
+    expect(git(work, `--git-dir=${shadow}`, `--work-tree=${work}`, 'status', '--porcelain')).toBe('M a.txt')
   })
 
   it('leaves no sandbox repository when the worktree is never filled', async () => {

@@ -98,3 +98,20 @@ export async function writeExclude(shadow: string, worktreePaths: readonly strin
 }
 
 const escapeGlob = (p: string) => p.replace(/[*?[\]\\!#]/g, (c) => `\\${c}`)
+
+/**
+ * Keeps what omh mounts into `/work` out of the agent's `git status`: an
+ * untracked mountpoint by the exclude list, and a file the repository tracks
+ * (a project's own AGENTS.md, with the composed rules mounted over it) by
+ * marking it skip-worktree in the sandbox's index, so the agent starts on a
+ * clean tree. The marks follow the mounts at every launch.
+ */
+export async function hideMounts(shadow: string, worktree: string, worktreePaths: readonly string[], env: Env): Promise<void> {
+  await writeExclude(shadow, worktreePaths)
+  const at = { cwd: worktree, env, trust: [worktree, shadow] }
+  const scoped = (args: string[]) => ['--git-dir', shadow, '--work-tree', worktree, ...args]
+  const literal = worktreePaths.filter((p) => p !== '.git').map((p) => `:(literal)${p}`)
+  if (!literal.length) return
+  const tracked = (await git(scoped(['ls-files', '-z', '--', ...literal]), at)).split('\0').filter(Boolean)
+  if (tracked.length) await git(scoped(['update-index', '--skip-worktree', '--', ...tracked]), at)
+}

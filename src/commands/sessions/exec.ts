@@ -1,0 +1,60 @@
+import { Args } from '../../lib/oclif.js'
+import { GUEST_WORK, OmhError, SESSION_NOT_RUNNING, USAGE } from '@omh/plugin-api'
+import { LABEL, agentUserSpec } from '@omh/sandbox'
+import { SessionsCommand } from '../../lib/sessions-command.js'
+
+export interface SessionsExecResult {
+  session: string
+  command: string[]
+  /** The command's exit status, which is this command's too. */
+  status: number
+  /** With --json, what it printed; otherwise it went to your terminal. */
+  stdout?: string
+  stderr?: string
+}
+
+/** Without a command: the agent's login shell, bash where the image has it. */
+const SHELL = ['/bin/sh', '-c', 'if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi']
+
+export default class SessionsExec extends SessionsCommand<SessionsExecResult> {
+  static override summary = "Run a command, or a shell, in a session's container, as the agent, in /work."
+  static override description =
+    "Needs no ssh and works under every egress mode: the command runs through the engine, as the agent, in the worktree, with the session's environment, network and limits. With a terminal it gets one; otherwise its output is passed through (--json captures it). Exits with the command's status. Without a session id, the most recent session; without a command, a login shell."
+  static override strict = false
+  static override args = { session: Args.string({ description: 'Session id, e.g. s01 (default: the most recent).' }) }
+  static override flags = { runtime: SessionsCommand.runtimeFlag }
+  static override examples = ['omh sessions exec', 'omh sessions exec s02 -- npm test', 'omh sessions exec -- git log --oneline']
+
+  async run(): Promise<SessionsExecResult> {
+    const { flags } = await this.parse(SessionsExec)
+    const { session, command } = splitAtDashes(this.argv)
+    const repo = await this.repository()
+    const sid = await this.session(session)
+    const { runtime } = await this.runtimeFor(sid, flags.runtime)
+    const found = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, this.runtimeContext())).find((c) => c.running)
+    if (!found) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
+    const argv = command.length ? command : SHELL
+    const capture = this.jsonEnabled()
+    const ran = await runtime.exec(found.id, argv, { tty: !capture, interactive: !capture, user: agentUserSpec(), workdir: GUEST_WORK }, this.runtimeContext())
+    if (ran.exitCode !== 0) this.passOnStatus(ran.exitCode)
+    return { session: sid, command: [...argv], status: ran.exitCode, ...(capture ? { stdout: ran.stdout, stderr: ran.stderr } : {}) }
+  }
+}
+
+/**
+ * The session id and the command from the words after `exec`: the command is
+ * everything after `--`; before it, omh's flags and at most one session id.
+ */
+export function splitAtDashes(words: readonly string[]): { session?: string; command: string[] } {
+  const dashes = words.indexOf('--')
+  const before = dashes < 0 ? words : words.slice(0, dashes)
+  const command = dashes < 0 ? [] : words.slice(dashes + 1)
+  const positional: string[] = []
+  for (let n = 0; n < before.length; n++) {
+    const word = before[n]!
+    if (word === '--runtime') n++
+    else if (!word.startsWith('-')) positional.push(word)
+  }
+  if (positional.length > 1) throw OmhError.of(USAGE, { args: [`Give one session id, then the command after --: omh sessions exec ${positional[0]} -- ${positional.slice(1).join(' ')}`], hintArgs: ['sessions exec'] })
+  return { ...(positional[0] ? { session: positional[0] } : {}), command }
+}
