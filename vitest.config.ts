@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { defineConfig } from 'vitest/config'
 
@@ -41,6 +42,9 @@ export default defineConfig({
     ],
   },
   test: {
+    // Two at the least, whatever the core count: the engines' end-to-end projects run side by side,
+    // each waiting on its engine far more than on the processor.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     disableConsoleIntercept: true,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     projects: [

@@ -41,6 +41,7 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
       tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
       ...(flags.session ? { session: flags.session } : {}),
       ...(flags.new ? { fresh: true } : {}),
+      ...(flags.name !== undefined ? { name: flags.name } : {}),
       ...(flags.runtime ? { engine: flags.runtime } : {}),
       ...(flags.account ? { account: flags.account } : {}),
     }

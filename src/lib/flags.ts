@@ -14,12 +14,14 @@ export const sharedFlags = {
   }),
   session: Flags.string({ char: 's', summary: 'The session (default: the one launched into last).', helpValue: '<sid>' }),
   new: Flags.boolean({ summary: 'Start a new session instead of returning to the last one.', exclusive: ['session'], default: false }),
+  name: Flags.string({ summary: 'Start a new session by this name (its branch is omh/<name>); --session <name> goes back into it.', exclusive: ['session'], helpValue: '<name>' }),
   'dry-run': Flags.boolean({ summary: 'Print what the launch would do, and create or start nothing.', default: false }),
 }
 
 /** A launch's own flags: they go before the harness name. */
 export const launchFlags = {
   new: sharedFlags.new,
+  name: sharedFlags.name,
   session: sharedFlags.session,
   'dry-run': sharedFlags['dry-run'],
   runtime: sharedFlags.runtime,

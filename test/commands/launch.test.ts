@@ -52,6 +52,33 @@ describe('omh <harness> --dry-run', () => {
   })
 })
 
+describe('omh --name <name> <harness>', () => {
+  it('plans a new session by that name, on the branch of that name', () => {
+    const { root, home, env } = setup()
+    const r = omh(['--name', 'feature-x', '--dry-run', '--json', 'claude'], { cwd: root, env })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.json().result).toMatchObject({ session: 'feature-x', branch: 'omh/feature-x', create: true })
+    nothingCreated(home, root)
+  })
+
+  it('refuses a name that cannot be a session, one of omh numbering, and one a branch holds, exit 2, creating nothing', () => {
+    const { root, home, env } = setup()
+    for (const name of ['Feature', 'fix--it', 'x-', '../up', 's07', 'a'.repeat(41)]) {
+      const r = omh(['--name', name, '--dry-run', 'claude'], { cwd: root, env })
+      expect(r.status, name).toBe(2)
+      expect(r.stderr).toContain('SESSION_NAME_REFUSED')
+    }
+    git(root, 'branch', 'omh/kept')
+    const kept = omh(['--name', 'kept', '--dry-run', 'claude'], { cwd: root, env })
+    expect(kept.status).toBe(2)
+    expect(kept.stderr).toContain('the branch omh/kept exists')
+    expect(kept.stderr).toContain('git branch -D omh/kept')
+    expect(omh(['--name', 'x', '--session', 's01', 'claude'], { cwd: root, env }).status).toBe(2)
+    git(root, 'branch', '-D', 'omh/kept')
+    nothingCreated(home, root)
+  })
+})
+
 describe('omh <harness> announces', () => {
   it('what the harness takes translated and what it drops, on the one line, and each item with --verbose', () => {
     const { root, home, env } = setup()

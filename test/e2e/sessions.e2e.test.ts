@@ -589,6 +589,24 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect((await run(['sessions', 'ls'])).stdout).toContain('s01 and s02 both changed step.txt')
   })
 
+  it('names a session: its branch carries the name, and the name serves wherever an id does', async () => {
+    const r = await run(['--name', 'feature-x', 'probe', '--', 'echo made > named.txt'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stderr).toContain('omh: probe on omh/feature-x')
+    expect(git(root, 'branch', '--list', 'omh/feature-x')).toContain('omh/feature-x')
+    const again = await run(['--session', 'feature-x', 'probe', '--', 'cat named.txt'])
+    expect(again.stdout).toContain('made')
+    expect((await run(['sessions', 'diff', 'feature-x', '--stat'])).stdout).toContain('named.txt')
+    const rows = JSON.parse((await run(['--json', 'sessions', 'ls'])).stdout).result.sessions as { id: string; container: string }[]
+    expect(rows.find((row) => row.id === 'feature-x')).toMatchObject({ container: 'running' })
+    expect(rows.at(-1)!.id).toBe('feature-x')
+    const taken = await run(['--name', 'feature-x', 'probe', '--', 'true'])
+    expect(taken.status).toBe(2)
+    expect(taken.stderr).toContain('SESSION_NAME_REFUSED')
+    expect((await run(['sessions', 'rm', 'feature-x', '--force'])).status).toBe(0)
+    expect(git(root, 'branch', '--list', 'omh/feature-x')).toBe('')
+  })
+
   it('keeps a session on the engine it was launched on whatever the setting says, and down without an id stops only the current one', async () => {
     const other = engine === 'docker' ? 'podman' : 'docker'
     const home2 = scratch()

@@ -607,6 +607,18 @@ export const SESSION_ELSEWHERE = define({
     `Leave out --runtime to use it on ${up}; or move it with \`omh sessions down ${sid}\` (its work is kept), then launch again with --runtime.`,
 })
 
+export const SESSION_NAME_REFUSED = define({
+  code: 'SESSION_NAME_REFUSED',
+  exit: 2,
+  message: (name: string, why: string) => `omh cannot name a new session "${name}": ${why}.`,
+  hint: (kind: 'taken' | 'branch' | 'invalid', name: string) =>
+    kind === 'taken'
+      ? `Go into it with \`omh --session ${name} <harness>\`, or choose another name.`
+      : kind === 'branch'
+        ? `Choose another name, or delete the branch first (\`git branch -D omh/${name}\`) if nothing on it is wanted.`
+        : 'A name is lowercase letters, digits and single hyphens, starts with a letter, has at most 40 characters, and is not s followed by digits (omh numbers its sessions so): e.g. feature-x.',
+})
+
 export const SESSION_NOT_FOUND = define({
   code: 'SESSION_NOT_FOUND',
   exit: 2,
@@ -819,6 +831,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SERVICE_UNHEALTHY,
   SESSION_BUSY,
   SESSION_ELSEWHERE,
+  SESSION_NAME_REFUSED,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,
   SESSION_OFF_BRANCH,

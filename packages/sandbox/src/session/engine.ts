@@ -1,9 +1,9 @@
 /**
  * The engine a session lives on. A launch records it once the container is
  * up (`idle.ts`), and every later command on the session follows that record
- * rather than the `runtime` setting: a session launched with `--runtime
- * podman` while the setting says Docker stays on Podman, and is never started
- * a second time on the other engine over the same worktree.
+ * rather than the `runtime` setting: a session launched with `--runtime`
+ * naming another engine than the setting's stays on that engine, and is
+ * never started a second time on another one over the same worktree.
  */
 import { OmhError, SESSION_ELSEWHERE, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'

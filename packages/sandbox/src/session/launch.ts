@@ -208,7 +208,7 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
     // terminal closed) is passed over for the next one, or a new one; a named session is not.
     const details = isOmhError(error) && error.code === SESSION_BUSY.code ? error.details : undefined
     const busy = details?.['session']
-    if (typeof busy !== 'string' || request.session || request.fresh) throw error
+    if (typeof busy !== 'string' || request.session || request.fresh || request.name !== undefined) throw error
     host.notice(`${busy} is in use and its container would have to change (${String(details?.['why'])}); using another session`)
     return launch(kernel, { ...request, skip: [...(request.skip ?? []), busy] }, host)
   }

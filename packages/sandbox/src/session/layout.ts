@@ -2,11 +2,30 @@ import path from 'node:path'
 import { statePath } from '@omh/kernel/locations'
 import type { Repository } from './repo.js'
 
-/** Session ids: `s01`, `s02`, …, `s99`, `s100`. */
-export const SESSION_ID = /^s\d{2,}$/
+/** Numbered session ids, as omh gives them: `s01`, `s02`, …, `s99`, `s100`. */
+export const NUMBERED_SESSION = /^s\d{2,}$/
+
+/**
+ * A name the user gives a session (`--name feature-x`): lowercase letters,
+ * digits and single hyphens, starting with a letter, at most 40 characters,
+ * so it is at once a branch (`omh/feature-x`), a container name and an ssh
+ * alias. The `s<digits>` names are omh's own numbering.
+ */
+export const SESSION_NAME = /^(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39}$/
+
+/** Any session id: numbered or named. */
+export const SESSION_ID = new RegExp(`${NUMBERED_SESSION.source}|${SESSION_NAME.source}`)
 
 export const sessionId = (n: number): string => `s${String(n).padStart(2, '0')}`
-export const sessionNumber = (sid: string): number => Number(sid.slice(1))
+export const sessionNumber = (sid: string): number => (NUMBERED_SESSION.test(sid) ? Number(sid.slice(1)) : Number.NaN)
+
+/** Session order: numbered ones by number, then named ones by name. */
+export const bySession = (a: string, b: string): number => {
+  const [na, nb] = [sessionNumber(a), sessionNumber(b)]
+  if (!Number.isNaN(na) && !Number.isNaN(nb)) return na - nb
+  if (Number.isNaN(na) !== Number.isNaN(nb)) return Number.isNaN(na) ? 1 : -1
+  return a < b ? -1 : a > b ? 1 : 0
+}
 export const branchOf = (sid: string): string => `omh/${sid}`
 
 /** Where everything of one session lives on the host, under `$OMH_STATE`. */

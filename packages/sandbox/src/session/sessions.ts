@@ -1,7 +1,8 @@
-import { OmhError, SESSION_NOT_FOUND } from '@omh/plugin-api'
+import { OmhError, SESSION_NAME_REFUSED, SESSION_NOT_FOUND } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
-import { sessionPaths, type SessionPaths } from './layout.js'
+import { SESSION_NAME, sessionPaths, type SessionPaths } from './layout.js'
 import { requireRepo, type Repository } from './repo.js'
+import { tryGit } from './git.js'
 import { hasSession, lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -12,6 +13,8 @@ export interface SessionChoice {
   readonly session?: string
   /** `--new`: a new one. */
   readonly fresh?: boolean
+  /** `--name <name>`: a new one by that name, which no session of the repository may have. */
+  readonly name?: string
   /** Sessions this launch already found busy with another plan; the default pick passes them by. */
   readonly skip?: readonly string[]
 }
@@ -83,12 +86,25 @@ export class Sessions {
       return { sid: choice.session, exists: true, lastUsed: await lastUsed(this.omhState, this.repo, choice.session) }
     }
     const known = await this.list()
+    if (choice.name !== undefined) {
+      const refuse = (why: string, kind: 'taken' | 'branch' | 'invalid') => OmhError.of(SESSION_NAME_REFUSED, { args: [choice.name!, why], hintArgs: [kind, choice.name!] })
+      if (!SESSION_NAME.test(choice.name)) throw refuse('it is not a session name', 'invalid')
+      if (known.includes(choice.name)) throw refuse('this repository has a session by that name', 'taken')
+      // A branch of that name (a removed session's, kept) is never adopted by a new session.
+      if (!(await this.#nameFree(choice.name))) throw refuse(`the branch omh/${choice.name} exists`, 'branch')
+      return { sid: choice.name, exists: false }
+    }
     if (!choice.fresh) {
       for (const { sid, lastUsed } of await this.#recentFirst(known)) {
         if (!choice.skip?.includes(sid) && !(await readClaim(this.omhState, this.repo, sid))) return { sid, exists: true, lastUsed }
       }
     }
     return { sid: await nextSessionId(this.omhState, this.repo, this.env), exists: false }
+  }
+
+  async #nameFree(name: string): Promise<boolean> {
+    const branch = await tryGit(['rev-parse', '--verify', '--quiet', `refs/heads/omh/${name}`], { cwd: this.repo.root, env: this.env })
+    return !branch.ok
   }
 
   /** Sessions (in id order) with the one launched into last first. */

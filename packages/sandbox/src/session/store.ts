@@ -3,7 +3,7 @@ import path from 'node:path'
 import { statePath } from '@omh/kernel/locations'
 import { alive, claimRun, withDirLock, type Claim } from './claim.js'
 import { tryGit } from './git.js'
-import { SESSION_ID, repoRunDir, sessionId, sessionNumber, sessionPaths } from './layout.js'
+import { NUMBERED_SESSION, SESSION_ID, bySession, repoRunDir, sessionId, sessionNumber, sessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
 
 export { alive, withDirLock, type Claim } from './claim.js'
@@ -21,7 +21,7 @@ async function names(dir: string): Promise<string[]> {
 /** The sessions of a repository: one per worktree directory, in id order. */
 export async function listSessions(omhState: string, repo: Repository): Promise<string[]> {
   const ids = (await names(statePath(omhState, 'worktrees', repo.id))).filter((n) => SESSION_ID.test(n))
-  return ids.sort((a, b) => sessionNumber(a) - sessionNumber(b))
+  return ids.sort(bySession)
 }
 
 /** Whether `sid` is one of the repository's sessions, as `listSessions` would say, asking about it alone. */
@@ -40,7 +40,7 @@ export async function hasSession(omhState: string, repo: Repository, sid: string
  */
 export async function nextSessionId(omhState: string, repo: Repository, env: Env): Promise<string> {
   const used = new Set<number>()
-  const add = (n: string) => SESSION_ID.test(n) && used.add(sessionNumber(n))
+  const add = (n: string) => NUMBERED_SESSION.test(n) && used.add(sessionNumber(n))
   for (const n of await names(statePath(omhState, 'worktrees', repo.id))) add(n)
   for (const n of await names(statePath(omhState, 'shadow', repo.id))) add(n.replace(/\.git$/, ''))
   for (const n of await names(repoRunDir(omhState, repo))) add(n)
