@@ -20,7 +20,8 @@ const FORMAT = 'omh-launch-1'
 /** `omh --session <id> <harness> [args…]`, no other flag before the harness: the launch that is kept. */
 export function keptCandidate(argv) {
   const [flag, sid, harness] = argv
-  return (flag === '--session' || flag === '-s') && /^s\d{2,}$/.test(sid ?? '') && typeof harness === 'string' && !harness.startsWith('-')
+  // A numbered id or a name, as packages/sandbox/src/session/layout.ts spells them.
+  return (flag === '--session' || flag === '-s') && /^(?:s\d{2,}|(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39})$/.test(sid ?? '') && typeof harness === 'string' && !harness.startsWith('-')
 }
 
 /** Everything besides files that can change a launch: as for a kept answer. */

@@ -79,7 +79,10 @@ describe('a kept launch', () => {
     expect(keptCandidate(['-s', 's12', 'claude'])).toBe(true)
     expect(keptCandidate(['claude'])).toBe(false)
     expect(keptCandidate(['--session', 's01', '--new', 'claude'])).toBe(false)
-    expect(keptCandidate(['--session', 'main', 'claude'])).toBe(false)
+    expect(keptCandidate(['--session', 'feature-x', 'claude'])).toBe(true)
+    expect(keptCandidate(['--session', 'Main', 'claude'])).toBe(false)
+    expect(keptCandidate(['--session', 's1', 'claude'])).toBe(false)
+    expect(keptCandidate(['--session', '../s01', 'claude'])).toBe(false)
   })
 
   it('goes straight to the exec while its files and the engine answer as they did', async () => {
