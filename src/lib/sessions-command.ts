@@ -1,4 +1,4 @@
-import { isOmhError, type RuntimeContext } from '@omh/plugin-api'
+import { OmhError, USAGE, isOmhError, type RuntimeContext } from '@omh/plugin-api'
 import { type ResolvedRuntime } from '@omh/kernel'
 import { Sessions, copyBack, readCopied, readUp, sessionEngine, sessionPaths, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
@@ -93,3 +93,24 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
 /** What `diff` and `commit` say of a directory the agent made a repository of its own. */
 export const leftOutNotice = (dir: string): string =>
   `left out ${printable(dir)}/: it holds a git repository of its own, which omh neither reads nor carries`
+
+/**
+ * The session id and the words after `--` from what follows a session
+ * command (`exec`'s command, `commit`'s paths): before `--`, omh's flags
+ * (`valued` ones with their value) and at most one session id.
+ */
+export function sessionAndRest(words: readonly string[], valued: readonly string[], command: string): { session?: string; rest: string[] } {
+  const dashes = words.indexOf('--')
+  const before = dashes < 0 ? words : words.slice(0, dashes)
+  const rest = dashes < 0 ? [] : words.slice(dashes + 1)
+  const positional: string[] = []
+  for (let n = 0; n < before.length; n++) {
+    const word = before[n]!
+    if (valued.includes(word)) n++
+    else if (!word.startsWith('-')) positional.push(word)
+  }
+  if (positional.length > 1) {
+    throw OmhError.of(USAGE, { args: [`Give one session id, then the rest after --: omh ${command} ${positional[0]} -- ${positional.slice(1).join(' ')}`], hintArgs: [command] })
+  }
+  return { ...(positional[0] ? { session: positional[0] } : {}), rest }
+}

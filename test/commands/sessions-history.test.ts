@@ -173,3 +173,37 @@ describe('omh sessions ls', () => {
     expect(human.stdout).not.toContain('s03 and')
   })
 })
+
+describe('omh sessions commit takes part of the work', () => {
+  it('takes only the paths after --, from the agent commits and the rest alike; the others stay for a later commit', async () => {
+    const { root, agent, file, commit, log } = await withSession()
+    file('src/a.txt', 'a, improved\n')
+    file('docs/notes.md', 'notes\n')
+    agent('add', '-A')
+    agent('commit', '-q', '-m', 'Improve a, take notes')
+    file('src/b.txt', 'b\n')
+    file('scratch.txt', 'scratch\n')
+    const r = commit('-m', 'Source only', '--json', '--', 'src')
+    expect(r.status, r.stderr).toBe(0)
+    expect(log()).toEqual(['Improve a, take notes|omh sandbox|User', 'Source only|User|User'])
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01~1')).toBe('src/a.txt')
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('src/b.txt')
+    // The rest lands with the next commit.
+    const rest = commit('-m', 'The rest', '--json')
+    expect(rest.status, rest.stderr).toBe(0)
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01').split('\n').sort()).toEqual(['docs/notes.md', 'scratch.txt'])
+  })
+
+  it('leaves out what --exclude names, a directory with all under it', async () => {
+    const { root, file, commit } = await withSession()
+    file('src/a.txt', 'changed\n')
+    file('fixtures/big/one.db', '1\n')
+    file('fixtures/big/two.db', '2\n')
+    const r = commit('-m', 'No fixtures', '--exclude', 'fixtures')
+    expect(r.status, r.stderr).toBe(0)
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('src/a.txt')
+    const outside = commit('-m', 'x', '--', '../elsewhere')
+    expect(outside.status).toBe(2)
+    expect(outside.stderr).toContain('is not a path inside')
+  })
+})

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { splitAtDashes } from '../../src/commands/sessions/exec.js'
+import { sessionAndRest } from '../../src/lib/sessions-command.js'
+
+const splitAtDashes = (words: string[]) => {
+  const { rest, ...session } = sessionAndRest(words, ['--runtime'], 'sessions exec')
+  return { ...session, command: rest }
+}
 
 describe('omh sessions exec: the session and the command', () => {
   it('takes everything after -- as the command, and at most one session id before it, stepping over flags', () => {

@@ -21,7 +21,7 @@ export { repository, resolveBase, type Base, type Repository } from './session/r
 export { Sessions } from './session/sessions.js'
 export { takeDown, type TakeDown } from './session/teardown.js'
 export { claim, listSessions, readClaim } from './session/store.js'
-export { changedFiles, commitSession, sessionDiff, unsavedWork, workState, type Count } from './session/work.js'
+export { changedFiles, commitSession, sessionDiff, unsavedWork, workState, type CommitSelection, type Count } from './session/work.js'
 export { GUEST_SSH_PORT, editorArgs } from './ssh.js'
 export { publishedPorts, type SessionPort } from './session/beside.js'
 export { egressDir, parseDecisions, readDecisions, reloadAllowlist, removeEgress, type EgressDecision } from './session/egress.js'

@@ -1,6 +1,8 @@
+import path from 'node:path'
+import { OmhError, USAGE } from '@omh/plugin-api'
 import { Args, Flags } from '../../lib/oclif.js'
-import { branchOf, commitSession, resolveBase, workState } from '@omh/sandbox'
-import { SessionsCommand, leftOutNotice } from '../../lib/sessions-command.js'
+import { branchOf, commitSession, resolveBase, workState, type Repository } from '@omh/sandbox'
+import { SessionsCommand, leftOutNotice, sessionAndRest } from '../../lib/sessions-command.js'
 
 export interface SessionsCommitResult {
   session: string
@@ -23,20 +25,28 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
   static override summary = "Commit a session's work to its branch omh/<sid>: the agent's own commits, then the rest with your message."
   static override description =
     "Each commit the agent made in the sandbox repository since the last time lands on omh/<sid> with its message, the sandbox as author and you as committer; then whatever the agent left uncommitted lands as one commit with your message. The branch moves once, so all of them land or none do. omh's own mounted files are never committed. Git hooks do not run: the worktree is the agent's, and a hook would run what it wrote."
-  static override args = { session: Args.string({ description: 'Session id, e.g. s01 (default: the most recent).' }) }
+  static override strict = false
+  static override args = { session: Args.string({ description: 'Session id, e.g. s01 (default: the most recent); paths to take go after --.' }) }
+  static override examples = ['omh sessions commit -m "Parser"', 'omh sessions commit s02 -m "Only the parser" -- src/parser', 'omh sessions commit -m "All but the fixtures" --exclude test/fixtures']
   static override flags = {
     message: Flags.string({ char: 'm', summary: 'The message of the commit holding what the agent left uncommitted.', required: true }),
     squash: Flags.boolean({ summary: "Take the files as they stand, as one commit with your message; the agent's commits are not kept.", default: false }),
+    exclude: Flags.string({ summary: 'Leave this path (a file, or a directory and all under it) in the session for a later commit; repeatable.', multiple: true, helpValue: '<path>' }),
     runtime: SessionsCommand.runtimeFlag,
   }
 
   async run(): Promise<SessionsCommitResult> {
-    const { args, flags } = await this.parse(SessionsCommit)
+    const { flags } = await this.parse(SessionsCommit)
+    const { session, rest } = sessionAndRest(this.argv, ['--runtime', '--message', '-m', '--exclude'], 'sessions commit')
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const sid = await this.session(args.session)
+    const sid = await this.session(session)
+    const selection = { paths: rest.map((p) => inRepository(repo, p)), exclude: (flags.exclude ?? []).map((p) => inRepository(repo, p)) }
     await this.bringHome(sid, flags.runtime)
-    const done = await commitSession(kernel.omhState, repo, sid, flags.message, process.env, { squash: flags.squash })
+    const done = await commitSession(kernel.omhState, repo, sid, flags.message, process.env, {
+      squash: flags.squash,
+      ...(selection.paths.length || selection.exclude.length ? { selection } : {}),
+    })
     const base = await resolveBase(repo, process.env).catch(() => undefined)
     const state = await workState(kernel.omhState, repo, sid, base?.commit, process.env)
     const ahead = state.ahead === 'unknown' ? null : state.ahead
@@ -60,4 +70,13 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
       leftOut: [...done.leftOut],
     }
   }
+}
+
+/** A path as typed (from where omh runs) as the repository names it; one outside it is a usage error. */
+function inRepository(repo: Repository, typed: string): string {
+  const relative = path.relative(repo.root, path.resolve(typed)).split(path.sep).join('/')
+  if (!relative || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) {
+    throw OmhError.of(USAGE, { args: [`${typed} is not a path inside ${repo.root}: name files of the session's work as the repository does.`], hintArgs: ['sessions commit'] })
+  }
+  return relative
 }

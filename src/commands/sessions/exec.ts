@@ -1,7 +1,7 @@
 import { Args } from '../../lib/oclif.js'
-import { GUEST_WORK, OmhError, SESSION_NOT_RUNNING, USAGE } from '@omh/plugin-api'
+import { GUEST_WORK, OmhError, SESSION_NOT_RUNNING } from '@omh/plugin-api'
 import { LABEL, agentUserSpec } from '@omh/sandbox'
-import { SessionsCommand } from '../../lib/sessions-command.js'
+import { SessionsCommand, sessionAndRest } from '../../lib/sessions-command.js'
 
 export interface SessionsExecResult {
   session: string
@@ -27,7 +27,7 @@ export default class SessionsExec extends SessionsCommand<SessionsExecResult> {
 
   async run(): Promise<SessionsExecResult> {
     const { flags } = await this.parse(SessionsExec)
-    const { session, command } = splitAtDashes(this.argv)
+    const { session, rest: command } = sessionAndRest(this.argv, ['--runtime'], 'sessions exec')
     const repo = await this.repository()
     const sid = await this.session(session)
     const { runtime } = await this.runtimeFor(sid, flags.runtime)
@@ -39,22 +39,4 @@ export default class SessionsExec extends SessionsCommand<SessionsExecResult> {
     if (ran.exitCode !== 0) this.passOnStatus(ran.exitCode)
     return { session: sid, command: [...argv], status: ran.exitCode, ...(capture ? { stdout: ran.stdout, stderr: ran.stderr } : {}) }
   }
-}
-
-/**
- * The session id and the command from the words after `exec`: the command is
- * everything after `--`; before it, omh's flags and at most one session id.
- */
-export function splitAtDashes(words: readonly string[]): { session?: string; command: string[] } {
-  const dashes = words.indexOf('--')
-  const before = dashes < 0 ? words : words.slice(0, dashes)
-  const command = dashes < 0 ? [] : words.slice(dashes + 1)
-  const positional: string[] = []
-  for (let n = 0; n < before.length; n++) {
-    const word = before[n]!
-    if (word === '--runtime') n++
-    else if (!word.startsWith('-')) positional.push(word)
-  }
-  if (positional.length > 1) throw OmhError.of(USAGE, { args: [`Give one session id, then the command after --: omh sessions exec ${positional[0]} -- ${positional.slice(1).join(' ')}`], hintArgs: ['sessions exec'] })
-  return { ...(positional[0] ? { session: positional[0] } : {}), command }
 }

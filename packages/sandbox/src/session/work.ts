@@ -148,7 +148,7 @@ async function must(doing: string, _repo: Repository, args: string[], at: GitOpt
  * dropped first: git refuses an exclude of an ignored file with "Use -f".
  * Resolves the paths left out because they hold a repository of their own.
  */
-async function addAll(doing: string, repo: Repository, at: GitOptions, omh: readonly string[], against: string): Promise<string[]> {
+async function addAll(doing: string, repo: Repository, at: GitOptions, omh: readonly string[], against: string, only: readonly string[] = []): Promise<string[]> {
   let excluded = omh
   if (omh.length) {
     const ignored = await tryGit(['check-ignore', '-z', '--stdin'], { ...at, input: omh.map((p) => `${p}\0`).join('') })
@@ -156,7 +156,8 @@ async function addAll(doing: string, repo: Repository, at: GitOptions, omh: read
     const skip = new Set(ignored.stdout.split('\0').filter(Boolean))
     excluded = omh.filter((p) => !skip.has(p))
   }
-  await must(doing, repo, ['add', '--all', '--', ...excluding(excluded)], at)
+  const pathspecs = only.length ? [...only.map((p) => `:(literal)${p}`), ...excluding(excluded).slice(1)] : excluding(excluded)
+  await must(doing, repo, ['add', '--all', '--', ...pathspecs], at)
   return dropGitlinks(doing, repo, at, against)
 }
 
@@ -274,7 +275,7 @@ export async function commitSession(
   sid: string,
   message: string,
   env: Env,
-  options: { squash?: boolean } = {},
+  options: { squash?: boolean; selection?: CommitSelection } = {},
 ): Promise<SessionCommit> {
   const paths = sessionPaths(omhState, repo, sid)
   await requireOnBranch(repo, paths, sid, env)
@@ -286,6 +287,9 @@ export async function commitSession(
     const tip = (await must(doing, repo, ['rev-parse', '--verify', `${ref}^{commit}`], base)).trim()
     const omh = await omhPaths(paths)
     const isOmh = (p: string) => omh.some((o) => p === o || p.startsWith(`${o}/`))
+    const only = options.selection?.paths ?? []
+    const left = options.selection?.exclude ?? []
+    const selected = (p: string) => (!only.length || only.some((o) => under(p, o))) && !left.some((o) => under(p, o))
     const history = options.squash
       ? { head: await sandboxHead(paths.shadow, sid).catch(() => undefined), extraEnv: {}, commits: [], leftOut: [] }
       : await readSandboxHistory(paths.shadow, sid, await readCarried(paths.run), isOmh, base)
@@ -301,7 +305,8 @@ export async function commitSession(
     for (const c of options.squash ? [] : history.commits) {
       const subject = c.message.split('\n')[0] ?? ''
       // Removals first: a path that turns from a file into a directory is free by the time it is added.
-      const ordered = [...c.changes.filter((x) => x.mode === '0'), ...c.changes.filter((x) => x.mode !== '0')]
+      const changes = c.changes.filter((x) => selected(x.path))
+      const ordered = [...changes.filter((x) => x.mode === '0'), ...changes.filter((x) => x.mode !== '0')]
       const info = ordered.map((x) => (x.mode === '0' ? `0 ${'0'.repeat(x.object.length)}\t${x.path}` : `${x.mode} ${x.object}\t${x.path}`)).join('\0')
       if (info) await must(doing, repo, ['update-index', '-z', '--index-info'], { ...at, input: `${info}\0` })
       const tree = (await must(doing, repo, ['write-tree'], at)).trim()
@@ -317,7 +322,7 @@ export async function commitSession(
       lastTree = tree
     }
 
-    const nested = await addAll(doing, repo, at, omh, last)
+    const nested = await addAll(doing, repo, at, [...omh, ...left], last, only)
     const leftOut = [...new Set([...history.leftOut, ...nested])].sort()
     const tree = (await must(doing, repo, ['write-tree'], at)).trim()
     let rest: string | undefined
@@ -337,6 +342,18 @@ export async function commitSession(
     await rm(tmp, { recursive: true, force: true })
   }
 }
+
+/**
+ * Part of a session's work to commit: only what lies at or under `paths`
+ * (all of it when empty), less what lies at or under `exclude`; paths as the
+ * repository names them. The rest stays in the worktree for a later commit.
+ */
+export interface CommitSelection {
+  readonly paths: readonly string[]
+  readonly exclude: readonly string[]
+}
+
+const under = (file: string, at: string): boolean => file === at || file.startsWith(`${at.replace(/\/$/, '')}/`)
 
 /**
  * Copies the objects the new commits reach from the sandbox's store into the
