@@ -70,8 +70,8 @@ describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
     // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
     expect(report.warnings).toBe(2)
     expect(report.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
-      "mcp: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
-      'mcp: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
+      "mcp connection: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp connection: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
     ])
     // Every class the harness expresses was confirmed by the harness itself, not only by a mount.
     for (const [capability, verdict] of Object.entries(report.classes)) {
@@ -132,14 +132,14 @@ describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
       // Loaded and connected: both of Claude's pieces of evidence shown, neither a warning.
       expect(net.checks.filter((c) => c.kind === 'harness' && c.capability === 'mcp').map((c) => [c.name, c.ok, c.warning ?? false])).toEqual([
         ['mcp: omh-net', true, false],
-        ['mcp: omh-net', true, false],
+        ['mcp connection: omh-net', true, false],
       ])
       const offline = await omh(['doctor', 'claude', '--json'], repo, env())
       const none = reportOf(offline)
       expect(offline.status, offline.stderr).toBe(0)
       expect(none.warnings).toBe(1)
       expect(none.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
-        "mcp: omh-net: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+        "mcp connection: omh-net: does not connect: doctor runs without network (`--network` runs it on the session's network)",
       ])
     } finally {
       writeFileSync(path.join(home, 'settings.toml'), settings)

@@ -64,8 +64,8 @@ describe.each(ON)('Gemini CLI as a plugin, on %s', (engine) => {
     // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
     expect(report.warnings).toBe(2)
     expect(report.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
-      "mcp: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
-      'mcp: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
+      "mcp connection: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp connection: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
     ])
   })
 })

@@ -203,13 +203,15 @@ expect = [{ probe = "mcp", line = "{{name}}: *" }, { probe = "mcp", line = "{{na
     }
     const checks = doctorChecks(i, { [file.guest]: digestBytes('{}\n') }, report)
     expect(checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['mcp: unlisted'])
+    // Loaded and connected are two checks, each named for what it shows: no line printed twice.
+    expect(checks.filter((c) => c.items?.includes('up')).map((c) => c.name)).toEqual(['mcp: up', 'mcp connection: up'])
     expect(checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
-      "mcp: web: does not connect: doctor runs without network (`--network` runs it on the session's network)",
-      'mcp: gone: does not connect: its command `no-such` is not found in the image',
-      'mcp: dies: does not connect: it says "dies: failed, exited 1"',
-      'mcp: unlisted: does not connect',
+      "mcp connection: web: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp connection: gone: does not connect: its command `no-such` is not found in the image',
+      'mcp connection: dies: does not connect: it says "dies: failed, exited 1"',
+      'mcp connection: unlisted: does not connect',
     ])
     const online = doctorChecks({ ...i, network: true }, { [file.guest]: digestBytes('{}\n') }, report)
-    expect(online.find((c) => c.name === 'mcp: web' && c.warning)?.detail).toBe('does not connect: it says "web: failed"')
+    expect(online.find((c) => c.name === 'mcp connection: web' && c.warning)?.detail).toBe('does not connect: it says "web: failed"')
   })
 })

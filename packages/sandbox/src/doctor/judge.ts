@@ -97,7 +97,8 @@ export function judgeProbes(
         groups.set(key, group)
       }
       for (const { values, items } of groups.values()) {
-        const base = { probe: expectation.probe, capability: c.capability, items, name: `${c.capability}: ${items.join(', ')}` }
+        // Two pieces of evidence for one item (loaded, connected) are two checks, each named for what it shows.
+        const base = { probe: expectation.probe, capability: c.capability, items, name: `${c.capability}${expectation.connected ? ' connection' : ''}: ${items.join(', ')}` }
         const fault = broken.get(expectation.probe)
         if (fault) {
           checks.push({ ...base, ok: false, detail: `cannot tell: probe ${expectation.probe} ${fault}` })
