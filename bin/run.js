@@ -2,6 +2,16 @@
 import module from 'node:module'
 
 const argv = process.argv.slice(2)
+// Every path omh reads is found from where it runs: a directory removed under the shell is said
+// plainly (in the form of omh's other refusals), never as Node's stack.
+try {
+  process.cwd()
+} catch {
+  process.stderr.write(
+    'Error: The current directory no longer exists: it was removed while this shell was in it.\nTry this: cd to a directory that exists (your repository), then run omh again.\nCode: USAGE\n',
+  )
+  process.exit(2)
+}
 // oclif answers `--version` only after loading itself and its configuration;
 // the answer needs neither, so give it straight away (same text as oclif's).
 if (argv[0] === '--version') {

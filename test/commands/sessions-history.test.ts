@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createSession, prepareMountpoints, repository, resolveBase } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
-import { omh } from '../helpers/run.js'
+import { BIN, omh, testEnv } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 
 const user = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -32,7 +32,7 @@ async function withSession() {
   const env = { OMH_HOME: home, OMH_STATE: home, ...user }
   const commit = (...args: string[]) => omh(['sessions', 'commit', ...args], { cwd: root, env })
   const log = () => git(root, 'log', '--format=%s|%an|%cn', 'main..omh/s01').split('\n').filter(Boolean).reverse()
-  return { root, paths, agent, file, commit, log }
+  return { root, home, paths, agent, file, commit, log }
 }
 
 describe("omh sessions commit keeps the agent's commits", () => {
@@ -205,5 +205,32 @@ describe('omh sessions commit takes part of the work', () => {
     const outside = commit('-m', 'x', '--', '../elsewhere')
     expect(outside.status).toBe(2)
     expect(outside.stderr).toContain('is not a path inside')
+  })
+})
+
+describe('omh sessions diff on a terminal', () => {
+  it("shows the control characters of the agent's bytes escaped, so a file cannot act on the reviewer's terminal", async () => {
+    const { root, home, file } = await withSession()
+    file('evil.txt', 'ok\u001b]52;c;cHduZWQ=\u0007\u001b[2K\n')
+    // A real terminal: `script` runs omh on a pseudo-terminal and passes its output through.
+    const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sessions diff`
+    const env = testEnv({ OMH_HOME: home, OMH_STATE: home, ...user }) as NodeJS.ProcessEnv
+    const shown = spawnSync('script', ['-qec', line, '/dev/null'], { cwd: root, env, encoding: 'utf8' })
+    expect(shown.status, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain('ok\\x1b]52;c;cHduZWQ=\\x07\\x1b[2K')
+    expect(shown.stdout).not.toContain('\u001b]52')
+  })
+})
+
+describe('omh sessions commit -m', () => {
+  it('refuses an empty or blank message, exit 2, committing nothing', async () => {
+    const { root, file, commit } = await withSession()
+    file('src/a.txt', 'changed\n')
+    for (const message of ['', '  \n ']) {
+      const r = commit('-m', message)
+      expect(r.status).toBe(2)
+      expect(r.stderr).toContain('Code: USAGE')
+    }
+    expect(git(root, 'rev-parse', 'omh/s01')).toBe(git(root, 'rev-parse', 'main'))
   })
 })

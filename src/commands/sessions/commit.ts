@@ -37,6 +37,7 @@ export default class SessionsCommit extends SessionsCommand<SessionsCommitResult
 
   async run(): Promise<SessionsCommitResult> {
     const { flags } = await this.parse(SessionsCommit)
+    if (!flags.message.trim()) throw OmhError.of(USAGE, { args: ['The message of a commit cannot be empty: say what the work does, e.g. -m "Parse dates".'], hintArgs: ['sessions commit'] })
     const { session, rest } = sessionAndRest(this.argv, ['--runtime', '--message', '-m', '--exclude'], 'sessions commit')
     const kernel = await this.kernel()
     const repo = await this.repository()

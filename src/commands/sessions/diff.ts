@@ -1,5 +1,6 @@
 import { Args, Flags } from '../../lib/oclif.js'
 import { resolveBase, sessionDiff } from '@omh/sandbox'
+import { printable } from '../../lib/printable.js'
 import { SessionsCommand, leftOutNotice } from '../../lib/sessions-command.js'
 
 export interface SessionsDiffResult {
@@ -26,7 +27,8 @@ export default class SessionsDiff extends SessionsCommand<SessionsDiffResult> {
     const base = await resolveBase(repo, process.env)
     const diff = await sessionDiff(kernel.omhState, repo, sid, base.commit, process.env, flags.stat ? 'stat' : 'patch')
     if (!this.jsonEnabled()) {
-      if (diff.text) this.answer(diff.text)
+      // The agent wrote these bytes: on a terminal they are shown, never obeyed; a pipe gets the patch as it is.
+      if (diff.text) this.answer(process.stdout.isTTY ? printable(diff.text) : diff.text)
       else this.notice(`No changes on omh/${sid} since ${base.name}.`)
       for (const dir of diff.leftOut) this.notice(leftOutNotice(dir))
     }
