@@ -84,7 +84,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
 
     it("completes each command's flags, a flag's choices, and nothing of the harness's own words", () => {
       expect(bash('omh sessions rm --')).toEqual(expect.arrayContaining(['--force', '--runtime', '--json']))
-      expect(bash('omh --n')).toEqual(['--new'])
+      expect(bash('omh --n')).toEqual(['--new', '--name'])
       expect(bash('omh render --color ')).toEqual(expect.arrayContaining(['auto', 'always', 'never']))
       expect(bash('omh claude --')).toEqual([])
       expect(bash('omh claude -- ')).toEqual([])
