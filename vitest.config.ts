@@ -42,8 +42,9 @@ export default defineConfig({
     ],
   },
   test: {
-    // Two at the least, whatever the core count: the engines' end-to-end projects run side by side,
-    // each waiting on its engine far more than on the processor.
+    // Two at the least, whatever the core count: most files wait on git, a child omh or an engine
+    // far more than on the processor. (The engines' end-to-end projects, whose files go one at a
+    // time, share vitest's one such worker: scripts/test.js gives each a run of its own.)
     maxWorkers: Math.max(2, availableParallelism() - 1),
     disableConsoleIntercept: true,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
@@ -66,8 +67,8 @@ export default defineConfig({
         test: { name: 'fuzz', include: ['test/fuzz/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 60_000 },
       },
       // Real Docker and Podman and real harness binaries: a project per engine,
-      // the two side by side, files one after another within each. Image builds
-      // take minutes the first time.
+      // files one after another within each; `npm test` runs the two side by
+      // side (scripts/test.js). Image builds take minutes the first time.
       e2e('docker', PODMAN_ONLY),
       e2e('podman', DOCKER_ONLY),
     ],

@@ -1,6 +1,6 @@
 import { OmhError, USAGE, isOmhError, type RuntimeContext } from '@omh/plugin-api'
 import { type ResolvedRuntime } from '@omh/kernel'
-import { Sessions, copyBack, readCopied, readUp, sessionEngine, sessionPaths, type Repository } from '@omh/sandbox'
+import { Sessions, copyBack, readCopied, readEngine, sessionEngine, sessionPaths, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
 import { sharedFlags } from './flags.js'
 import { printable } from './printable.js'
@@ -65,7 +65,7 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
     const repo = await this.repository()
     const groups = new Map<string | undefined, string[]>()
     for (const sid of ids) {
-      const up = (await readUp(sessionPaths(kernel.omhState, repo, sid).run))?.engine ?? engine
+      const up = (await readEngine(sessionPaths(kernel.omhState, repo, sid).run)) ?? engine
       groups.set(up, [...(groups.get(up) ?? []), sid])
     }
     return groups

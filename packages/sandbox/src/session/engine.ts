@@ -7,7 +7,7 @@
  */
 import { OmhError, SESSION_ELSEWHERE, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
-import { forgetUp, readUp } from './idle.js'
+import { forgetUp, readEngine, readUp } from './idle.js'
 
 /**
  * The engine for a command on session `sid`: the one it is up on, else the
@@ -16,14 +16,15 @@ import { forgetUp, readUp } from './idle.js'
  * bears out (the container went with the engine's restart) is dropped.
  */
 export async function sessionEngine(kernel: Kernel, run: string, sid: string, wanted: string | undefined, context: RuntimeContext): Promise<string | undefined> {
+  const engine = await readEngine(run)
+  if (!engine) return wanted
+  if (wanted === undefined || wanted === 'auto' || wanted === engine) return engine
   const up = await readUp(run)
-  if (!up) return wanted
-  if (wanted === undefined || wanted === 'auto' || wanted === up.engine) return up.engine
-  const there = await kernel.resolveRuntime(up.engine, context).then(
+  const there = !up ? undefined : await kernel.resolveRuntime(up.engine, context).then(
     async ({ runtime }) => (runtime.inspect ? await runtime.inspect(up.container, context) : (await runtime.list({}, context)).find((c) => c.name === up.container)),
     () => undefined,
   )
-  if (there) throw OmhError.of(SESSION_ELSEWHERE, { args: [sid, up.engine, wanted], hintArgs: [sid, up.engine] })
+  if (there) throw OmhError.of(SESSION_ELSEWHERE, { args: [sid, engine, wanted], hintArgs: [sid, engine] })
   await forgetUp(run)
   return wanted
 }

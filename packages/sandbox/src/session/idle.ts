@@ -49,7 +49,21 @@ export interface IdleContainer extends UpRecord {
   readonly idleMs: number
 }
 
-export const recordUp = (run: string, record: UpRecord): Promise<void> => writeFile(path.join(run, UP), `${JSON.stringify(record)}\n`)
+export async function recordUp(run: string, record: UpRecord): Promise<void> {
+  await writeFile(path.join(run, UP), `${JSON.stringify(record)}\n`)
+  // The engine apart, written only when it changes: the up record is touched at every launch's end,
+  // and a launch that reads only this file stays fit to be kept (bin/launches.js) while it holds.
+  if ((await readEngine(run)) !== record.engine) await writeFile(path.join(run, ENGINE), `${record.engine}\n`)
+}
+
+/** Beside the up record: the engine the session's container is up on. */
+const ENGINE = 'engine'
+
+/** The engine the session's container is up on, as its launch recorded; undefined once it is down. */
+export async function readEngine(run: string): Promise<string | undefined> {
+  const text = await readFile(path.join(run, ENGINE), 'utf8').catch(() => '')
+  return text.trim() || undefined
+}
 
 /** The record of the session's container while it is up: the engine it runs on above all. */
 export async function readUp(run: string): Promise<UpRecord | undefined> {
@@ -62,7 +76,10 @@ export async function readUp(run: string): Promise<UpRecord | undefined> {
 }
 
 /** The container is gone (down, removed, reaped): nothing to stop any more. */
-export const forgetUp = (run: string): Promise<void> => rm(path.join(run, UP), { force: true })
+export async function forgetUp(run: string): Promise<void> {
+  await rm(path.join(run, UP), { force: true })
+  await rm(path.join(run, ENGINE), { force: true })
+}
 
 /**
  * The session containers idle for longer than their record allows, and no
