@@ -172,13 +172,17 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
   })
 
   it('never restarts a container while a harness runs in it', async () => {
-    const busy = run(['--session', 's01', 'probe', '--', 'sleep 6'])
-    await new Promise((resolve) => setTimeout(resolve, 2500))
+    // The harness says when it runs: a loaded engine may take seconds to start it.
+    const mark = path.join(worktree('s01'), 'busy.mark')
+    const busy = run(['--session', 's01', 'probe', '--', 'touch /work/busy.mark; sleep 12'])
+    for (let n = 0; n < 300 && !existsSync(mark); n++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(existsSync(mark), 'the harness did not start within 30 s').toBe(true)
+    rmSync(mark)
     write(home, { 'rules/style.md': 'Be briefer.\n' })
     const refused = await run(['--session', 's01', 'probe'])
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain('Code: SESSION_BUSY')
-    expect(refused.stderr).toContain('sleep 6')
+    expect(refused.stderr).toContain('sleep 12')
     expect((await busy).status).toBe(0)
     const restarted = await run(['--session', 's01', 'probe', '--', 'cat /work/AGENTS.md'])
     expect(restarted.stderr).toContain('restarting the container of omh/s01')

@@ -35,7 +35,7 @@ export default class SessionsExec extends SessionsCommand<SessionsExecResult> {
     if (!found) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
     const argv = command.length ? command : SHELL
     const capture = this.jsonEnabled()
-    const ran = await runtime.exec(found.id, argv, { tty: !capture, interactive: !capture, user: agentUserSpec(), workdir: GUEST_WORK }, this.runtimeContext())
+    const ran = await runtime.exec(found.id, argv, { tty: !capture, interactive: !capture, capture, user: agentUserSpec(), workdir: GUEST_WORK }, this.runtimeContext())
     if (ran.exitCode !== 0) this.passOnStatus(ran.exitCode)
     return { session: sid, command: [...argv], status: ran.exitCode, ...(capture ? { stdout: ran.stdout, stderr: ran.stderr } : {}) }
   }

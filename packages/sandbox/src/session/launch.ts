@@ -510,7 +510,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   // Resolved at a dry run too, and thrown away: a secret the launch would miss is refused now.
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
   if (options.dryRun) return { paths, render, planned, plan, spec, ...withEnvironment }
-  await hideMounts(paths.shadow, paths.worktree, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))], kernel.options.env)
+  await hideMounts(paths.shadow, paths.worktree, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))], kernel.options.env, path.join(paths.run, 'hidden.json'))
   return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}), ...withEnvironment }
 }
 

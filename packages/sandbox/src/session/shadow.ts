@@ -104,10 +104,19 @@ const escapeGlob = (p: string) => p.replace(/[*?[\]\\!#]/g, (c) => `\\${c}`)
  * untracked mountpoint by the exclude list, and a file the repository tracks
  * (a project's own AGENTS.md, with the composed rules mounted over it) by
  * marking it skip-worktree in the sandbox's index, so the agent starts on a
- * clean tree. The marks follow the mounts at every launch.
+ * clean tree. The marks follow the mounts; `marked` notes the paths last
+ * marked, so a launch whose mounts did not change runs no git at all (and
+ * stays fit to be kept: bin/record.js keeps a launch that ran only its exec).
  */
-export async function hideMounts(shadow: string, worktree: string, worktreePaths: readonly string[], env: Env): Promise<void> {
+export async function hideMounts(shadow: string, worktree: string, worktreePaths: readonly string[], env: Env, marked?: string): Promise<void> {
   await writeExclude(shadow, worktreePaths)
+  const note = `${JSON.stringify(worktreePaths)}\n`
+  if (marked && (await readFile(marked, 'utf8').catch(() => '')) === note) return
+  await markTracked(shadow, worktree, worktreePaths, env)
+  if (marked) await writeFile(marked, note)
+}
+
+async function markTracked(shadow: string, worktree: string, worktreePaths: readonly string[], env: Env): Promise<void> {
   const at = { cwd: worktree, env, trust: [worktree, shadow] }
   const scoped = (args: string[]) => ['--git-dir', shadow, '--work-tree', worktree, ...args]
   const literal = worktreePaths.filter((p) => p !== '.git').map((p) => `:(literal)${p}`)
