@@ -88,13 +88,13 @@ describe('a harness that did not load an item says so, and doctor names it', () 
       'does not show response.response.memoryFiles[*] with path = "/work/CLAUDE.md" (response.response.memoryFiles[*] found nothing)',
     )
     // Listed, so loaded; not connected, which is a warning saying what the harness said.
-    expect(warned(checks)).toEqual([expect.stringMatching(/^mcp: omh-echo: does not connect: it says "omh-echo: node \/work\/mcp-echo\.js - .+"$/)])
+    expect(warned(checks)).toEqual([expect.stringMatching(/^mcp connection: omh-echo: does not connect: it says "omh-echo: node \/work\/mcp-echo\.js - .+"$/)])
   })
 
   it('opencode: no AGENTS.md, a skill in the wrong directory, a server that fails, a plugin that throws', () => {
     const checks = verdicts('opencode', 'broken')
     expect(failed(checks)).toEqual(['rules: omh-probe-rule', 'skills: omh-skill-probe', 'hooks: omh-hook-start, omh-hook-guard'])
-    expect(warned(checks)).toEqual([expect.stringMatching(/^mcp: omh-echo: does not connect: it says ".*omh-echo failed"$/)])
+    expect(warned(checks)).toEqual([expect.stringMatching(/^mcp connection: omh-echo: does not connect: it says ".*omh-echo failed"$/)])
     const hooks = checks.filter((c) => c.capability === 'hooks')
     expect(hooks.map((c) => c.ok)).toEqual([true, false])
     expect(hooks[1]!.detail).toMatch(/^shows ".*failed to load plugin.*omh\.js/)
@@ -113,7 +113,7 @@ describe('a harness that did not load an item says so, and doctor names it', () 
     const detail = (name: string) => checks.find((c) => c.name === name)!.detail
     expect(detail('strict')).toContain('exited 1 (expected 0)')
     expect(detail('hooks: omh-hook-guard')).toMatch(/with trustStatus = "untrusted"$/)
-    expect(warned(checks)).toEqual([expect.stringMatching(/^mcp: omh-echo: does not connect: it says toolsError = "MCP startup failed/)])
+    expect(warned(checks)).toEqual([expect.stringMatching(/^mcp connection: omh-echo: does not connect: it says toolsError = "MCP startup failed/)])
   })
 })
 
