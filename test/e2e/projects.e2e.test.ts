@@ -105,9 +105,10 @@ const PROJECTS: Record<string, Project> = {
       // A tarball in the repository: installed as a copy and built by node-gyp, as a registry package would be.
       npm('pack', './addon')
       rmSync(path.join(dir, 'addon'), { recursive: true, force: true })
-      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'calc', version: '1.0.0', private: true, scripts: { test: 'node test.js' }, dependencies: { addon: 'file:addon-1.0.0.tgz' } }, null, 2))
+      // The addon's build is approved as `npm install-scripts approve` records it; that command wants it installed first.
+      const manifest = { name: 'calc', version: '1.0.0', private: true, scripts: { test: 'node test.js' }, dependencies: { addon: 'file:addon-1.0.0.tgz' }, allowScripts: { addon: true } }
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
       npm('install', '--package-lock-only', '--ignore-scripts')
-      npm('install-scripts', 'approve', 'addon')
     },
     packages: ['build-essential', 'python3'],
     test: 'npm test',
