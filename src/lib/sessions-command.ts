@@ -1,6 +1,6 @@
-import { OmhError, USAGE, isOmhError, type RuntimeContext } from '@omh/plugin-api'
+import { OmhError, SESSION_NOT_RUNNING, USAGE, isOmhError, type ContainerInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { type ResolvedRuntime } from '@omh/kernel'
-import { Sessions, copyBack, readCopied, readEngine, sessionEngine, sessionPaths, type Repository } from '@omh/sandbox'
+import { LABEL, Sessions, copyBack, readCopied, readEngine, sessionEngine, sessionPaths, type Repository } from '@omh/sandbox'
 import { OmhCommand } from './omh-command.js'
 import { sharedFlags } from './flags.js'
 import { printable } from './printable.js'
@@ -53,6 +53,15 @@ export abstract class SessionsCommand<T> extends OmhCommand<T> {
     const run = sessionPaths(kernel.omhState, await this.repository(), sid).run
     const chosen = await sessionEngine(kernel, run, sid, engine, this.runtimeContext())
     return optional ? this.runtime(chosen, true) : this.runtime(chosen)
+  }
+
+  /** The session's running container on its engine, for a command run in it; SESSION_NOT_RUNNING without one. */
+  protected async runningContainer(sid: string, engine: string | undefined): Promise<{ runtime: RuntimePlugin; container: ContainerInfo }> {
+    const { runtime } = await this.runtimeFor(sid, engine)
+    const repo = await this.repository()
+    const container = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, this.runtimeContext())).find((c) => c.running)
+    if (!container) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
+    return { runtime, container }
   }
 
   /**

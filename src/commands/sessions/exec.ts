@@ -1,6 +1,6 @@
 import { Args } from '../../lib/oclif.js'
-import { GUEST_WORK, OmhError, SESSION_NOT_RUNNING } from '@omh/plugin-api'
-import { LABEL, agentUserSpec } from '@omh/sandbox'
+import { GUEST_WORK } from '@omh/plugin-api'
+import { agentUserSpec } from '@omh/sandbox'
 import { SessionsCommand, sessionAndRest } from '../../lib/sessions-command.js'
 
 export interface SessionsExecResult {
@@ -28,11 +28,8 @@ export default class SessionsExec extends SessionsCommand<SessionsExecResult> {
   async run(): Promise<SessionsExecResult> {
     const { flags } = await this.parse(SessionsExec)
     const { session, rest: command } = sessionAndRest(this.argv, ['--runtime'], 'sessions exec')
-    const repo = await this.repository()
     const sid = await this.session(session)
-    const { runtime } = await this.runtimeFor(sid, flags.runtime)
-    const found = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, this.runtimeContext())).find((c) => c.running)
-    if (!found) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
+    const { runtime, container: found } = await this.runningContainer(sid, flags.runtime)
     const argv = command.length ? command : SHELL
     const capture = this.jsonEnabled()
     const ran = await runtime.exec(found.id, argv, { tty: !capture, interactive: !capture, capture, user: agentUserSpec(), workdir: GUEST_WORK }, this.runtimeContext())

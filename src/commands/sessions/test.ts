@@ -1,6 +1,6 @@
 import { Args } from '../../lib/oclif.js'
-import { GUEST_WORK, OmhError, SESSION_NOT_RUNNING, USAGE } from '@omh/plugin-api'
-import { LABEL, agentUserSpec } from '@omh/sandbox'
+import { GUEST_WORK, OmhError, USAGE } from '@omh/plugin-api'
+import { agentUserSpec } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
 export interface SessionsTestResult {
@@ -22,11 +22,8 @@ export default class SessionsTest extends SessionsCommand<SessionsTestResult> {
     const kernel = await this.kernel()
     const command = kernel.settings.last((s) => s.session?.test)?.value
     if (!command) throw OmhError.of(USAGE, { args: ['No test command is set: `omh init` writes the one it finds as `[session] test` in .omh/settings.toml, or set it yourself.'], hintArgs: ['sessions test'] })
-    const repo = await this.repository()
     const sid = await this.session(args.session)
-    const { runtime } = await this.runtimeFor(sid, flags.runtime)
-    const found = (await runtime.list({ [LABEL.repo]: repo.id, [LABEL.session]: sid }, this.runtimeContext())).find((c) => c.running)
-    if (!found) throw OmhError.of(SESSION_NOT_RUNNING, { args: [sid], hintArgs: [sid] })
+    const { runtime, container: found } = await this.runningContainer(sid, flags.runtime)
     const ran = await runtime.exec(found.id, ['/bin/sh', '-c', command], { tty: false, capture: this.jsonEnabled(), user: agentUserSpec(), workdir: GUEST_WORK }, this.runtimeContext())
     if (ran.exitCode !== 0) this.passOnStatus(ran.exitCode)
     return { session: sid, command, status: ran.exitCode }
