@@ -4,10 +4,10 @@
 // answered from the last answer when none of those files changed. This module
 // is on the path of every such command, so it imports nothing but `node:fs`,
 // which Node has loaded already.
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 
 /** Bumped whenever the entry format or the recording rules change. */
-const FORMAT = 'omh-answer-3'
+const FORMAT = 'omh-answer-4'
 
 /** Entries kept at most; the oldest go first. */
 const KEEP = 256
@@ -71,7 +71,29 @@ export function answerKey(argv, env = process.env) {
   })
 }
 
-/** File name for a key: two 32-bit FNV-1a hashes. The entry holds the whole key, compared on use. */
+/**
+ * What an entry keeps of its key: a digest, compared on use. The key holds the whole environment,
+ * API keys and tokens among it, which must not lie in a file at rest.
+ */
+export function keyDigest(key) {
+  // 128 bits in four lanes, each FNV-1a from its own basis, mixed at the end (murmur3's fmix32):
+  // `node:crypto` would cost this path more than the rest of a kept answer. Far fewer bits than
+  // any key holds, so no key can be read back from it; enough that two keys never meet by chance.
+  const lanes = [0x811c9dc5, 0x050c5d1f, 0x6b43a9b5, 0x1b873593]
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i)
+    for (let n = 0; n < 4; n++) lanes[n] = Math.imul(lanes[n] ^ c ^ (n << 8), 0x01000193 + n * 2)
+  }
+  return lanes
+    .map((h) => {
+      h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+      h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+      return ((h ^ (h >>> 16)) >>> 0).toString(16).padStart(8, '0')
+    })
+    .join('')
+}
+
+/** File name for a key: two 32-bit FNV-1a hashes. The entry holds the key's digest, compared on use. */
 export function entryName(key) {
   let a = 0x811c9dc5
   let b = 0x050c5d1f
@@ -139,7 +161,7 @@ export function privateDir(dir) {
  */
 export function replay(key, dir) {
   const entry = readEntry(key, dir)
-  if (!entry || !Array.isArray(entry.out) || !Number.isInteger(entry.code) || !current(entry)) return false
+  if (!entry || !Number.isInteger(entry.code) || !current(entry)) return false
   for (const [fd, data, base64] of entry.out) {
     const stream = fd === 1 ? process.stdout : process.stderr
     stream.write(base64 ? Buffer.from(data, 'base64') : data)
@@ -153,7 +175,8 @@ export function readEntry(key, dir) {
   if (!dir || !privateDir(dir)) return undefined
   let entry
   try {
-    const fd = openSync(`${dir}/${entryName(key)}`, 'r')
+    // Non-blocking: a FIFO planted at an entry's name would hold every run of its command open.
+    const fd = openSync(`${dir}/${entryName(key)}`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
     try {
       const s = fstatSync(fd)
       if (!s.isFile() || s.uid !== process.getuid() || (s.mode & 0o077) !== 0) return undefined
@@ -164,7 +187,12 @@ export function readEntry(key, dir) {
   } catch {
     return undefined
   }
-  return entry && typeof entry === 'object' && entry.key === key && Array.isArray(entry.inputs) ? entry : undefined
+  return entry && typeof entry === 'object' && entry.key === keyDigest(key) && Array.isArray(entry.inputs) && printed(entry.out) ? entry : undefined
+}
+
+/** Whether `out` is output as a run printed it: `[fd, text, base64]` with fd 1 or 2. */
+function printed(out) {
+  return Array.isArray(out) && out.every((o) => Array.isArray(o) && (o[0] === 1 || o[0] === 2) && typeof o[1] === 'string' && (o[2] === undefined || typeof o[2] === 'boolean'))
 }
 
 /** Whether an entry still stands: no look for idle session containers due, and every file it read as it was. */
@@ -192,7 +220,7 @@ export function save(dir, key, entry) {
     if (!privateDir(dir)) return
     const file = `${dir}/${entryName(key)}`
     const temp = `${file}.${process.pid}.tmp`
-    writeFileSync(temp, JSON.stringify({ key, ...entry }), { mode: 0o600, flag: 'wx' })
+    writeFileSync(temp, JSON.stringify({ key: keyDigest(key), ...entry }), { mode: 0o600, flag: 'wx' })
     renameSync(temp, file)
     const names = readdirSync(dir)
     if (names.length > KEEP) {

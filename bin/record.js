@@ -33,6 +33,9 @@ const WRITES = [
 const ASKS = ['access', 'exists', 'lstat', 'realpath', 'stat', 'statfs']
 const SPAWNS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']
 
+/** Kernel files that say what this machine is (is-wsl, under oclif, asks them): the same until a reboot. */
+const MACHINE = new Set(['/dev/null', '/proc/version', '/proc/sys/fs/binfmt_misc/WSLInterop'])
+
 export async function record(key, dir, { launch = false } = {}) {
   if (!dir || typeof module.registerHooks !== 'function') return
   const started = Date.now()
@@ -60,10 +63,26 @@ export async function record(key, dir, { launch = false } = {}) {
     else if (Buffer.isBuffer(p)) p = p.toString()
     return typeof p === 'string' ? path.resolve(p) : undefined
   }
+  /** Each path's fingerprint when the run first asked about it, before it read anything there. */
+  const first = new Map()
+  let fingerprinting = false
   const touch = (p) => {
     const abs = asPath(p)
-    // Per-process views: the files behind them are noted by their own paths.
-    if (abs && !/^\/(proc|dev|sys)(\/|$)/.test(abs)) touched.add(abs)
+    if (!abs || touched.has(abs) || MACHINE.has(abs)) return
+    // Devices, and the kernel's views of processes and of itself, answer differently with nothing
+    // on disk changed: `/dev/stdin`, `/proc/self/root/…`. A run that reads one is not kept.
+    // `/dev/shm` is a file system like any other, where a profile or a repository may live.
+    if (/^\/(proc|sys|dev)(\/|$)/.test(abs) && !/^\/dev\/shm\//.test(abs)) return spoil()
+    touched.add(abs)
+    // What was read is what the run saw then: a parent link switched while it ran would otherwise
+    // have the answer it gave kept under what the files are at its end.
+    if (fingerprinting) return
+    fingerprinting = true
+    try {
+      first.set(abs, fingerprint(abs))
+    } finally {
+      fingerprinting = false
+    }
   }
   const spoil = () => {
     kept = false
@@ -112,6 +131,8 @@ export async function record(key, dir, { launch = false } = {}) {
     for (const base of READS) {
       for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
         wrap(target, name, (args) => {
+          // Where a descriptor this run opened leads: the file behind it was noted by its own path.
+          if (base === 'readlink' && /^\/proc\/self\/fd\/\d+$/.test(String(args[0]))) return
           touch(args[0])
           if (!ASKS.includes(base)) read(args[0])
           if (base === 'open' && writes(args[1])) wrote(args[0])
@@ -221,6 +242,8 @@ export async function record(key, dir, { launch = false } = {}) {
         continue
       }
       const fp = fingerprint(file)
+      // A launch writes beside what it reads (its run directory); it is held to the files it read.
+      if (first.has(file) && first.get(file) !== fp && !(launch && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())) return
       // mode:dev:ino:size:mtime:ctime, the times in nanoseconds
       for (const part of fp.split('>')) {
         const fields = part.split(':')

@@ -14,9 +14,10 @@ export function toOmhError(error: unknown, command?: string): OmhError {
   return OmhError.of(INTERNAL, { args: [what.split('\n')[0] ?? what], cause: error })
 }
 
+/** A file name on one line: a line break in it is shown as `\n`, so the name cannot pass for another line of the report. */
 const relative = (file: string) => {
   const rel = path.relative(process.cwd(), file)
-  return rel && !rel.startsWith('..') ? rel : file
+  return (rel && !rel.startsWith('..') ? rel : file).replace(/[\n\t]/g, (c) => (c === '\n' ? '\\n' : '\\t'))
 }
 
 export function formatProblem(problem: Problem, mainFile: string | undefined, style: Style): string {

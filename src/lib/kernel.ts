@@ -1,14 +1,15 @@
 import path from 'node:path'
-import type { Kernel } from '@omh/kernel'
+import type { Kernel, KernelOptions } from '@omh/kernel'
 import { pluginFolderOf } from './plugin-folder.js'
 
 /** omh's own settings layer, for the CLI rooted at `root`. */
 export const defaultsFileOf = (root: string): string => path.join(root, 'defaults', 'settings.toml')
 
 /** The kernel with omh's own defaults, adapters and editors, for the CLI rooted at `root`. */
-export async function createKernel(root: string, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): Promise<Kernel> {
+export async function createKernel(root: string, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env, options: Pick<KernelOptions, 'untrustedRepository'> = {}): Promise<Kernel> {
   const { Kernel, omhHomeOf } = await import('@omh/kernel')
   return Kernel.create({
+    ...options,
     cwd,
     env,
     defaultsFile: defaultsFileOf(root),

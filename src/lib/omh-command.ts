@@ -89,9 +89,12 @@ export abstract class OmhCommand<T> extends Command {
 
   /** The kernel, created on first use with omh's own defaults, adapters and editors. */
   protected kernel(): Promise<Kernel> {
-    this.#kernel ??= createKernel(this.config.root)
+    this.#kernel ??= createKernel(this.config.root, process.cwd(), process.env, this.stopsOnly ? { untrustedRepository: 'leave-out' } : {})
     return this.#kernel
   }
+
+  /** A command that only stops what runs: the repository's settings that wait for trust are left out, never refused. */
+  protected readonly stopsOnly: boolean = false
 
   /** What helpers that print need: stdout, stderr notices, colour, and whether --json is on. */
   protected io(): { log(text: string): void; notice(text: string): void; style: Style; json: boolean } {

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, openSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { repository } from '@omh/sandbox'
 import { CHECK_EVERY_MS } from '@omh/sandbox/idle-due'
-import { omh, stateOf } from '../helpers/run.js'
+import { BIN, ROOT, omh, stateOf, testEnv } from '../helpers/run.js'
 import { gitRepo, testdir } from '../helpers/testdir.js'
 
 const plugin = (entry: string) =>
@@ -79,6 +79,35 @@ describe('kept answers of read-only commands', () => {
     for (const name of readdirSync(dir)) writeFileSync(path.join(dir, name), '{"key": 1, "out": [[1, "stale"')
     const again = omh(['adapters', 'ls'], { cwd: home, env })
     expect(again).toMatchObject({ status: 0, stdout: first.stdout, stderr: first.stderr })
+  })
+
+  it('keep no value of the environment at rest: an API key in it is in no cache file', async () => {
+    const cache = testdir()
+    const home = testdir()
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache, ANTHROPIC_API_KEY: 'sk-ant-api03-never-at-rest-9f8e7d' }
+    omh(['adapters', 'ls'], { cwd: home, env })
+    await settle()
+    const first = omh(['adapters', 'ls'], { cwd: home, env })
+    const again = omh(['adapters', 'ls'], { cwd: home, env })
+    expect(again).toMatchObject({ status: 0, stdout: first.stdout })
+    const dir = path.join(cache, 'omh/answers')
+    expect(readdirSync(dir).length).toBeGreaterThan(0)
+    for (const name of readdirSync(dir)) expect(readFileSync(path.join(dir, name), 'utf8')).not.toContain('never-at-rest')
+  })
+
+  it('are never kept for a run that read a device: /dev/stdin answers anew each time', async () => {
+    const cache = testdir()
+    const home = testdir()
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    const good = readFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), 'utf8')
+    writeFileSync(path.join(home, 'good.toml'), good)
+    writeFileSync(path.join(home, 'bad.toml'), good.replace('bin     =', 'binn    ='))
+    await settle()
+    // A file on stdin, as a shell's `< file` gives it: /dev/stdin is then a link to a regular file.
+    const validate = (file: string) =>
+      spawnSync(process.execPath, [BIN, 'adapters', 'validate', '/dev/stdin'], { cwd: home, env: testEnv(env) as NodeJS.ProcessEnv, stdio: [openSync(path.join(home, file), 'r'), 'pipe', 'pipe'], encoding: 'utf8' })
+    for (let n = 0; n < 2; n++) expect(validate('good.toml').status).toBe(0)
+    expect(validate('bad.toml').status).toBe(2)
   })
 
   it('of sessions ls see a new commit and a new session on the next run', async () => {

@@ -54,6 +54,21 @@ describe('omh render', () => {
     ])
   })
 
+  it('names a profile file with a line break in its name on one line, the break shown as \\n', () => {
+    const home = testdir({ 'rules/style.md': 'Be brief.\n' })
+    writeFileSync(path.join(home, 'rules/bad\nname.md'), 'x\n')
+    const ran = omh(['render', 'claude'], { env: { OMH_HOME: home }, cwd: testdir() })
+    expect(ran.status).toBe(2)
+    expect(ran.stderr).toContain(`${path.join(home, 'rules')}/bad\\nname.md  cannot name an entry`)
+  })
+
+  it('lists no adapter for a dot file in the adapters folder, as editors and tools leave there', () => {
+    const home = testdir({ 'adapters/.hidden.toml': 'name = "hidden"\n', 'adapters/.h.toml.swp': 'x' })
+    const ran = omh(['adapters', 'ls'], { env: { OMH_HOME: home }, cwd: testdir() })
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stdout + ran.stderr).not.toContain('hidden')
+  })
+
   it('says per item whether each harness takes it natively, translated (to what) or drops it (why)', () => {
     const home = testdir({
       'commands/review.md': '---\ndescription: Reviews.\n---\nReview $ARGUMENTS.\n',

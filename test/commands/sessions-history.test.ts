@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { createSession, prepareMountpoints, repository, resolveBase } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
@@ -205,6 +205,26 @@ describe('omh sessions commit takes part of the work', () => {
     const outside = commit('-m', 'x', '--', '../elsewhere')
     expect(outside.status).toBe(2)
     expect(outside.stderr).toContain('is not a path inside')
+  })
+})
+
+describe('one bound for what a session brings in', () => {
+  it('refuses an uncommitted file over it, naming it, and shows it in the diff as binary rather than fail', async () => {
+    const { root, home, paths, file, commit } = await withSession()
+    file('src/a.txt', 'changed\n')
+    file('big.log', '')
+    truncateSync(path.join(paths.worktree, 'big.log'), 100 * 1024 * 1024 + 1)
+    const refused = commit('-m', 'All of it')
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain(`big.log in s01 holds ${100 * 1024 * 1024 + 1} bytes, more than the ${100 * 1024 * 1024} a session may bring into your repository`)
+    expect(refused.stderr).toContain('Code: SESSION_FILE_TOO_LARGE')
+    expect(git(root, 'rev-parse', 'omh/s01')).toBe(git(root, 'rev-parse', 'main'))
+    const diff = omh(['sessions', 'diff', '--stat'], { cwd: root, env: { OMH_HOME: home, OMH_STATE: home } })
+    expect(diff.status, diff.stderr).toBe(0)
+    expect(diff.stdout).toMatch(/big\.log\s+\|\s+Bin 0 -> 104857601 bytes/)
+    const kept = commit('-m', 'All but the log', '--exclude', 'big.log')
+    expect(kept.status, kept.stderr).toBe(0)
+    expect(git(root, 'show', '--name-only', '--format=', 'omh/s01')).toBe('src/a.txt')
   })
 })
 

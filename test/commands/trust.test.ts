@@ -281,6 +281,10 @@ describe('omh trust', () => {
     expect(revoked.status).toBe(0)
     expect(revoked.stdout).toContain('no longer trusted')
     expect(omh(['plugins'], { cwd: root, env }).status).toBe(2)
+    // Stopping never needs trust: the repository's untrusted settings are left out for it.
+    const down = omh(['sessions', 'down', '--all'], { cwd: root, env })
+    expect(down.stderr).not.toContain('REPOSITORY_UNTRUSTED')
+    expect(down.status, down.stderr).toBe(0)
   })
 
   it('outside a repository is NOT_A_REPOSITORY', () => {

@@ -59,6 +59,10 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     expect(turn.unreached).toEqual([])
     expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked' }[harness])
     for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
+    // The turn runs every hook as if its `when` passed: the refusal meant for `git push` refuses the
+    // turn's shell call, and the model reads it.
+    expect(turn.hooks.find((h) => h.name === 'no-push')).toMatchObject({ invoked: true, delivered: true })
+    expect(report.checks.find((c) => c.name === 'no-push (before-tool)')?.detail).toBe('invoked, its refusal reached the next request')
     // The two servers that cannot connect offline offer no tools: loaded, not connected, a warning
     // in the turn as in the probes, and the turn passes.
     const unconnected = ['omh-remote', 'omh-missing']

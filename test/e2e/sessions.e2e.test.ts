@@ -360,6 +360,12 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const started = spawnSync(engine, ['run', '-d', '--pull=never', '--name', web, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', 'web.test', '--network-alias', 'other.test', BASE, 'node', '-e', server], { encoding: 'utf8' })
       expect(started.stderr).toBe('')
       const webIp = spawnSync(engine, ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', web], { encoding: 'utf8' }).stdout.trim()
+      // A network this engine lacks is named with the setting that named it, before anything starts.
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}-nowhere"\n` })
+      const missing = await run(['--new', 'probe', '--', 'true'])
+      expect(missing.status).toBe(2)
+      expect(missing.stderr).toContain('Code: NETWORK_MISSING')
+      expect(missing.stderr).toContain(`The network "${outside}-nowhere" ([session] network in ${path.join(home, 'settings.toml')}) does not exist on ${engine}.`)
       write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}"\n[network]\nregistries = []\nallow = ["web.test", "localhost", "169.254.169.254", "near.test", "meta.test", "loop.test:3128"]\n` })
       const first = await run(['--new', 'probe'])
       expect(first.status).toBe(0)
@@ -451,6 +457,9 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       // A new container of the session gets a network never used before; the old one is gone.
       const recorded = () => readFileSync(path.join(stateOf(home), 'run', repoId, sid, 'egress', 'network'), 'utf8').trim()
       const before = recorded()
+      // The engine's own table wins over [session] network, and another engine's applies only there.
+      const other = engine === 'docker' ? 'podman' : 'docker'
+      write(home, { 'settings.toml': `${settings}[session]\nnetwork = "${outside}-nowhere"\n[runtimes.${engine}]\nnetwork = "${outside}"\n[runtimes.${other}]\nnetwork = "only-on-${other}"\n[network]\nregistries = []\nallow = ["web.test"]\n` })
       expect((await run(['sessions', 'down', sid])).status).toBe(0)
       expect(facts((await run(['--session', sid, 'probe', '--', 'node client.cjs get http://web.test/'])).stdout)['result']).toBe('200 hello from web.test')
       expect(recorded()).not.toBe(before)
@@ -464,6 +473,30 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       write(home, { 'settings.toml': settings })
       spawnSync(engine, ['rm', '-f', web])
       spawnSync(engine, ['network', 'rm', outside])
+    }
+  })
+
+  it("gives a session's proxy a way out on a network of omh's own when no setting names one", async () => {
+    // This machine's engines start containers on no network by default (`--bridge=none`,
+    // `netns = "none"`): a proxy left there would answer every request with "No route to host".
+    const web = `omh-e2e-own-out-${engine}-${process.pid}`
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
+    try {
+      spawnSync(engine, ['network', 'create', '--label', 'omh.outside=true', 'omh-outside'], { encoding: 'utf8' })
+      const started = spawnSync(engine, ['run', '-d', '--pull=never', '--name', web, '--label', 'omh.test=e2e', '--network', 'omh-outside', '--network-alias', 'own.test', BASE, 'node', '-e', server], { encoding: 'utf8' })
+      expect(started.stderr).toBe('')
+      write(home, { 'settings.toml': `${settings}[network]\nregistries = []\nallow = ["own.test"]\n` })
+      const r = await run(['--new', 'probe', '--', 'true'])
+      expect(r.status, r.stderr).toBe(0)
+      const sid = sessionOf(r)
+      copyFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree(sid), 'client.cjs'))
+      const asked = await run(['--session', sid, 'probe', '--', 'node client.cjs get http://own.test/'])
+      expect(facts(asked.stdout)['result'], asked.stderr).toBe('200 hello from own.test')
+      expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    } finally {
+      write(home, { 'settings.toml': settings })
+      spawnSync(engine, ['rm', '-f', web])
     }
   })
 
@@ -492,14 +525,22 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect((await run(['sessions', 'diff', sid, '--stat'])).stdout).toBe('')
       const commit = await run(['sessions', 'commit', sid, '-m', 'nothing of theirs'])
       expect(commit.stderr).toContain('Code: NOTHING_TO_COMMIT')
-      expect((await run(['--session', sid, 'probe', '--', 'echo work > work.txt'])).status).toBe(0)
+      expect((await run(['--session', sid, 'probe', '--', 'echo work > work.txt; mkdir -p notes; echo later > notes/todo.md; echo tmp > scratch.txt'])).status).toBe(0)
       const diff = await run(['sessions', 'diff', sid, '--stat'])
       expect(diff.status, diff.stderr).toBe(0)
       expect(diff.stdout).toContain('work.txt')
       expect(diff.stdout).not.toMatch(/\.env|fixtures/)
-      const kept = await run(['sessions', 'commit', sid, '-m', 'The work'])
+      // Part of the work: the paths named, less those excluded; the rest stays in the session.
+      const kept = await run(['sessions', 'commit', sid, '-m', 'The work', '--exclude', 'scratch.txt', '--', 'work.txt', 'scratch.txt'])
       expect(kept.status, kept.stderr).toBe(0)
       expect(git(root, 'show', '--name-only', '--format=', branchOfSession(sid))).toBe('work.txt')
+      const uncommitted = async () => (JSON.parse((await run(['--json', 'sessions', 'ls'])).stdout).result.sessions as { id: string; uncommitted: unknown }[]).find((r) => r.id === sid)?.uncommitted
+      expect(await uncommitted()).toBe(2)
+      const notes = await run(['sessions', 'commit', sid, '-m', 'Notes', '--exclude', 'scratch.txt'])
+      expect(notes.status, notes.stderr).toBe(0)
+      expect(git(root, 'show', '--name-only', '--format=', branchOfSession(sid))).toBe('notes/todo.md')
+      expect(await uncommitted()).toBe(1)
+      expect((await run(['sessions', 'diff', sid, '--stat'])).stdout).toMatch(/notes\/todo\.md[\s\S]*scratch\.txt[\s\S]*work\.txt/)
       expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
     } finally {
       writeFileSync(exclude, excluded)

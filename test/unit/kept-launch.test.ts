@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -14,11 +15,12 @@ interface Answers {
   presence(file: string): string
   save(dir: string, key: string, entry: object): void
   entryName(key: string): string
+  replay(key: string, dir: string): boolean
 }
 // The kept launch lives beside bin/run.js, plain JavaScript outside every package.
 const load = async <T>(name: string): Promise<T> => (await import(path.join(ROOT, 'bin', name))) as T
 const { launchKey, keptCandidate, replayLaunch } = await load<Launches>('launches.js')
-const { fingerprint, presence, save, entryName } = await load<Answers>('answers.js')
+const { fingerprint, presence, save, entryName, replay } = await load<Answers>('answers.js')
 
 /**
  * A kept launch as bin/record.js leaves one, over a stand-in for the engine's
@@ -159,5 +161,26 @@ describe('a kept launch', () => {
     symlinkSync(elsewhere, t.kept)
     expect(await replayLaunch(t.key, t.kept)).toBe(false)
     expect(t.execs()).toBe('')
+  })
+
+  it('ignores an entry whose output is not what a run printed, in a kept answer as in a kept launch', async () => {
+    const t = setup()
+    for (const out of [[[1]], [[1, 2, false]], [[3, 'x', false]], [['1', 'x']], [[1, 'x', 'yes']], [1]]) {
+      t.keep({ out })
+      expect(await replayLaunch(t.key, t.kept), JSON.stringify(out)).toBe(false)
+      save(t.kept, 'answer-key', { inputs: [], out, code: 0 })
+      expect(replay('answer-key', t.kept), JSON.stringify(out)).toBe(false)
+    }
+    expect(t.execs()).toBe('')
+    expect(stderr.join('')).toBe('')
+  })
+
+  it('does not wait on a FIFO in place of an entry', async () => {
+    const t = setup()
+    const file = path.join(t.kept, entryName(t.key))
+    rmSync(file)
+    execFileSync('mkfifo', [file])
+    expect(await replayLaunch(t.key, t.kept)).toBe(false)
+    expect(replay(t.key, t.kept)).toBe(false)
   })
 })

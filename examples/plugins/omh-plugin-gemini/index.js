@@ -76,7 +76,8 @@ function hookScript(hook, binding, event) {
       lines.push(`export ${FIELD_VARIABLE[field]}="$(printf '%s' "$p" | jq -r ${singleQuoted(`(${binding.fields[field]}) // empty`)} 2>/dev/null)"`)
     }
   }
-  if (hook.when !== undefined) lines.push(`sh -c -- ${singleQuoted(hook.when)} </dev/null >&2 || { echo '{}'; exit 0; }`)
+  // OMH_HOOK_WHEN_MET (set by omh doctor --turn alone) goes on as if `when` passed: it can only make a hook act.
+  if (hook.when !== undefined) lines.push(`[ -n "$OMH_HOOK_WHEN_MET" ] || sh -c -- ${singleQuoted(hook.when)} </dev/null >&2 || { echo '{}'; exit 0; }`)
   const { action } = hook
   if (action.kind === 'run') lines.push(`sh -c -- ${singleQuoted(action.command)} </dev/null >&2 || { echo '{}'; exit 1; }`, `echo '{}'`)
   else lines.push(fill(binding[action.kind].template, doubleQuoted(action.text), event))

@@ -375,6 +375,12 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         const result = await callWith(context)(['network', 'create', ...internal, ...labels, name])
         if (result.failed && !/already exists/i.test(result.stderr)) throw failed(`create the network ${name}`, result)
       },
+      async exists(name, context) {
+        const result = await callWith(context)(['network', 'inspect', name])
+        if (!result.failed) return true
+        if (/no such network|not found|unable to find/i.test(result.stderr)) return false
+        throw failed(`inspect the network ${name}`, result)
+      },
       async connect(network, container, aliases, context) {
         const result = await callWith(context)(['network', 'connect', ...aliases.flatMap((a) => ['--alias', a]), network, container])
         if (result.failed && !/already (exists|connected)/i.test(result.stderr)) throw failed(`join ${container} to the network ${network}`, result)

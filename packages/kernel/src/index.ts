@@ -1,7 +1,7 @@
 export { checkAdapterFile, toAdapter, type Adapter, type ResolvedBinding } from './adapter/load.js'
 export { adapterSchema, editorSchema, type AdapterKey } from './adapter/schema.js'
 export { replaceFile, snapshot } from './files.js'
-export { findRepoRoot, importPlugin, Kernel, type HarnessRender, type RenderReport, type ResolvedRuntime } from './kernel.js'
+export { findRepoRoot, importPlugin, Kernel, type HarnessRender, type KernelOptions, type RenderReport, type ResolvedRuntime } from './kernel.js'
 export { omhHomeOf, omhStateOf, statePath, STATE_ENTRIES } from './locations.js'
 export { PLACEHOLDERS, type Evidence, type Expectation, type Probe } from './probe/probe.js'
 export { parseSelector, type Selector } from './probe/select.js'

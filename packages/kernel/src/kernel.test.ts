@@ -412,4 +412,19 @@ describe("a runtime's own settings", () => {
       { file: expect.stringMatching(/home\/settings\.toml$/), line: 4, column: 1, path: 'runtimes.beta', message: 'the beta runtime (rt-beta) takes no settings' },
     ])
   })
+
+  it("takes the keys every engine has in any engine's table, and keeps them from the plugin's schema", async () => {
+    const got = optRuntime()
+    const kernel = await kernelIn(files('[session]\nnetwork = "shared"\n\n[runtimes.beta]\nnetwork = "beta-net"\n\n[runtimes.opt]\nnetwork = "opt-net"\nnamespace = "mine"\n'))
+    expect(got).toEqual([{ namespace: 'mine', retries: 3 }])
+    expect(kernel.settings.networkOn('beta')?.value).toBe('beta-net')
+    expect(kernel.settings.networkOn('opt')?.value).toBe('opt-net')
+    expect(kernel.settings.networkOn('other')?.value).toBe('shared')
+  })
+
+  it("refuses an engine's network that is no network name, at its line", async () => {
+    optRuntime()
+    const error = await failure(() => kernelIn(files('[runtimes.beta]\nnetwork = "a b"\n')))
+    expect(error.problems).toEqual([expect.objectContaining({ line: 2, path: 'runtimes.beta.network', message: expect.stringContaining('a network name') })])
+  })
 })

@@ -85,6 +85,11 @@ export interface KernelOptions {
   readonly bundledEditors?: string
   /** Where plugin names are looked up when the naming file's directory has no such package. */
   readonly fallbackDirs?: readonly string[]
+  /**
+   * `leave-out`: settings the repository holds that wait for `omh trust` are left out instead of
+   * refused, for a command that only stops what runs: stopping never needs trust.
+   */
+  readonly untrustedRepository?: 'refuse' | 'leave-out'
 }
 
 /** A plugin as loaded: the object, and who asked for it. */
@@ -232,7 +237,8 @@ export class Kernel {
   /** The settings as their files say now (plugins stay as loaded): for a command that outlives an edit. */
   rereadSettings(): Promise<EffectiveSettings> {
     const { defaultsFile: defaults, cwd } = this.options
-    return loadSettings({ defaults, omhHome: this.omhHome, omhState: this.omhState, cwd, ...(this.repoRoot ? { repoRoot: this.repoRoot } : {}) })
+    const leaveOut = this.options.untrustedRepository === 'leave-out' ? { untrusted: 'leave-out' as const } : {}
+    return loadSettings({ defaults, omhHome: this.omhHome, omhState: this.omhState, cwd, ...(this.repoRoot ? { repoRoot: this.repoRoot } : {}), ...leaveOut })
   }
 
   get settings(): EffectiveSettings {

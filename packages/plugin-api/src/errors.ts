@@ -230,6 +230,22 @@ export const EGRESS_UNSUPPORTED = define({
     `omh never runs a session open without being told. Use an engine that can, or set \`[network] egress = "open"\` (the engine's network, unfiltered) or \`"none"\` (no network) in ${file}.`,
 })
 
+/** Said by bin/run.js before anything is imported, in the same words: omh's code does not parse on an older Node. */
+export const NODE_UNSUPPORTED = define({
+  code: 'NODE_UNSUPPORTED',
+  exit: 1,
+  message: (version: string) => `omh needs Node 22 or later; this is Node ${version}.`,
+  hint: () => 'Install Node 22 or later (https://nodejs.org), or put it first on your PATH, then run omh again.',
+})
+
+export const NETWORK_MISSING = define({
+  code: 'NETWORK_MISSING',
+  exit: 2,
+  message: (network: string, key: string, file: string, engine: string) => `The network "${network}" (${key} in ${file}) does not exist on ${engine}.`,
+  hint: (engine: string, network: string, file: string) =>
+    `Create it (\`${engine} network create ${network}\`), or name one this engine has: \`[runtimes.${engine}] network = "…"\` in ${file} applies on ${engine} alone.`,
+})
+
 export const ENGINE_FILES_UNREACHABLE = define({
   code: 'ENGINE_FILES_UNREACHABLE',
   exit: 1,
@@ -555,6 +571,14 @@ export const RUNTIME_UNKNOWN = define({
     `${closest ? `Did you mean "${closest}"? ` : ''}Installed runtimes: ${list(engines)}; \`auto\` takes the first that answers. A runtime for another engine is a plugin named in \`plugins\`.`,
 })
 
+export const SESSION_FILE_TOO_LARGE = define({
+  code: 'SESSION_FILE_TOO_LARGE',
+  exit: 1,
+  message: (file: string, sid: string, size: number, max: number) =>
+    `${file} in ${sid} holds ${size} bytes, more than the ${max} a session may bring into your repository (the bound an agent's own commits have). Nothing was committed.`,
+  hint: (sid: string, file: string) => `Leave it in the session with \`omh sessions commit ${sid} --exclude ${file} -m <message>\`, or remove it there.`,
+})
+
 export const SANDBOX_HISTORY_REFUSED = define({
   code: 'SANDBOX_HISTORY_REFUSED',
   exit: 1,
@@ -806,6 +830,8 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   LOGIN_INCOMPLETE,
   MCP_SERVER_NOT_FOUND,
   MOUNTPOINT_LINK,
+  NETWORK_MISSING,
+  NODE_UNSUPPORTED,
   NOTHING_TO_COMMIT,
   NOT_A_FILE,
   NOT_A_REPOSITORY,
@@ -831,6 +857,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   SERVICE_UNHEALTHY,
   SESSION_BUSY,
   SESSION_ELSEWHERE,
+  SESSION_FILE_TOO_LARGE,
   SESSION_NAME_REFUSED,
   SESSION_NOT_FOUND,
   SESSION_NOT_RUNNING,

@@ -676,6 +676,12 @@ export interface RuntimeNetworks {
    * even to the host; reject when the engine cannot promise that.
    */
   create(name: string, options: { readonly internal: boolean; readonly labels: Readonly<Record<string, string>> }, context: RuntimeContext): Promise<void>
+  /**
+   * Whether the engine has a network of this name. Optional: without it a network a setting names
+   * is passed to the engine unchecked.
+   * @since 1
+   */
+  exists?(name: string, context: RuntimeContext): Promise<boolean>
   /** Joins a running container to a network, reachable there under `aliases`; already joined is not an error. */
   connect(network: string, container: string, aliases: readonly string[], context: RuntimeContext): Promise<void>
   /**

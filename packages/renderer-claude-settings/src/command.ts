@@ -8,6 +8,12 @@ const HEADER = '# omh: '
  * a hook the harness ran from one it never called. Unset, it does nothing.
  */
 const trace = (name: string) => `[ -z "$OMH_HOOK_TRACE" ] || printf '%s\\n' ${singleQuoted(name)} >> "$OMH_HOOK_TRACE"`
+/**
+ * Before `when`: with `OMH_HOOK_WHEN_MET` set (only `omh doctor --turn` sets it), the hook goes on
+ * as if its `when` had passed, so the doctor sees every refusal and injection delivered. It can
+ * only make a hook act, never keep one silent, so nothing in a session gains from setting it.
+ */
+const WHEN_MET = '[ -n "$OMH_HOOK_WHEN_MET" ] || '
 const SILENT = ' </dev/null >&2 || exit 0'
 const FAILED = ' </dev/null >&2 || exit 1'
 
@@ -19,7 +25,7 @@ const FAILED = ' </dev/null >&2 || exit 1'
  *    and the trace line (see `trace`);
  * 2. the payload, read once, and each field the hook reads exported through
  *    the adapter's jq path (absent or null reads as empty);
- * 3. `when`, in its own shell: a non-zero exit ends the hook silently;
+ * 3. `when`, in its own shell: a non-zero exit ends the hook silently (see `WHEN_MET`);
  * 4. the action. `run` goes to its own shell with stdout sent to stderr and a
  *    failure reported as exit 1: the harness reads stdout and exit 2 as
  *    instructions (advice, a block), and a command whose output omh promises
@@ -37,7 +43,7 @@ export function hookCommand(hook: Hook, binding: Binding, event: string): string
       lines.push(`export ${FIELD_VARIABLE[field]}="$(printf '%s' "$p" | jq -r ${jq} 2>/dev/null)"`)
     }
   }
-  if (hook.when !== undefined) lines.push(`sh -c -- ${singleQuoted(hook.when)}${SILENT}`)
+  if (hook.when !== undefined) lines.push(`${WHEN_MET}sh -c -- ${singleQuoted(hook.when)}${SILENT}`)
   const { action } = hook
   if (action.kind === 'run') lines.push(`sh -c -- ${singleQuoted(action.command)}${FAILED}`)
   else lines.push(fill(binding[action.kind]!.template, doubleQuoted(action.text), event))
@@ -71,8 +77,8 @@ export function readHookCommand(command: string, binding: Binding, event: string
     i = next + 1
   }
   let when: string | undefined
-  if (command.startsWith('sh -c -- ', i)) {
-    const word = readSingleQuoted(command, i + 'sh -c -- '.length)
+  if (command.startsWith(`${WHEN_MET}sh -c -- `, i)) {
+    const word = readSingleQuoted(command, i + `${WHEN_MET}sh -c -- `.length)
     if (word && command.startsWith(`${SILENT}\n`, word.end)) {
       when = word.value
       i = word.end + SILENT.length + 1

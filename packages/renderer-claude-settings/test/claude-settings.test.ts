@@ -161,6 +161,11 @@ describe('claude-settings: every generated hook does what its definition says', 
     expect([r.status, r.stdout, r.stderr]).toEqual([0, '', ''])
   })
 
+  it('acts as if `when` passed under OMH_HOOK_WHEN_MET, which omh doctor --turn alone sets', () => {
+    const r = fire(byName.get('no-force-push')!.command, { ...payloads.PreToolUse, tool_input: { command: 'git push origin main' } }, { OMH_HOOK_WHEN_MET: '1' })
+    expect(r.json().hookSpecificOutput.permissionDecision).toBe('deny')
+  })
+
   it('injects after an edit, naming the file exactly, however it is spelled', () => {
     const r = fire(byName.get('lint-hint')!.command, payloads.PostToolUse)
     expect(r.status).toBe(0)

@@ -101,7 +101,8 @@ function hookBody(hook: Hook, binding: Binding, tools: Readonly<Partial<Record<T
   const env = hook.fields.map((f) => `${js(FIELD_VARIABLE[f])}: String(${args}?.[${js(binding.fields![f]!)}] ?? "")`)
   lines.push(env.length ? `const env = { ${env.join(', ')} }` : 'const env = {}')
   if (hook.when !== undefined) {
-    lines.push(`const guard = await sh(${js(hook.when)}, env)`)
+    // OMH_HOOK_WHEN_MET (set by omh doctor --turn alone) goes on as if `when` passed: it can only make a hook act.
+    lines.push(`const guard = process.env.OMH_HOOK_WHEN_MET ? { code: 0 } : await sh(${js(hook.when)}, env)`)
     lines.push(`if (guard.code === null) warn(${js(hook.name)}, "when", guard)`)
     lines.push('if (guard.code !== 0) return')
   }
@@ -115,12 +116,16 @@ function hookBody(hook: Hook, binding: Binding, tools: Readonly<Partial<Record<T
     lines.push(fill(binding[action.kind]!.template, textExpression(action.text), event))
   }
   const body = lines.map((l) => `        ${l}`).join('\n')
-  // A refusal must escape to stop the call; anything else that fails is reported and the call goes on.
-  if (action.kind === 'refuse') return `      // ${hook.name}\n      await (async () => {\n${body}\n      })()`
+  // A refusal must escape to stop the call, once every hook of the call has run, as the other
+  // harnesses run them all; anything else that fails is reported and the call goes on.
+  if (action.kind === 'refuse') return `      // ${hook.name}\n      try {\n        await (async () => {\n${indent(body)}\n        })()\n      } catch (error) {\n        ${REFUSED}.push(error)\n      }`
   return `      // ${hook.name}\n      try {\n        await (async () => {\n${indent(body)}\n        })()\n      } catch (error) {\n        fault(${js(hook.name)}, error)\n      }`
 }
 
 /** The plugin module for these hooks, and the hooks it could not express. */
+/** The refusals a call's hooks made, thrown after every hook of the call has run. */
+const REFUSED = 'refused'
+
 export function pluginModule(hooks: readonly Hook[], binding: Binding, tools: Readonly<Partial<Record<ToolWord, string>>>): { source: string; dropped: DroppedItem[] } {
   const dropped: DroppedItem[] = []
   const byEvent = new Map<string, string[]>()
@@ -145,7 +150,10 @@ export function pluginModule(hooks: readonly Hook[], binding: Binding, tools: Re
   const handlers: string[] = []
   for (const event of [BEFORE, AFTER]) {
     const bodies = byEvent.get(event)
-    if (bodies) handlers.push(`    ${js(event)}: async (input, output) => {\n${bodies.join('\n')}\n    },`)
+    if (!bodies) continue
+    const refusing = bodies.some((b) => b.includes(`${REFUSED}.push(`))
+    const lines = refusing ? [`      const ${REFUSED} = []`, ...bodies, `      if (${REFUSED}.length) throw ${REFUSED}[0]`] : bodies
+    handlers.push(`    ${js(event)}: async (input, output) => {\n${lines.join('\n')}\n    },`)
   }
   const bus = [...byEvent].filter(([event]) => event !== BEFORE && event !== AFTER)
   if (bus.length) {

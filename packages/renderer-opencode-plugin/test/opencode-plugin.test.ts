@@ -155,6 +155,28 @@ describe('opencode-plugin: text', () => {
     expect(output.output).toBe(texts.map((t) => `\n\n${expectedText(t, env)}`).join(''))
   })
 
+  it('runs every hook of a call before its refusal stops it, as the other harnesses run them all', async () => {
+    const ran = path.join(dir, 'ran-before-refusal')
+    const { handlers: h } = await plugin([
+      hook('refuse-all', { on: 'before-tool', tools: ['shell'], refuse: 'Not now.' }),
+      hook('also-refuse', { on: 'before-tool', tools: ['shell'], refuse: 'Nor later.' }),
+      hook('note', { on: 'before-tool', tools: ['shell'], run: `echo noted >> '${ran}'` }),
+    ])
+    await expect(h!['tool.execute.before']!({ tool: 'bash', ...session }, { args: { command: 'ls' } })).rejects.toThrow(new Error('Not now.'))
+    expect(readFileSync(ran, 'utf8')).toBe('noted\n')
+  })
+
+  it('acts as if `when` passed under OMH_HOOK_WHEN_MET, which omh doctor --turn alone sets', async () => {
+    const { handlers: h } = await plugin([hook('guard', { on: 'before-tool', tools: ['shell'], when: 'false', refuse: 'Refused for the doctor.' })])
+    await h!['tool.execute.before']!({ tool: 'bash', ...session }, { args: { command: 'ls' } })
+    process.env['OMH_HOOK_WHEN_MET'] = '1'
+    try {
+      await expect(h!['tool.execute.before']!({ tool: 'bash', ...session }, { args: { command: 'ls' } })).rejects.toThrow(new Error('Refused for the doctor.'))
+    } finally {
+      delete process.env['OMH_HOOK_WHEN_MET']
+    }
+  })
+
   it('writes no plugin when nothing can be expressed', async () => {
     const { out } = await plugin([hook('x', { on: 'turn-end', inject: 'hi' })])
     expect(out.files).toEqual([])

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../test/helpers/testdir.js'
@@ -36,6 +38,14 @@ describe('accounts', () => {
     expect(await unfilledTokens(adapter, path.join(dir, 'creds/h/half'))).toEqual(['/home/agent/.h.json'])
     expect(await capturedAccounts(dir, { name: 'h', token: [] })).toEqual([])
     expect(await capturedAccounts(testdir({}), adapter)).toEqual([])
+  })
+
+  it('take a FIFO or a link out of the account in place of a token for no login, without waiting on it', async () => {
+    const dir = home({ fifo: { '.h/token.json': '{"t":1}' }, linked: { '.h/token.json': '{"t":1}' }, outside: { 'secret.json': '{"real":1}' } })
+    execFileSync('mkfifo', [path.join(dir, 'creds/h/fifo/.h.json')])
+    symlinkSync(path.join(dir, 'creds/h/outside/secret.json'), path.join(dir, 'creds/h/linked/.h.json'))
+    expect(await unfilledTokens(adapter, path.join(dir, 'creds/h/fifo'))).toEqual(['/home/agent/.h.json'])
+    expect(await unfilledTokens(adapter, path.join(dir, 'creds/h/linked'))).toEqual(['/home/agent/.h.json'])
   })
 
   it('resolve -a before the setting, the only captured one without either, and nothing when none is captured', async () => {

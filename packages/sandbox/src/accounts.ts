@@ -6,9 +6,9 @@
  * harness fills its config directory just by starting, so a non-empty
  * directory proves nothing.
  */
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { statePath, type Adapter } from '@omh/kernel'
+import { readTextSafe, statePath, type Adapter } from '@omh/kernel'
 import { ACCOUNT_AMBIGUOUS, ACCOUNT_INVALID, ACCOUNT_NOT_FOUND, OmhError, GUEST_HOME } from '@omh/plugin-api'
 
 /** Where the accounts of one harness live. */
@@ -43,6 +43,9 @@ export function assertAccountName(name: string): void {
 /** A file's content is a placeholder when it is blank or an empty JSON value: what omh or the harness writes before any login. */
 export const isPlaceholder = (content: string): boolean => /^\s*(\{\s*\}|\[\s*\]|null)?\s*$/.test(content)
 
+/** More than any login token a harness keeps. */
+const TOKEN_BYTES = 1024 * 1024
+
 /**
  * The adapter's token paths (guest) that do not hold real content in an
  * account: missing, unreadable, blank or a placeholder. Empty means captured.
@@ -50,7 +53,13 @@ export const isPlaceholder = (content: string): boolean => /^\s*(\{\s*\}|\[\s*\]
 export async function unfilledTokens(adapter: Pick<Adapter, 'token'>, accountDirectory: string): Promise<string[]> {
   const unfilled: string[] = []
   for (const guest of adapter.token) {
-    const content = await readFile(credentialHostPath(accountDirectory, guest), 'utf8').catch(() => undefined)
+    // The directory is the agent's to write: a FIFO or a link out in place of a token is no login.
+    let content: string | undefined
+    try {
+      content = readTextSafe(credentialHostPath(accountDirectory, guest), { within: accountDirectory, maxBytes: TOKEN_BYTES })
+    } catch {
+      content = undefined
+    }
     if (content === undefined || isPlaceholder(content)) unfilled.push(guest)
   }
   return unfilled

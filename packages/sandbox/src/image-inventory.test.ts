@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { unused, type OmhImage } from './image-inventory.js'
+import type { RuntimePlugin } from '@omh/plugin-api'
+import { omhImages, unused, type OmhImage } from './image-inventory.js'
 
 const DAY = 86_400_000
 const now = Date.parse('2026-12-05T00:00:00Z')
@@ -29,5 +30,19 @@ describe('which images no session needs', () => {
   it('never removes an image younger than asked, nor a layer such an image needs', () => {
     const young = image('claude:3', 'harness', { from: 'env:2', tools: 'tools:2', created: new Date(now - 1000).toISOString() })
     expect(unused([young, env2, tools2, toolset], DAY, now)).toEqual([])
+  })
+})
+
+describe("omh's images on an engine", () => {
+  it("counts the image a session's proxy runs as in use, so prune offers it to no one", async () => {
+    const runtime = {
+      engine: 'fake',
+      images: async () => [{ id: 'sha256:e', tags: ['localhost/omh-egress:1'], created: new Date(now - 2 * DAY).toISOString(), size: 1, labels: { 'omh.kind': 'egress' } }],
+      list: async (labels: Record<string, string>) =>
+        'omh.egress' in labels ? [{ id: 'c1', name: 'omh-app-s01-egress', running: true, image: 'localhost/omh-egress:1', labels: { 'omh.egress': 'app-s01' } }] : [],
+    } as unknown as RuntimePlugin
+    const images = await omhImages(runtime, { env: {}, progress: () => undefined, verbose: false })
+    expect(images.map((i) => i.sessions)).toEqual([['app-s01 (omh-app-s01-egress)']])
+    expect(unused(images, 0, now)).toEqual([])
   })
 })

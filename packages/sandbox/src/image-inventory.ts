@@ -4,6 +4,7 @@
  */
 import { CONTAINER_FAILED, OmhError, type ImageInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { IMAGE_LABELS } from './image/recipes.js'
+import { EGRESS_LABEL } from './session/egress.js'
 import { LABEL } from './session/layout.js'
 
 export interface OmhImage {
@@ -23,7 +24,10 @@ export interface OmhImage {
   readonly tools?: string
   readonly created: string
   readonly size: number
-  /** `<repository id>/<sid>` of each session whose container, running or stopped, uses it. */
+  /**
+   * `<repository id>/<sid>` of each session whose container, running or stopped, uses it, and
+   * `<repository id>-<sid> (<container>)` of each proxy or service beside a session that does.
+   */
   readonly sessions: readonly string[]
 }
 
@@ -34,7 +38,12 @@ export async function omhImages(runtime: RuntimePlugin, context: RuntimeContext,
   }
   // A harness's images: its session images and the tools they copy.
   const labels: Record<string, string> = filter.harness ? { [IMAGE_LABELS.kind]: '', [IMAGE_LABELS.adapter]: filter.harness } : { [IMAGE_LABELS.kind]: '' }
-  const [images, containers] = await Promise.all([runtime.images(labels, context), runtime.list({ [LABEL.session]: '' }, context)])
+  // A session's proxies and the containers beside it run images too, from the session's or their own.
+  const [images, sessionContainers, beside] = await Promise.all([runtime.images(labels, context), runtime.list({ [LABEL.session]: '' }, context), runtime.list({ [EGRESS_LABEL]: '' }, context)])
+  const containers = [
+    ...sessionContainers.map((c) => ({ image: c.image, user: `${c.labels[LABEL.repo] ?? '?'}/${c.labels[LABEL.session]}` })),
+    ...beside.map((c) => ({ image: c.image, user: `${c.labels[EGRESS_LABEL]} (${c.name})` })),
+  ]
   return images
     .map((image: ImageInfo) => ({
       id: image.id,
@@ -45,10 +54,7 @@ export async function omhImages(runtime: RuntimePlugin, context: RuntimeContext,
       ...(image.labels[IMAGE_LABELS.tools] ? { tools: image.labels[IMAGE_LABELS.tools] } : {}),
       created: image.created,
       size: image.size,
-      sessions: containers
-        .filter((c) => image.tags.includes(c.image) || c.image === image.id)
-        .map((c) => `${c.labels[LABEL.repo] ?? '?'}/${c.labels[LABEL.session]}`)
-        .sort(),
+      sessions: [...new Set(containers.filter((c) => image.tags.includes(c.image) || c.image === image.id).map((c) => c.user))].sort(),
     }))
     .sort((a, b) => (isLayer(a) === isLayer(b) ? Date.parse(a.created) - Date.parse(b.created) : isLayer(a) ? -1 : 1))
 }

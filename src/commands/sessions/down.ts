@@ -19,6 +19,8 @@ export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
     runtime: SessionsCommand.runtimeFlag,
   }
 
+  protected override readonly stopsOnly = true
+
   async run(): Promise<SessionsDownResult> {
     const { argv, flags } = await this.parse(SessionsDown)
     if (flags.all && argv.length) throw OmhError.of(USAGE, { args: ['Name sessions or give --all, not both.'], hintArgs: ['sessions down'] })

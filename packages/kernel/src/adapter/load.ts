@@ -178,7 +178,8 @@ export async function findAdapters(dirs: {
 async function tomlFiles(dir: string): Promise<string[]> {
   try {
     const names = await readdir(dir)
-    return names.filter((n) => n.endsWith('.toml')).sort().map((n) => path.join(dir, n))
+    // A dot file is no adapter: editors and tools keep their own there (`.name.toml.swp`, `.hidden.toml`).
+    return names.filter((n) => n.endsWith('.toml') && !n.startsWith('.')).sort().map((n) => path.join(dir, n))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw OmhError.of(FILE_UNREADABLE, { args: [dir, (error as Error).message], cause: error })

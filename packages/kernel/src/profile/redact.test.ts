@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { ProfileItems } from '@omh/plugin-api'
-import { redactArgs, redactPair, redactRefused, redactServer, redactUrl } from './redact.js'
+import { REDACTED, redactArgs, redactPair, redactRefused, redactServer, redactUrl } from './redact.js'
 
 describe('redaction', () => {
   it('hides what follows a flag named like a secret, and keeps what shows what runs', () => {
@@ -48,6 +48,16 @@ describe('redaction', () => {
     expect(redactUrl('https://actions.example/mcp/sk-ak-Zk8sQ2pLm4/sse')).toBe('https://actions.example/mcp/•••/sse')
     expect(redactUrl('http://localhost:3000/mcp?debug')).toBe('http://localhost:3000/mcp?debug')
     expect(redactArgs(['--endpoint=https://h.example/?key=k', 'https://h.example/?sig=s'])).toEqual(['--endpoint=https://h.example/?key=•••', 'https://h.example/?sig=•••'])
+  })
+
+  it('hides a short value after -p, a password to many clients, but keeps a port there', () => {
+    expect(redactArgs(['mysql', '-u', 'root', '-p', 'hunter2'])).toEqual(['mysql', '-u', 'root', '-p', REDACTED])
+    expect(redactArgs(['serve', '-p', '8080'])).toEqual(['serve', '-p', '8080'])
+  })
+
+  it('hides the values of a URL fragment, where implicit grants put tokens', () => {
+    expect(redactUrl('https://app.example.com/cb#access_token=abc123&state=x')).toBe(`https://app.example.com/cb#access_token=${REDACTED}&state=${REDACTED}`)
+    expect(redactUrl('https://example.com/docs#install')).toBe('https://example.com/docs#install')
   })
 
   it('keeps the name of a malformed NAME=VALUE and hides the rest', () => {

@@ -50,7 +50,17 @@ export function redactUrl(url: string): string {
           .split('&')
           .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${REDACTED}` : pair))
           .join('&')}`
-  return `${scheme}${user}${host}${segments}${search}${fragment}`
+  // A fragment of name=value pairs carries what an implicit grant returns (`#access_token=…`).
+  const hash = fragment.includes('=')
+    ? `#${fragment
+        .slice(1)
+        .split('&')
+        .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${REDACTED}` : pair))
+        .join('&')}`
+    : looksSecret(fragment.slice(1))
+      ? `#${REDACTED}`
+      : fragment
+  return `${scheme}${user}${host}${segments}${search}${hash}`
 }
 
 /** One argument with its secret hidden, judged on its own. */
@@ -77,6 +87,8 @@ export function redactArgs(args: readonly string[]): string[] {
   return args.map((arg, n) => {
     const flag = /^--?([A-Za-z][\w.-]*)$/.exec(n > 0 ? args[n - 1]! : '')
     if (flag && SECRET_NAME.test(flag[1]!) && !arg.startsWith('-')) return REDACTED
+    // `-p` is a password to some clients (mysql, sshpass) and a port to others, which are numbers.
+    if (flag?.[0] === '-p' && !arg.startsWith('-') && !/^\d{1,5}$/.test(arg)) return REDACTED
     return redactWord(arg)
   })
 }

@@ -73,6 +73,16 @@ describe('loadSettings', () => {
   })
 })
 
+describe('an allowlist', () => {
+  it('is bounded, so the proxy never spends minutes loading it while the harness waits', async () => {
+    const hosts = Array.from({ length: 1001 }, (_, n) => `"h${n}.example.com"`).join(', ')
+    const { dir, at } = places({ 'home/settings.toml': `[network]\nallow = [${hosts}]\n` })
+    const error = await failure(() => loadSettings(at))
+    expect(error.code).toBe('SETTINGS_INVALID')
+    expect(error.problems).toEqual([expect.objectContaining({ file: path.join(dir, 'home/settings.toml'), line: 2, path: 'network.allow', message: expect.stringContaining('at most 1000 hosts') })])
+  })
+})
+
 describe('the file a hint names for changing a setting', () => {
   it("is the user's own settings file, there or not, when only omh's defaults decided it; else the file that did", async () => {
     const shipped = places({ 'defaults.toml': '[network]\negress = "allowlist"\n' })

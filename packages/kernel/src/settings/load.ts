@@ -46,6 +46,8 @@ export interface EffectiveSettings {
   readonly imageNetwork: Decided<string> | undefined
   readonly imageRegistry: Decided<string> | undefined
   readonly sessionNetwork: Decided<string> | undefined
+  /** The network sessions join on `engine`: its `[runtimes.<engine>] network`, else `[session] network`. */
+  readonly networkOn: (engine: string) => Decided<string> | undefined
   readonly sessionLimits: { readonly memory: Decided<string | number> | undefined; readonly pids: Decided<number> | undefined; readonly cpus: Decided<number> | undefined }
   /** `[network] egress`; absent: allowlist. */
   readonly egress: Decided<'allowlist' | 'open' | 'none'> | undefined
@@ -78,6 +80,8 @@ export interface SettingsLocations {
   /** The repository root, when omh runs inside one. */
   readonly repoRoot?: string
   readonly cwd: string
+  /** `leave-out`: the repository's layers are left out while any of them waits for trust, instead of refused. */
+  readonly untrusted?: 'refuse' | 'leave-out'
 }
 
 // Every settings file is read by omh (regular files only, links kept inside the
@@ -96,7 +100,7 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
   const push = (name: LayerName, read: ReadLayer | undefined) => read && layers.push(validate(name, read))
   push('defaults', readToml(at.defaults, {}))
   push('personal', readToml(path.join(at.omhHome, 'settings.toml'), {}))
-  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhState, merge(layers))))
+  if (at.repoRoot) layers.push(...(await repositoryLayers(at.cwd, at.repoRoot, at.omhState, merge(layers), at.untrusted ?? 'refuse')))
   return merge(layers, path.join(at.omhHome, 'settings.toml'))
 }
 
@@ -106,11 +110,15 @@ export async function loadSettings(at: SettingsLocations): Promise<EffectiveSett
  * JavaScript config is only noted, and the files that would run code are
  * checked against the user's trust records before anything is imported.
  */
-async function repositoryLayers(cwd: string, repoRoot: string, omhState: string, mine: EffectiveSettings): Promise<SettingsLayer[]> {
+async function repositoryLayers(cwd: string, repoRoot: string, omhState: string, mine: EffectiveSettings, untrusted: 'refuse' | 'leave-out'): Promise<SettingsLayer[]> {
   const seen = readRepository(cwd, repoRoot, mine)
   // An image definition waits for trust only where a session is built (`requireEnvironmentTrust`).
   const now = seen.subjects.filter((s) => s.reason !== 'environment')
-  if (now.length) assertTrusted(await repositoryTrust(repoRoot, omhState, now))
+  if (now.length) {
+    const trust = await repositoryTrust(repoRoot, omhState, now)
+    if (untrusted === 'leave-out' && trust.files.some((f) => f.state !== 'trusted')) return []
+    assertTrusted(trust)
+  }
   const project = seen.project && 'code' in seen.project ? await importLayer(seen.project.code) : seen.project
   return [
     ...(project ? [validate('project', project)] : []),
@@ -319,6 +327,7 @@ export function merge(layers: readonly SettingsLayer[], personalFile?: string): 
     imageNetwork: last((s) => s.image?.network),
     imageRegistry: last((s) => s.image?.registry),
     sessionNetwork: last((s) => s.session?.network),
+    networkOn: (engine) => last((s) => s.runtimes?.[engine]?.network) ?? last((s) => s.session?.network),
     sessionLimits: { memory: last((s) => s.session?.memory), pids: last((s) => s.session?.pids), cpus: last((s) => s.session?.cpus) },
     egress: last((s) => s.network?.egress),
     registries: last((s) => s.network?.registries),

@@ -2,6 +2,7 @@ import * as z from 'zod/mini'
 import type { Problem, RuntimePlugin } from '@omh/plugin-api'
 import { closest, dotted, problemsFromIssues, type KeyPath } from '@omh/plugin-kit'
 import type { SettingsLayer } from './load.js'
+import { ENGINE_KEYS } from './schema.js'
 
 /**
  * Each runtime's own table, `[runtimes.<engine>]`, merged key by key (the most specific layer's
@@ -20,9 +21,11 @@ export function runtimeOptions(layers: readonly SettingsLayer[], runtimes: reado
   }
   for (const runtime of runtimes) {
     const from = new Map<string, SettingsLayer>()
-    for (const layer of layers) for (const key of Object.keys(layer.settings.runtimes?.[runtime.engine] ?? {})) from.set(key, layer)
+    // Keys every engine takes were checked with the rest of the file; the plugin sees only its own.
+    const own = (layer: SettingsLayer) => Object.keys(layer.settings.runtimes?.[runtime.engine] ?? {}).filter((key) => !ENGINE_KEYS.includes(key))
+    for (const layer of layers) for (const key of own(layer)) from.set(key, layer)
     const data = Object.fromEntries([...from].map(([key, layer]) => [key, layer.settings.runtimes![runtime.engine]![key]]))
-    const last = layers.findLast((l) => l.settings.runtimes?.[runtime.engine])
+    const last = layers.findLast((l) => own(l).length)
     const locate = (p: KeyPath) => at(from.get(String(p[0])) ?? last, ['runtimes', runtime.engine, ...p])
     if (!runtime.options) {
       if (last) problems.push({ ...locate([]), message: `the ${runtime.engine} runtime (${runtime.meta.name}) takes no settings` })

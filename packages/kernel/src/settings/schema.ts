@@ -27,6 +27,13 @@ const repositoryPath = text().check(
   z.refine((s: string) => !s.startsWith('/') && !s.split(/[\\/]/).includes('..'), { message: 'a path inside the repository, relative to its root, such as ".omh/Containerfile"' }),
 )
 
+/**
+ * The proxy loads its whole list before a session can reach anything (20,000 entries take squid
+ * most of a minute), so a list is bounded; a pattern covers a domain's hosts at once.
+ */
+export const MAX_HOSTS = 1000
+const hostList = z.array(hostPattern).check(z.maxLength(MAX_HOSTS, `at most ${MAX_HOSTS} hosts; name a domain's hosts at once with a pattern such as "*.example.com"`))
+
 const port = z.int().check(z.gte(1, 'a port from 1 to 65535'), z.lte(65535, 'a port from 1 to 65535'))
 
 const serviceName = text().check(z.regex(/^[a-z][a-z0-9-]{0,30}$/, 'a service name: lower-case letters, digits and -, such as "db"'))
@@ -88,8 +95,19 @@ export const settingsSchema = z.strictObject({
   plugins: z.optional(z.array(pluginSpecifier)),
   /** `auto` or an engine a runtime plugin answers to. */
   runtime: z.optional(text()),
-  /** Each runtime's own settings, `[runtimes.<engine>]`: the runtime plugin checks its table against its own schema. */
-  runtimes: z.optional(z.record(text(), z.record(z.string(), z.unknown()))),
+  /**
+   * Each engine's settings, `[runtimes.<engine>]`: the keys every engine takes (ENGINE_KEYS), read
+   * by omh, and the runtime plugin's own, which it checks against its own schema.
+   */
+  runtimes: z.optional(
+    z.record(
+      text(),
+      z.looseObject({
+        /** On this engine, the network sessions join and their proxies reach out on, in place of `[session] network`. */
+        network: z.optional(networkName),
+      }),
+    ),
+  ),
   /** Which captured login to use when a harness has several. */
   account: z.optional(text()),
   /** Allowlist per capability: absent = everything, [] = nothing, ["*"] = the whole catalogue. */
@@ -127,9 +145,9 @@ export const settingsSchema = z.strictObject({
       /** `allowlist`: out only through the egress proxy, to allowed hosts; `open`: the engine's network; `none`: no network. */
       egress: z.optional(z.enum(['allowlist', 'open', 'none'])),
       /** Hosts a session may reach, added to every other layer's and the adapter's. */
-      allow: z.optional(z.array(hostPattern)),
+      allow: z.optional(hostList),
       /** The package registries a session may reach; the most specific layer's list replaces the others. */
-      registries: z.optional(z.array(hostPattern)),
+      registries: z.optional(hostList),
     }),
   ),
   limits: z.optional(
@@ -164,3 +182,6 @@ export const settingsSchema = z.strictObject({
 })
 
 export type Settings = z.infer<typeof settingsSchema>
+
+/** The keys of `[runtimes.<engine>]` omh reads for every engine; the rest of the table is the runtime plugin's. */
+export const ENGINE_KEYS: readonly string[] = ['network']

@@ -38,6 +38,7 @@ import { createShadow } from '../session/shadow.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'
 import { hooksUnderTest, judgeTurn, turnChecks, turnScript, wordsToCall, type TurnReport } from './turn.js'
+import { networkOn } from '../session/engine-network.js'
 
 /** Where the doctor's own files (the runner and its plan) appear in the container. */
 export const GUEST_DOCTOR = `${GUEST_OMH}/doctor`
@@ -144,7 +145,7 @@ export async function doctor(kernel: Kernel, request: DoctorRequest, host: Docto
     await prepareMountpoints(run, plan.mountpoints)
 
     const input: DoctorInput = { adapter, render, profile, ...(request.checkers ? { checkers: request.checkers } : {}), ...(request.network ? { network: true } : {}) }
-    const network = kernel.settings.sessionNetwork?.value
+    const network = request.network ? await networkOn(kernel.settings, runtime, host.context) : undefined
     const doctorDir = path.join(scratch, 'doctor')
     await mkdir(doctorDir, { recursive: true })
     const hooks = hooksUnderTest(profile, render.dropped)

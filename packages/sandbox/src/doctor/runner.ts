@@ -180,7 +180,7 @@ async function runTurn(turn: RunnerTurn): Promise<TurnOutput> {
   try {
     for (let i = 0; i < 100 && !existsSync(ready) && model.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100))
     if (!existsSync(ready)) return { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: `the scripted model did not start: ${modelErr.trim() || 'no output'}` }
-    const output = await runProbe({ run: turn.run, ...(turn.args ? { args: turn.args } : {}), env: { ...turn.env, OMH_HOOK_TRACE: trace }, timeout: turn.timeout })
+    const output = await runProbe({ run: turn.run, ...(turn.args ? { args: turn.args } : {}), env: { ...turn.env, OMH_HOOK_TRACE: trace, OMH_HOOK_WHEN_MET: '1' }, timeout: turn.timeout })
     return { output, requests: lines(log).map((l) => JSON.parse(l) as unknown), trace: lines(trace) }
   } finally {
     model.kill('SIGKILL')

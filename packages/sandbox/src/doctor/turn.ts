@@ -128,13 +128,16 @@ export function turnChecks(report: TurnReport, out: TurnOutput, hooks: readonly 
   for (const h of report.hooks) {
     const hook = hooks.find((x) => x.name === h.name)!
     const missing = (hook.tools ?? []).filter((w) => report.unreached.includes(w))
-    const delivered = h.delivered === null ? '' : h.delivered ? ', its text reached the next request' : ', its text did not reach the model (its `when` may have kept it silent)'
+    // The turn runs every hook as if its `when` passed (OMH_HOOK_WHEN_MET), so text that reaches no
+    // request was lost by the harness: a refusal the agent never reads does not refuse.
+    const what = hook.action.kind === 'refuse' ? 'its refusal' : 'its text'
+    const delivered = h.delivered === null ? '' : h.delivered ? `, ${what} reached the next request` : `, ${what} reached no request the model received`
     // A hook only the adapter's missing calls could reach is not reached, which is said, not failed.
     const reachable = !hook.tools || hook.tools.some((w) => !report.unreached.includes(w))
     checks.push({
       kind: 'turn',
       name: `${h.name} (${h.moment})`,
-      ok: h.invoked || !reachable,
+      ok: (h.invoked && h.delivered !== false) || !reachable,
       capability: 'hooks',
       items: [h.name],
       detail: h.invoked

@@ -5,7 +5,7 @@
  * the session's internal network and the outside one, which alone holds the
  * real keys and forwards over TLS (credential-proxy.ts).
  */
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { chmod, copyFile, lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -109,12 +109,18 @@ export interface CredentialsUp extends BesideSession {
 /** The credential proxy's compiled program, as the installed package has it. */
 const programFile = () => createRequire(import.meta.url).resolve('@omh/sandbox/credential-proxy')
 
+/** The digest of what a credential proxy was started with, on its container. */
+const PLAN_LABEL = 'omh.creds-plan'
+
 /** Starts the session's credential proxy (or keeps the running one) and waits until it listens. */
 export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   const { runtime, context } = at
   const name = credsName(at.container)
   const running = await runtime.inspect?.(name, context)
-  if (running?.running && !at.fresh) return
+  // What the proxy was started with (its routes, image) is in its environment: a change to any,
+  // such as an adapter's `upstream` edited, needs a proxy started anew.
+  const plan = createHash('sha256').update(JSON.stringify({ routes: at.kept.routes, token: at.kept.token, image: at.image, ca: at.ca ?? null })).digest('hex').slice(0, 32)
+  if (running?.running && !at.fresh && running.labels[PLAN_LABEL] === plan) return
   if (running) await runtime.down(name, context)
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
   await copyFile(programFile(), path.join(at.dir, SCRIPT))
@@ -137,7 +143,7 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
       name,
       ...files,
       env,
-      labels: at.labels,
+      labels: { ...at.labels, [PLAN_LABEL]: plan },
       workdir: '/tmp',
       user: '65534:65534',
       argv: [TOOLSET_NODE, `${GUEST_DIR}/${SCRIPT}`],

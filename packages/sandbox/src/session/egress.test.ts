@@ -34,6 +34,21 @@ describe('egress', () => {
     ])
   })
 
+  it("reports a request the proxy could not read as refused, never as allowed to a host like '/' or a port like NaN", () => {
+    const log = [
+      '1796300920.000 NONE_NONE 400 NONE error:invalid-request',
+      '1796300921.000 TAG_NONE 400 CONNECT error:invalid-request',
+      '1796300922.000 NONE_NONE 400 GET /',
+      '1796300923.000 TCP_MISS 404 GET http://web.test/missing',
+    ].join('\n')
+    expect(parseDecisions(log)).toEqual([
+      { time: new Date(1796300920000).toISOString(), allowed: false, method: 'NONE', host: 'error:invalid-request', port: 0, status: 400 },
+      { time: new Date(1796300921000).toISOString(), allowed: false, method: 'CONNECT', host: 'error:invalid-request', port: 0, status: 400 },
+      { time: new Date(1796300922000).toISOString(), allowed: false, method: 'GET', host: '/', port: 0, status: 400 },
+      { time: new Date(1796300923000).toISOString(), allowed: true, method: 'GET', host: 'web.test', port: 80, status: 404 },
+    ])
+  })
+
   it('refuses, naming the setting, on an engine that cannot make networks: never runs open', async () => {
     const runtime = { engine: 'plain' } as RuntimePlugin
     const failure = await ensureEgress({

@@ -414,21 +414,26 @@ export function parseDecisions(log: string): EgressDecision[] {
   for (const line of log.split('\n')) {
     const [seconds, result, status, method, url] = line.trim().split(/\s+/)
     if (!seconds || !result || !method || !url) continue
+    // What the proxy could not read as a request (squid's 400: `error:invalid-request`, a bare
+    // path) named no host it could allow: the text stands as the host, with no port, refused.
     let host = url
-    let port = 443
-    if (method === 'CONNECT') {
-      const at = url.lastIndexOf(':')
-      host = at > 0 ? url.slice(0, at) : url
-      port = at > 0 ? Number(url.slice(at + 1)) : 443
-    } else {
+    let port = 0
+    const connect = method === 'CONNECT' ? /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(url) : null
+    if (connect) {
+      host = connect[1]!
+      port = Number(connect[2])
+    } else if (method !== 'CONNECT' && /^https?:\/\//i.test(url)) {
       try {
         const u = new URL(url)
         host = u.hostname
         port = Number(u.port || (u.protocol === 'https:' ? 443 : 80))
-      } catch {}
+      } catch {
+        // Not a URL after all: left as the proxy wrote it.
+      }
     }
     const code = Number(status)
-    out.push({ time: new Date(Number(seconds) * 1000).toISOString(), allowed: !/DENIED/.test(result) && code !== 403, method, host, port, status: code })
+    const read = port !== 0 && code !== 400
+    out.push({ time: new Date(Number(seconds) * 1000).toISOString(), allowed: read && !/DENIED/.test(result) && code !== 403, method, host, port, status: code })
   }
   return out
 }

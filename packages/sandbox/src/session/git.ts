@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process'
-import { GIT_FAILED, OmhError } from '@omh/plugin-api'
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import path from 'node:path'
+import { FILE_NOT_REGULAR, GIT_FAILED, OmhError } from '@omh/plugin-api'
 
 /** The outcome of one git call that was allowed to fail. */
 export interface GitResult {
@@ -134,18 +136,67 @@ export async function tryGit(args: readonly string[], options: GitOptions): Prom
   const full = [...NEUTRAL, ...trust, ...args]
   const off = options.agentFiles ? await neutralDrivers(options, trust) : {}
   if ('ok' in off) return off as GitResult
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    let blocked: string | undefined
     const child = execFile(
       'git',
       full,
       { cwd: options.cwd, env: { ...gitEnv(options.env), ...off, ...options.extraEnv }, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
       (error, stdout, stderr) => {
+        clearInterval(watch)
+        if (blocked !== undefined) return reject(OmhError.of(FILE_NOT_REGULAR, { args: [blocked, 'a FIFO'] }))
         const code = error ? (typeof error.code === 'number' ? error.code : 128) : 0
         resolve({ ok: !error, code, stdout, stderr: error && !stderr ? error.message : stderr })
       },
     )
+    // The agent can put a FIFO where git opens a file (a `.gitignore`, a loose object), and git
+    // would wait on it for a writer forever. Git never does that on its own, so one found waiting
+    // is stopped (SIGTERM, on which git removes its lock files) and the FIFO named.
+    const watch = setInterval(() => {
+      const fifo = child.pid === undefined ? undefined : waitingOnFifo(child.pid, options.cwd)
+      if (fifo === undefined) return
+      blocked = fifo
+      child.kill('SIGTERM')
+    }, FIFO_WATCH_MS)
+    watch.unref()
     if (options.input !== undefined) child.stdin?.end(options.input)
   })
+}
+
+/** How often a running host git is checked for waiting on a FIFO. */
+const FIFO_WATCH_MS = 250
+
+/**
+ * Whether a process waits to open a FIFO (Linux says so in `wchan`), and then which: a FIFO in a
+ * directory it has open, as git has the one it reads; `undefined` when it is not waiting on one,
+ * or the system cannot say.
+ */
+function waitingOnFifo(pid: number, cwd: string): string | undefined {
+  let waiting: string
+  try {
+    waiting = readFileSync(`/proc/${pid}/wchan`, 'utf8')
+  } catch {
+    return undefined
+  }
+  if (!/^(wait_for_partner|fifo_open)$/.test(waiting.trim())) return undefined
+  const dirs: string[] = []
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' })
+      if (target.startsWith('/') && lstatSync(target, { throwIfNoEntry: false })?.isDirectory()) dirs.push(target)
+    }
+  } catch {
+    // Gone meanwhile: it waits no more.
+  }
+  for (const dir of dirs.reverse()) {
+    try {
+      const fifo = readdirSync(dir, { withFileTypes: true }).find((e) => e.isFIFO())
+      if (fifo) return path.join(dir, fifo.name)
+    } catch {
+      // Removed meanwhile: not where git waits.
+    }
+  }
+  return `a file git opened for ${cwd} (a loose object, or one a config names)`
 }
 
 /** Runs git; a non-zero exit throws a GitError. Resolves stdout. */

@@ -637,6 +637,25 @@ describe('a copied session behind its egress proxy', () => {
   const ALLOWLIST = '[image]\nbase = "debian"\n[network]\negress = "allowlist"\nregistries = []\n'
   const keys = 'egress = ["api.h.test"]\n[[keys]]\nvariable = "H_KEY"\nbase_url = "H_BASE_URL"\nheader = "x-api-key"\nupstream = "https://api.h.test"\n'
 
+  it("starts the credential proxy anew when the adapter's upstream changed, and keeps it while nothing did", async () => {
+    const t = await setup(keys, fakeRuntime({ networks: true }), { settings: ALLOWLIST, env: { H_KEY: 'sk-real' } })
+    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const name = `omh-${t.repo.id}-s01`
+    const routes = () => JSON.parse(t.fake.containers.get(`${name}-creds`)!.spec.env['OMH_CREDENTIAL_ROUTES']!) as { upstream: string }[]
+    expect(routes().map((r) => r.upstream)).toEqual(['https://api.h.test'])
+    const again = async () => {
+      const kernel = await Kernel.create({ ...t.kernel.options })
+      t.fake.calls.length = 0
+      expect(await launch(kernel, request({ session: 's01' }), t.host)).toBe(0)
+      return t.fake.calls.filter((c) => c.includes(`${name}-creds`))
+    }
+    expect(await again()).toEqual([])
+    const adapter = path.join(t.dir, 'omh/adapters/h.toml')
+    writeFileSync(adapter, readFileSync(adapter, 'utf8').replace('upstream = "https://api.h.test"', 'upstream = "https://gateway.h.test"'))
+    expect(await again()).toEqual([`down ${name}-creds`, `up ${name}-creds`, `check ${name}-creds`])
+    expect(routes().map((r) => r.upstream)).toEqual(['https://gateway.h.test'])
+  })
+
   it('gives its proxies their rules and program in volumes, refills the rules for a reload, and takes them down with the session', async () => {
     const t = await setup(keys, fakeRuntime({ ways: ['copied'], networks: true }), { settings: ALLOWLIST, env: { H_KEY: 'sk-real' } })
     expect(await launch(t.kernel, request(), t.host)).toBe(0)
@@ -680,7 +699,8 @@ describe('a copied session behind its egress proxy', () => {
     await takeDown(t.state, t.repo, 's01', { runtime: t.fake, context: t.host.context, bringHome: true })
     expect(t.fake.containers.size).toBe(0)
     expect([...t.fake.volumeStore.keys()]).toEqual([])
-    expect([...t.fake.networkStore.keys()]).toEqual([])
+    // omh's outside network stays for every session to share; the session's own goes.
+    expect([...t.fake.networkStore.keys()]).toEqual(['omh-outside'])
     expect(existsSync(path.join(egressDir(run), 'volume.json'))).toBe(false)
   })
 

@@ -48,6 +48,7 @@ import { GUEST_SHADOW, hideMounts } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
 import { sessionEngine } from './engine.js'
+import { networkOn, outsideOn } from './engine-network.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
 import { takeDown } from './teardown.js'
 import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
@@ -489,7 +490,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
     // Behind the egress proxy the project's ports are published by a forwarder beside the session (beside.ts).
     ports: [{ guest: GUEST_SSH_PORT }, ...(egress.mode === 'open' ? (environment?.ports ?? []).map((guest) => ({ guest })) : [])],
-    ...sessionNetwork(egress, containerName(sessions.repo, sid), kernel.settings.sessionNetwork?.value),
+    ...sessionNetwork(egress, containerName(sessions.repo, sid)),
     limits: sessionLimits(kernel.settings),
     agent: at.agent,
     volumes: caches.map(({ volume, guest, readOnly }) => ({ volume, guest, readOnly })),
@@ -505,7 +506,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     spec: planned.spec,
     exec: harnessArgv(adapter, [...(kept?.args ?? []), ...at.request.args], at.request.tty),
   })
-  const spec = stamp(plan.spec, contentDigests(files))
+  const spec = stamp(plan.spec, { ...contentDigests(files), ...networkSettings(kernel.settings) })
   const withEnvironment = environment ? { environment } : {}
   // Resolved at a dry run too, and thrown away: a secret the launch would miss is refused now.
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
@@ -554,7 +555,11 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
     // A reused container keeps the way it was started with; the proxies beside it take the same one.
     const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
     const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
-    let network = prepared.spec.network
+    // The engine's own network setting: the session's with egress open, its proxies' way out behind the allowlist.
+    const engineNetwork =
+      egress.mode === 'allowlist' ? await outsideOn(at.kernel.settings, runtime, host.context) : egress.mode === 'open' ? await networkOn(at.kernel.settings, runtime, host.context) : undefined
+    const outside = engineNetwork ? { outside: engineNetwork } : {}
+    let network = egress.mode === 'open' ? (engineNetwork ?? prepared.spec.network) : prepared.spec.network
     // The proxies start beside a new container, which needs only their network; the harness waits for both.
     let proxies: Promise<void> | undefined
     if (egress.mode === 'allowlist' && decision.action !== 'busy') {
@@ -566,7 +571,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
         dir: egressDir(prepared.paths.run),
         egress,
         fresh,
-        ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+        ...outside,
         image: imageOptions(at.kernel.settings),
         ...volumesOf,
       })
@@ -588,7 +593,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
               file: egress.file,
               ...volumesOf,
               ...(ca ? { ca } : {}),
-              ...(at.kernel.settings.sessionNetwork ? { outside: at.kernel.settings.sessionNetwork.value } : {}),
+              ...outside,
             })
           : undefined,
       )
@@ -598,12 +603,12 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
       await removeEgress(runtime, prepared.spec.name!, egressDir(prepared.paths.run), host.context)
     }
     // Services and the port forwarder start beside the container, on its network; the harness waits for the services.
-    const beside = decision.action === 'busy' ? undefined : startBeside(at, prepared, runtime, host, egress, network, copied)
+    const beside = decision.action === 'busy' ? undefined : startBeside(at, prepared, runtime, host, egress, network, copied, engineNetwork)
     // A container replaced is replaced only once its proxies are up, so a proxy that fails leaves the old one as it was.
     if (decision.action !== 'up') await proxies
     const acting = act(decision, {
       runtime,
-      spec: { ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env, ...(network ? { network } : {}) },
+      spec: withNetwork({ ...prepared.spec, env: prepared.secretEnv ?? prepared.spec.env }, network),
       planned: prepared.planned,
       paths: prepared.paths,
       sid,
@@ -634,14 +639,13 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
  * (services need one where names resolve: `[session] network`). What cannot be had is said, not
  * failed: the harness starts without a port; a service that is asked for and cannot run fails.
  */
-async function startBeside(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost, egress: Egress, network: string | undefined, copied: boolean): Promise<void> {
+async function startBeside(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost, egress: Egress, network: string | undefined, copied: boolean, outside: string | undefined): Promise<void> {
   const services = at.kernel.settings.last((s) => s.services)?.value ?? {}
   const ports = egress.mode === 'allowlist' ? (prepared.environment?.ports ?? []) : []
   const names = Object.keys(services)
   // Nothing asked for, nothing started: what an earlier launch left beside goes at `down` and `rm`.
   if (!names.length && !ports.length) return
-  const open = at.kernel.settings.sessionNetwork?.value
-  const joined = egress.mode === 'allowlist' ? network : egress.mode === 'open' ? open : undefined
+  const joined = egress.mode === 'none' ? undefined : network
   if (copied || !joined || !runtime.networks) {
     if (names.length || ports.length) host.notice(`services and ports need the session on a network of omh's or [session] network${copied ? ", on an engine that shares this disk" : ''}: ${[...names.map((n) => `service ${n}`), ...ports.map((p) => `port ${p}`)].join(', ')} left out`)
     return
@@ -663,7 +667,7 @@ async function startBeside(at: Launch, prepared: Prepared, runtime: RuntimePlugi
     container,
     labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${path.basename(prepared.paths.run)}`, [BESIDE_LABEL]: container },
     network: joined,
-    ...(open && egress.mode === 'allowlist' ? { outside: open } : {}),
+    ...(outside && egress.mode === 'allowlist' ? { outside } : {}),
     ...(prepared.spec.limits ? { limits: prepared.spec.limits } : {}),
   }
   const present = await runtime.list({ [BESIDE_LABEL]: container }, host.context)
@@ -853,11 +857,30 @@ async function ensureCaches(runtime: RuntimePlugin, volumes: readonly { readonly
   await Promise.all(caches.filter((c) => !there.has(c.volume)).map((c) => runtime.volumes!.create(c.volume, { [CACHE_LABELS.repo]: repo, [CACHE_LABELS.tool]: c.tool }, context)))
 }
 
-/** The network a session joins: its own internal one behind the proxy, none, or the engine's. */
-function sessionNetwork(egress: Egress, container: string, open: string | undefined): { network?: string } {
+/**
+ * The network a session joins: its own internal one behind the proxy, none, or with egress open
+ * the engine's, named once the engine is known (`networkOn`).
+ */
+function sessionNetwork(egress: Egress, container: string): { network?: string } {
   if (egress.mode === 'allowlist') return { network: networkName(container) }
   if (egress.mode === 'none') return { network: 'none' }
-  return open ? { network: open } : {}
+  return {}
+}
+
+/**
+ * The network settings of every engine, for the plan digest: which applies is known only once the
+ * engine is, and a changed one must restart an idle container all the same.
+ */
+function networkSettings(settings: Kernel['settings']): Record<string, string> {
+  const engines = Object.fromEntries(settings.layers.flatMap((l) => Object.keys(l.settings.runtimes ?? {})).map((engine) => [engine, settings.networkOn(engine)?.value]))
+  const named = settings.sessionNetwork || Object.values(engines).some(Boolean)
+  return named ? { '\0network': JSON.stringify({ session: settings.sessionNetwork?.value, engines }) } : {}
+}
+
+function withNetwork(spec: ContainerSpec, network: string | undefined): ContainerSpec {
+  if (network) return { ...spec, network }
+  const { network: _none, ...rest } = spec
+  return rest
 }
 
 /** Starts a session's container on an engine that does not share this disk: its volumes filled, then its links made. */

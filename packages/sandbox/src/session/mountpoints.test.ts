@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { failure } from '../../../../test/helpers/failure.js'
@@ -58,6 +58,26 @@ describe('mountpoints and links', () => {
     symlinkSync(path.join(dir, 'elsewhere'), path.join(work, 'docs'))
     await clearMountpoints(run)
     expect(existsSync(path.join(dir, 'elsewhere/x.md'))).toBe(true)
+  })
+
+  it("removes nothing a corrupt record names outside omh's state or outside its own root, and does not fail on it", async () => {
+    const dir = testdir({ 'home/empty.txt': '', 'state/worktrees/r/s01/made.md': '', 'state/worktrees/r/s01/.keep': '' })
+    const run = path.join(dir, 'state/run/r/s01')
+    const work = path.join(dir, 'state/worktrees/r/s01')
+    mkdirSync(run, { recursive: true })
+    writeFileSync(
+      path.join(run, 'mountpoints.json'),
+      JSON.stringify([
+        { path: path.join(dir, 'home/empty.txt'), root: path.join(dir, 'home') },
+        { path: path.join(work, '../../../../home/empty.txt'), root: work },
+        { path: path.join(dir, 'home/empty.txt'), root: work },
+        path.join(dir, 'home/empty.txt'),
+        { path: path.join(work, 'made.md'), root: work },
+      ]),
+    )
+    await clearMountpoints(run)
+    expect(existsSync(path.join(dir, 'home/empty.txt'))).toBe(true)
+    expect(readdirSync(work)).toEqual(['.keep'])
   })
 
   it('still makes missing folders and files where no link is', async () => {

@@ -58,6 +58,11 @@ export async function prepareMountpoints(runDir: string, wanted: readonly Mountp
   return created.map((c) => c.path)
 }
 
+const inside = (dir: string, file: string) => {
+  const rel = path.relative(path.resolve(dir), path.resolve(file))
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)
+}
+
 /** Whether a link now stands anywhere between a created path's root and the path itself. */
 async function behindLink(created: Created): Promise<boolean> {
   for (const at of steps(created.root, created.path)) if ((await lstat(at).catch(() => undefined))?.isSymbolicLink()) return true
@@ -73,7 +78,12 @@ async function behindLink(created: Created): Promise<boolean> {
 export async function clearMountpoints(runDir: string): Promise<void> {
   const created = await readRecord(runDir)
   const kept: Created[] = []
-  for (const c of [...created].sort((a, b) => b.path.length - a.path.length)) {
+  // The record is data in a place the user owns, and may be wrong: omh removes only what lies in
+  // its own state, inside the directory it was made in. Every run directory sits three levels
+  // below the state (`run/<repo>/<sid>`, a doctor's `scratch/<check>/run`).
+  const state = path.resolve(runDir, '..', '..', '..')
+  const ours = (c: Created) => inside(state, c.root) && inside(c.root, c.path)
+  for (const c of [...created].filter(ours).sort((a, b) => b.path.length - a.path.length)) {
     if (await behindLink(c)) continue
     const info = await lstat(c.path).catch(() => undefined)
     if (!info) continue

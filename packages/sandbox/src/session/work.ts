@@ -1,14 +1,17 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { GIT_FAILED, NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
+import { NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
 import { carriedPaths } from './carry-in.js'
+import { addAll, excluding, failed, must, refuseLargeFiles } from './work-index.js'
 import { GitError, NO_DIFF_PROGRAMS, tryGit, type GitOptions } from './git.js'
-import { agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
+import { MAX_BLOB_BYTES, agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
 import type { Repository } from './repo.js'
 
 type Env = Readonly<Record<string, string | undefined>>
+
+export { excluding }
 
 /** A count git answered, or `unknown` when it could not: never mistaken for zero. */
 export type Count = number | 'unknown'
@@ -41,8 +44,6 @@ export async function omhPaths(paths: SessionPaths): Promise<string[]> {
   return [...out].sort()
 }
 
-/** Pathspecs for "everything but omh's files". */
-export const excluding = (omh: readonly string[]): string[] => ['.', ...omh.map((p) => `:(exclude,literal)${p}`)]
 
 async function names(dir: string): Promise<string[]> {
   try {
@@ -132,57 +133,6 @@ async function requireOnBranch(repo: Repository, paths: SessionPaths, sid: strin
   }
 }
 
-/** GIT_FAILED naming the repository git failed in: the worktree, the user's checkout, or wherever `at` ran. */
-const failed = (doing: string, at: GitOptions, error: GitError) =>
-  OmhError.of(GIT_FAILED, { args: [doing, error.result.stderr.trim().split('\n').pop() ?? ''], hintArgs: [at.cwd], cause: error })
-
-async function must(doing: string, _repo: Repository, args: string[], at: GitOptions): Promise<string> {
-  const r = await tryGit(args, at)
-  if (!r.ok) throw failed(doing, at, new GitError(args, r))
-  return r.stdout
-}
-
-/**
- * Stages every file of the worktree into the index `at` names, omh's left
- * out. An exclude that names a file git ignores anyway (a carried `.env`) is
- * dropped first: git refuses an exclude of an ignored file with "Use -f".
- * Resolves the paths left out because they hold a repository of their own.
- */
-async function addAll(doing: string, repo: Repository, at: GitOptions, omh: readonly string[], against: string, only: readonly string[] = []): Promise<string[]> {
-  let excluded = omh
-  if (omh.length) {
-    const ignored = await tryGit(['check-ignore', '-z', '--stdin'], { ...at, input: omh.map((p) => `${p}\0`).join('') })
-    if (!ignored.ok && ignored.code !== 1) throw failed(doing, at, new GitError(['check-ignore'], ignored))
-    const skip = new Set(ignored.stdout.split('\0').filter(Boolean))
-    excluded = omh.filter((p) => !skip.has(p))
-  }
-  const pathspecs = only.length ? [...only.map((p) => `:(literal)${p}`), ...excluding(excluded).slice(1)] : excluding(excluded)
-  await must(doing, repo, ['add', '--all', '--', ...pathspecs], at)
-  return dropGitlinks(doing, repo, at, against)
-}
-
-/**
- * Puts back every gitlink `add` brought into the index or changed: a
- * repository inside the worktree is the agent's (its HEAD a commit your
- * repository does not have), so omh carries none, and never looks inside.
- * Resolves the paths it put back.
- */
-async function dropGitlinks(doing: string, repo: Repository, at: GitOptions, against: string): Promise<string[]> {
-  const raw = await must(doing, repo, ['diff-index', '--cached', '--raw', '-z', '--no-renames', '--ignore-submodules=none', against], at)
-  const parts = raw.split('\0')
-  const back: string[] = []
-  const left: string[] = []
-  for (let n = 0; n + 1 < parts.length; n += 2) {
-    const m = /^:(\d{6}) (\d{6}) ([0-9a-f]+) ([0-9a-f]+) [A-Z]\d*$/.exec(parts[n]!)
-    if (!m || m[2] !== '160000') continue
-    const file = parts[n + 1]!
-    left.push(file)
-    back.push(/^0+$/.test(m[1]!) ? `0 ${'0'.repeat(m[3]!.length)}\t${file}` : `${m[1]} ${m[3]}\t${file}`)
-  }
-  if (back.length) await must(doing, repo, ['update-index', '-z', '--index-info'], { ...at, input: `${back.join('\0')}\0` })
-  return left
-}
-
 /** A session's changes against where it started: committed and not, omh's files left out. */
 export interface SessionDiff {
   readonly base: string
@@ -211,8 +161,10 @@ export async function sessionDiff(
     const mergeBase = (await must(doing, repo, ['merge-base', baseCommit, 'HEAD'], at)).trim()
     await must(doing, repo, ['read-tree', 'HEAD'], at)
     const leftOut = await addAll(doing, repo, at, await omhPaths(paths), 'HEAD')
-    const numstat = await must(doing, repo, ['diff', ...NO_DIFF_PROGRAMS, '--cached', '--numstat', '-z', mergeBase], at)
-    const text = await must(doing, repo, ['diff', ...NO_DIFF_PROGRAMS, '--cached', format === 'stat' ? '--stat' : '--patch', '--no-color', mergeBase], at)
+    // A file over the bound a commit may bring in shows as binary, as it would never land as text.
+    const diff = ['-c', `core.bigFileThreshold=${MAX_BLOB_BYTES}`, 'diff', ...NO_DIFF_PROGRAMS, '--cached']
+    const numstat = await must(doing, repo, [...diff, '--numstat', '-z', mergeBase], at)
+    const text = await must(doing, repo, [...diff, format === 'stat' ? '--stat' : '--patch', '--no-color', mergeBase], at)
     return { base: mergeBase, text, files: parseNumstat(numstat), leftOut }
   } finally {
     await rm(tmp, { recursive: true, force: true })
@@ -323,6 +275,7 @@ export async function commitSession(
     }
 
     const nested = await addAll(doing, repo, at, [...omh, ...left], last, only)
+    await refuseLargeFiles(doing, repo, at, last, sid)
     const leftOut = [...new Set([...history.leftOut, ...nested])].sort()
     const tree = (await must(doing, repo, ['write-tree'], at)).trim()
     let rest: string | undefined

@@ -38,16 +38,22 @@ const trace = (hook) => {
 export default async function omh() {
   return {
     "tool.execute.before": async (input, output) => {
+      const refused = []
       // no-force
-      await (async () => {
-        if (!["bash"].includes(input?.tool)) return
-        trace("no-force")
-        const env = { "OMH_TOOL_COMMAND": String(output?.args?.["command"] ?? "") }
-        const guard = await sh("printf %s \"$OMH_TOOL_COMMAND\" | grep -q -- --force", env)
-        if (guard.code === null) warn("no-force", "when", guard)
-        if (guard.code !== 0) return
-        throw new Error("No force-push.")
-      })()
+      try {
+        await (async () => {
+          if (!["bash"].includes(input?.tool)) return
+          trace("no-force")
+          const env = { "OMH_TOOL_COMMAND": String(output?.args?.["command"] ?? "") }
+          const guard = process.env.OMH_HOOK_WHEN_MET ? { code: 0 } : await sh("printf %s \"$OMH_TOOL_COMMAND\" | grep -q -- --force", env)
+          if (guard.code === null) warn("no-force", "when", guard)
+          if (guard.code !== 0) return
+          throw new Error("No force-push.")
+        })()
+      } catch (error) {
+        refused.push(error)
+      }
+      if (refused.length) throw refused[0]
     },
     "tool.execute.after": async (input, output) => {
       // fmt
