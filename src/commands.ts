@@ -23,6 +23,7 @@ import Render from './commands/render.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
+import SessionsAllow from './commands/sessions/allow.js'
 import SessionsEgress from './commands/sessions/egress.js'
 import SessionsExec from './commands/sessions/exec.js'
 import SessionsLs from './commands/sessions/ls.js'
@@ -60,6 +61,7 @@ export const COMMANDS = {
   'plugins:add': PluginsAdd,
   'plugins:rm': PluginsRm,
   render: Render,
+  'sessions:allow': SessionsAllow,
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,

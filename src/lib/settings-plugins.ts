@@ -77,8 +77,8 @@ function lineStart(text: string, line: number): number {
  * Where `plugins = [ … ]` starting at `from` ends (just after its `]`), read
  * past strings and comments; -1 when the line is not that shape.
  */
-function arrayEnd(text: string, from: number): number {
-  const head = /^[ \t]*(?:plugins|"plugins"|'plugins')[ \t]*=[ \t]*\[/.exec(text.slice(from))
+function arrayEnd(text: string, from: number, key = 'plugins'): number {
+  const head = new RegExp(`^[ \\t]*(?:${key}|"${key}"|'${key}')[ \\t]*=[ \\t]*\\[`).exec(text.slice(from))
   if (!head) return -1
   let depth = 1
   for (let i = from + head[0].length; i < text.length; i++) {
@@ -93,4 +93,44 @@ function arrayEnd(text: string, from: number): number {
     else if (c === ']' && --depth === 0) return i + 1
   }
   return -1
+}
+
+/**
+ * The settings text with `[network] allow` holding `hosts` too, every other byte kept, checked as
+ * `withPlugins` checks its edit: the list on its own line in a `[network]` table is rewritten; a
+ * table without it gets the line below its header; a file without the table gets the table at its
+ * end. Any other way of writing it (dotted, inline) is SETTINGS_UNEDITABLE.
+ */
+export function withAllowedHosts(text: string, file: string, hosts: readonly string[]): string {
+  const doc = parseToml(text, file)
+  const network = doc.data['network']
+  const current = (network as { allow?: unknown } | undefined)?.allow ?? []
+  const refuse = (why: string, want: readonly string[]) =>
+    OmhError.of(SETTINGS_UNEDITABLE, { args: [file, why], hintArgs: [`[network] allow = ${list(want).replace(/\n/g, ' ')}`] })
+  if (network !== undefined && (typeof network !== 'object' || Array.isArray(network))) throw refuse('`network` is not a table', hosts)
+  if (!Array.isArray(current) || current.some((h) => typeof h !== 'string')) throw refuse('`[network] allow` is not a list of strings', hosts)
+  const next = [...current as string[], ...hosts.filter((h) => !(current as string[]).includes(h))]
+  if (next.length === current.length) return text
+  const assignment = `allow = ${list(next)}`
+  let out: string
+  const header = /^\[[ \t]*network[ \t]*\][ \t]*(?:#.*)?$/m.exec(text)
+  if ((network as { allow?: unknown } | undefined)?.allow !== undefined) {
+    const at = doc.locate(['network', 'allow'])
+    const start = at ? lineStart(text, at.line) : -1
+    const end = start < 0 ? -1 : arrayEnd(text, start, 'allow')
+    if (end < 0) throw refuse('its `allow` is not written as `allow = [ … ]` on a line of its own', next)
+    out = text.slice(0, start) + assignment + text.slice(end)
+  } else if (header) {
+    const after = lineEnd(text, header.index)
+    out = `${text.slice(0, after)}${after === text.length && !text.endsWith('\n') ? '\n' : ''}${assignment}\n${text.slice(after)}`
+  } else {
+    out = `${text}${text && !text.endsWith('\n') ? '\n' : ''}${text ? '\n' : ''}[network]\n${assignment}\n`
+  }
+  const expected = { ...doc.data, network: { ...(network as object | undefined), allow: next } }
+  let reread: Record<string, unknown> | undefined
+  try {
+    reread = parseToml(out, file).data
+  } catch {}
+  if (!reread || canonical(reread) !== canonical(expected)) throw refuse('the edit would change more than `[network] allow`', next)
+  return out
 }

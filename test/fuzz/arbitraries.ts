@@ -198,7 +198,7 @@ const BUNDLED = ['claude', 'codex', 'opencode'].map((n) => parseToml(readFileSyn
 const ADAPTER_KEYS = ['name', 'bin', 'args', 'install', 'creds', 'token', 'login', 'probes', 'tools', 'capabilities', 'path', 'also', 'render', 'import', 'options', 'expect', 'events', 'fields', 'inject', 'refuse', 'template', 'at', 'probe', 'line', 'json', 'match', 'absent', 'run', 'send', 'env', 'timeout', 'exit', 'until']
 
 export const adapterInput: fc.Arbitrary<FuzzInput> = fc
-  .tuple(fc.constantFrom(...BUNDLED), fc.constantFrom('mine', 'claude', 'Bad Name', 'x'))
+  .tuple(fc.constantFrom(...BUNDLED), fc.constantFrom('mine', 'claude', 'Bad Name', 'x', '.hidden'))
   .chain(([base, name]) =>
     fc.tuple(
       fileName([name], '.toml'),
@@ -216,8 +216,13 @@ const SETTINGS_BASE = {
   use: { rules: ['style'], skills: ['*'], mcp: ['docs'], commands: [], subagents: ['reviewer'], hooks: ['fmt'] },
   session: { network: 'omh' },
   image: { base: 'localhost/omh-base:debian', network: 'host' },
+  runtimes: { docker: { network: 'omh-docker' }, podman: { network: 'container:x' } },
+  network: { egress: 'allowlist', allow: ['web.test', '*.example.com:8443'], registries: [] },
 }
-const SETTINGS_KEYS = ['runtime', 'account', 'plugins', 'use', 'session', 'image', 'network', 'base', 'rules', 'skills', 'mcp', 'commands', 'subagents', 'hooks', '*']
+const SETTINGS_KEYS = [
+  'runtime', 'account', 'plugins', 'use', 'session', 'image', 'network', 'base', 'rules', 'skills', 'mcp', 'commands', 'subagents', 'hooks', '*',
+  'runtimes', 'docker', 'podman', 'kubernetes', 'egress', 'allow', 'registries',
+]
 const PLUGIN_SPECIFIERS = ['./nowhere.mjs', '', '.', '..', '/', './', 'omh-renderer-missing', '@omh/renderer-missing', '../../etc/passwd', 'node:fs', './settings.toml']
 
 /** Settings whose `plugins` name nothing that loads: the suite never imports a module picked at random. */

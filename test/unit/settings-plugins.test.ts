@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { withPlugins } from '../../src/lib/settings-plugins.js'
+import { withAllowedHosts, withPlugins } from '../../src/lib/settings-plugins.js'
 
 const add = (name: string) => (current: readonly string[]) => [...current, name]
 
@@ -34,5 +34,24 @@ describe('withPlugins', () => {
     expect(() => withPlugins('plugins.x = 1\n', 's.toml', add('b'))).toThrow(/`plugins` is not a list of strings/)
     expect(() => withPlugins('"plugins" = []\n', 's.toml', add('b'))).not.toThrow()
     expect(() => withPlugins('a = [\n1]\n[t]\nplugins = []\n', 's.toml', add('b'))).not.toThrow()
+  })
+})
+
+describe('withAllowedHosts', () => {
+  it('adds a [network] table at the end of a file without one, every byte before it kept', () => {
+    expect(withAllowedHosts('# mine\nruntime = "auto"\n', 's.toml', ['api.x.test'])).toBe('# mine\nruntime = "auto"\n\n[network]\nallow = ["api.x.test"]\n')
+    expect(withAllowedHosts('', 's.toml', ['a.test', 'b.test'])).toBe('[network]\nallow = [\n  "a.test",\n  "b.test",\n]\n')
+  })
+
+  it('adds the list below the header of a table without it, and extends a list that is there', () => {
+    expect(withAllowedHosts('[network] # out\negress = "allowlist"\n', 's.toml', ['a.test'])).toBe('[network] # out\nallow = ["a.test"]\negress = "allowlist"\n')
+    expect(withAllowedHosts('[network]\nallow = ["a.test"] # kept\n[image]\nbase = "x"\n', 's.toml', ['b.test', 'a.test'])).toBe(
+      '[network]\nallow = [\n  "a.test",\n  "b.test",\n] # kept\n[image]\nbase = "x"\n',
+    )
+  })
+
+  it('leaves a file that allows the hosts already as it is, and refuses a way of writing it omh would not keep', () => {
+    expect(withAllowedHosts('[network]\nallow = ["a.test"]\n', 's.toml', ['a.test'])).toBe('[network]\nallow = ["a.test"]\n')
+    expect(() => withAllowedHosts('network = { allow = ["a.test"] }\n', 's.toml', ['b.test'])).toThrow(/SETTINGS_UNEDITABLE|allow/)
   })
 })

@@ -1,11 +1,13 @@
-import { Args } from '../../lib/oclif.js'
-import { containerName, readDecisions, type EgressDecision } from '@omh/sandbox'
+import { Args, Flags } from '../../lib/oclif.js'
+import { containerName, deniedDestinations, readDecisions, type DeniedDestination, type EgressDecision } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
 export interface SessionsEgressResult {
   session: string
   decisions: EgressDecision[]
+  /** With `--denied`: each refused destination once, most refused first. */
+  denied?: DeniedDestination[]
 }
 
 export default class SessionsEgress extends SessionsCommand<SessionsEgressResult> {
@@ -13,7 +15,10 @@ export default class SessionsEgress extends SessionsCommand<SessionsEgressResult
   static override description =
     'Every request the session made through its proxy since its container started, oldest first. Without a session id, the most recent session. A session running with `[network] egress = "open"` or `"none"` has no proxy and shows nothing.'
   static override args = { session: Args.string({ description: 'Session id, e.g. s01.' }) }
-  static override flags = { runtime: SessionsCommand.runtimeFlag }
+  static override flags = {
+    denied: Flags.boolean({ summary: 'Only what was refused, once per host and port, with a count: what `omh sessions allow` would let out.', default: false }),
+    runtime: SessionsCommand.runtimeFlag,
+  }
 
   async run(): Promise<SessionsEgressResult> {
     const { args, flags } = await this.parse(SessionsEgress)
@@ -21,6 +26,14 @@ export default class SessionsEgress extends SessionsCommand<SessionsEgressResult
     const sid = await this.session(args.session)
     const { runtime } = await this.runtimeFor(sid, flags.runtime)
     const decisions = await readDecisions(runtime, containerName(repo, sid), this.runtimeContext())
+    if (flags.denied) {
+      const denied = deniedDestinations(decisions)
+      if (!this.jsonEnabled()) {
+        if (!denied.length) this.notice(`The egress proxy of ${sid} has refused nothing.`)
+        else this.log(table(denied.map((d) => [`${d.host}:${d.port}`, `${d.count}×`, `last ${d.last}`])))
+      }
+      return { session: sid, decisions, denied }
+    }
     if (!this.jsonEnabled()) {
       if (!decisions.length) this.notice(`No requests through the egress proxy of ${sid}.`)
       else
@@ -31,3 +44,4 @@ export default class SessionsEgress extends SessionsCommand<SessionsEgressResult
     return { session: sid, decisions }
   }
 }
+

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type RuntimePlugin } from '@omh/plugin-api'
 import { fakeRuntime } from '../../test/fake-runtime.js'
-import { allowRules, applyAllowlist, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
+import { allowRules, applyAllowlist, deniedDestinations, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
 
 describe('egress', () => {
   it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, never a forbidden address', () => {
@@ -46,6 +46,14 @@ describe('egress', () => {
       { time: new Date(1796300921000).toISOString(), allowed: false, method: 'CONNECT', host: 'error:invalid-request', port: 0, status: 400 },
       { time: new Date(1796300922000).toISOString(), allowed: false, method: 'GET', host: '/', port: 0, status: 400 },
       { time: new Date(1796300923000).toISOString(), allowed: true, method: 'GET', host: 'web.test', port: 80, status: 404 },
+    ])
+  })
+
+  it('lists each refused destination once, most refused first, with when it was last refused', () => {
+    const log = ['1796300900 TCP_DENIED 403 CONNECT a.test:443', '1796300901 TCP_MISS 200 GET http://ok.test/', '1796300902 TCP_DENIED 403 CONNECT b.test:443', '1796300903 TCP_DENIED 403 CONNECT a.test:443'].join('\n')
+    expect(deniedDestinations(parseDecisions(log))).toEqual([
+      { host: 'a.test', port: 443, count: 2, last: new Date(1796300903000).toISOString() },
+      { host: 'b.test', port: 443, count: 1, last: new Date(1796300902000).toISOString() },
     ])
   })
 

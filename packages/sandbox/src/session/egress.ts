@@ -20,6 +20,7 @@ import {
   type VolumeHelper,
 } from '@omh/plugin-api'
 import { fileToChange, type Adapter, type EffectiveSettings, type Kernel } from '@omh/kernel'
+import { HOST_PATTERN } from '@omh/plugin-kit'
 import type { ImageOptions } from '../image/recipes.js'
 import { stopBeside } from './beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
@@ -48,6 +49,36 @@ export function egressOf(settings: EffectiveSettings, adapter: Pick<Adapter, 'eg
   const mode = settings.egress?.value ?? 'allowlist'
   const allow = [...new Set([...adapter.egress, ...(settings.registries?.value ?? []), ...settings.allow.map((d) => d.value)])]
   return { mode, allow, file: fileToChange(settings, settings.egress) }
+}
+
+/** Hosts allowed in one session alone (`omh sessions allow`), kept beside its proxy's rules. */
+const SESSION_ALLOW = 'session-allow.json'
+export const sessionAllowFile = (dir: string): string => path.join(dir, SESSION_ALLOW)
+
+/** What `omh sessions allow` let this session reach; anything unreadable or not a host pattern is no host. */
+export async function sessionAllowed(dir: string): Promise<string[]> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(sessionAllowFile(dir), 'utf8'))
+    return Array.isArray(parsed) ? parsed.filter((h): h is string => typeof h === 'string' && h.length <= 260 && HOST_PATTERN.test(h)) : []
+  } catch {
+    return []
+  }
+}
+
+/** Adds hosts to what this session alone may reach; resolves the whole list. */
+export async function allowInSession(dir: string, hosts: readonly string[]): Promise<string[]> {
+  const before = await sessionAllowed(dir)
+  const all = [...before, ...hosts.filter((h) => !before.includes(h))]
+  await mkdir(dir, { recursive: true })
+  await writeAtomic(sessionAllowFile(dir), `${JSON.stringify(all, null, 2)}\n`)
+  return all
+}
+
+/** The egress of a session: the settings' and the adapter's, and what was allowed in it alone. */
+export async function sessionEgress(settings: EffectiveSettings, adapter: Pick<Adapter, 'egress'>, dir: string): Promise<Egress> {
+  const egress = egressOf(settings, adapter)
+  const here = await sessionAllowed(dir)
+  return here.length ? { ...egress, allow: [...new Set([...egress.allow, ...here])] } : egress
 }
 
 /** Variables that point a session's clients at the proxy. */
@@ -438,6 +469,26 @@ export function parseDecisions(log: string): EgressDecision[] {
   return out
 }
 
+/** A destination the proxy refused, once, with how often and when last. */
+export interface DeniedDestination {
+  readonly host: string
+  readonly port: number
+  readonly count: number
+  readonly last: string
+}
+
+/** Each refused destination once, most refused first (then the latest first). */
+export function deniedDestinations(decisions: readonly EgressDecision[]): DeniedDestination[] {
+  const by = new Map<string, DeniedDestination>()
+  for (const d of decisions) {
+    if (d.allowed) continue
+    const key = `${d.host}:${d.port}`
+    const seen = by.get(key)
+    by.set(key, { host: d.host, port: d.port, count: (seen?.count ?? 0) + 1, last: seen && seen.last > d.time ? seen.last : d.time })
+  }
+  return [...by.values()].sort((a, b) => b.count - a.count || b.last.localeCompare(a.last))
+}
+
 /** The proxy's decisions so far; empty when the session has no proxy running. */
 export async function readDecisions(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<EgressDecision[]> {
   const proxy = proxyName(container)
@@ -484,5 +535,5 @@ export async function dropEgress(runtime: RuntimePlugin, container: string, netw
 export async function reloadAllowlist(kernel: Kernel, at: { harness: string; engine: string; container: string; dir: string }, context: RuntimeContext): Promise<void> {
   const adapter = await kernel.adapter(at.harness)
   const { runtime } = await kernel.reachRuntime(at.engine, context, () => undefined)
-  await applyAllowlist({ runtime, context, container: at.container, dir: at.dir, allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow })
+  await applyAllowlist({ runtime, context, container: at.container, dir: at.dir, allow: async () => (await sessionEgress(await kernel.rereadSettings(), adapter, at.dir)).allow })
 }

@@ -36,7 +36,7 @@ import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type Sessio
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { findSecret, resolveSecrets } from '../secrets.js'
 import { ensureCredentialProxy, keptKeys, sessionToken, type KeptKeys } from './credentials.js'
-import { EGRESS_LABEL, egressDir, egressOf, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { EGRESS_LABEL, egressDir, egressOf, sessionAllowFile, sessionEgress, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
 import { sessionLimits } from './limits.js'
 import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
@@ -551,7 +551,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
 
   /** Starts what the session needs on the engine, its files reaching the container `way`. */
   async function startOn(way: FileWay): Promise<void> {
-    const egress = egressOf(at.kernel.settings, at.adapter)
+    const egress = await sessionEgress(at.kernel.settings, at.adapter, egressDir(prepared.paths.run))
     // A reused container keeps the way it was started with; the proxies beside it take the same one.
     const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
     const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
@@ -721,8 +721,8 @@ async function run(
 ): Promise<number> {
   const { kernel, adapter } = at
   const allowlist = egressOf(kernel.settings, adapter).mode === 'allowlist'
-  const files = [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file)]
   const dir = egressDir(prepared.paths.run)
+  const files = [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file), sessionAllowFile(dir)]
   // While the harness runs, an edit to the allowlist reaches its proxy at once.
   const stop = allowlist
     ? watchAllowlist({
@@ -731,7 +731,7 @@ async function run(
         container: prepared.spec.name!,
         dir,
         files,
-        allow: async () => egressOf(await kernel.rereadSettings(), adapter).allow,
+        allow: async () => (await sessionEgress(await kernel.rereadSettings(), adapter, dir)).allow,
       })
     : undefined
   if (kept && runtime.keptCheck) {
