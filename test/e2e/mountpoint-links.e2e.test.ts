@@ -102,7 +102,7 @@ describe.each(ENGINES)('mountpoints and links on %s', (engine) => {
     expect(r.stdout).not.toContain('ran')
   })
 
-  it('a link the agent swaps into its credentials gets nothing made at its target by the next launch', async () => {
+  it("a link the agent swaps into its login's folder is taken away by the next launch, which goes on, nothing made at its target", async () => {
     setAdapter('/work/AGENTS.md')
     const target = path.join(outside, 'from-agent')
     const first = await run(['linkprobe', '--', `ln -s ${target} "$HOME/.probe/agents" && echo linked=yes`])
@@ -110,9 +110,12 @@ describe.each(ENGINES)('mountpoints and links on %s', (engine) => {
     expect(first.status).toBe(0)
     // The next launch binds a file under that folder: a changed plan, so the container is made again.
     setAdapter('$HOME/.probe/agents/RULES.md')
-    const second = await run(['linkprobe', '--', 'echo ran'])
+    // The login's folder is shared by every repository's sessions of the harness: one session's link
+    // must not stop them all, so it goes (never followed) and the launch goes on.
+    const second = await run(['linkprobe', '--', 'echo ran; test -L "$HOME/.probe/agents" || echo "agents=folder"'])
     expect(readdirSync(target)).toEqual([])
-    expect(second.stderr).toContain('Code: MOUNTPOINT_LINK')
-    expect(second.status).toBe(1)
+    expect(second.status, second.stderr).toBe(0)
+    expect(second.stdout).toContain('ran')
+    expect(second.stdout).toContain('agents=folder')
   })
 })

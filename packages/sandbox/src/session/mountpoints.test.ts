@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { failure } from '../../../../test/helpers/failure.js'
@@ -30,21 +30,32 @@ describe('mountpoints and links', () => {
     expect(readdirSync(work)).toEqual(['docs'])
   })
 
-  it('an agent that swapped a credentials folder for a link gets nothing made at its target, dangling or not', async () => {
+  it("an agent that swapped a login's folder for a link has the link taken away, nothing made at its target, and the launch goes on", async () => {
     const dir = testdir({ 'host/.keep': '' })
-    const creds = path.join(dir, 'creds/.h')
+    const creds = path.join(dir, 'state/creds/h/default/.h')
     mkdirSync(creds, { recursive: true })
-    symlinkSync(path.join(dir, 'host'), path.join(creds, 'agents'))
-    const run = path.join(dir, 'run')
-    for (const m of [
-      { root: creds, host: path.join(creds, 'agents'), kind: 'directory' as const },
-      { root: creds, host: path.join(creds, 'agents/a.md'), kind: 'file' as const },
-    ]) {
-      expect((await failure(() => prepareMountpoints(run, [m]))).code).toBe('MOUNTPOINT_LINK')
+    const run = path.join(dir, 'state/run/r/s01')
+    for (const target of [path.join(dir, 'host'), path.join(dir, 'host/missing')]) {
+      symlinkSync(target, path.join(creds, 'agents'))
+      await prepareMountpoints(run, [
+        { root: creds, host: path.join(creds, 'agents'), kind: 'directory' as const },
+        { root: creds, host: path.join(creds, 'agents/a.md'), kind: 'file' as const },
+      ])
+      expect(lstatSync(path.join(creds, 'agents')).isDirectory()).toBe(true)
+      expect(readFileSync(path.join(creds, 'agents/a.md'), 'utf8')).toBe('')
+      await clearMountpoints(run)
+      expect(existsSync(path.join(creds, 'agents'))).toBe(false)
     }
-    rmSync(path.join(creds, 'agents'))
-    symlinkSync(path.join(dir, 'host/missing'), path.join(creds, 'agents'))
-    expect((await failure(() => prepareMountpoints(run, [{ root: creds, host: path.join(creds, 'agents'), kind: 'directory' }]))).code).toBe('MOUNTPOINT_LINK')
+    expect(readdirSync(path.join(dir, 'host'))).toEqual(['.keep'])
+  })
+
+  it('a link in a folder outside omh\'s logins (a worktree) is still refused', async () => {
+    const dir = testdir({ 'host/.keep': '' })
+    const work = path.join(dir, 'state/worktrees/r/s01')
+    mkdirSync(work, { recursive: true })
+    symlinkSync(path.join(dir, 'host'), path.join(work, 'agents'))
+    const error = await failure(() => prepareMountpoints(path.join(dir, 'state/run/r/s01'), [{ root: work, host: path.join(work, 'agents/a.md'), kind: 'file' }]))
+    expect(error.code).toBe('MOUNTPOINT_LINK')
     expect(readdirSync(path.join(dir, 'host'))).toEqual(['.keep'])
   })
 

@@ -39,11 +39,19 @@ function steps(root: string, target: string): string[] {
 export async function prepareMountpoints(runDir: string, wanted: readonly Mountpoint[]): Promise<string[]> {
   const created = await readRecord(runDir)
   const add = (p: string, root: string) => !created.some((c) => c.path === p) && created.push({ path: p, root })
+  // A login's folder is omh's own, shared by every repository's sessions of the harness: a link the
+  // agent put where omh mounts is taken away (never followed), so one session cannot stop every
+  // launch. Below a worktree, a link may be the repository's own, and is refused.
+  const logins = path.join(stateOf(runDir), 'creds')
   try {
     for (const m of wanted) {
       const walk = steps(m.root, m.host)
       for (const [n, at] of walk.entries()) {
-        const info = await lstat(at).catch(() => undefined)
+        let info = await lstat(at).catch(() => undefined)
+        if (info?.isSymbolicLink() && inside(logins, m.root)) {
+          await rm(at)
+          info = undefined
+        }
         if (info?.isSymbolicLink()) throw OmhError.of(MOUNTPOINT_LINK, { args: [at, await readlink(at), m.host], hintArgs: [at] })
         if (info) continue
         if (n < walk.length - 1 || m.kind === 'directory') await mkdir(at)
@@ -57,6 +65,9 @@ export async function prepareMountpoints(runDir: string, wanted: readonly Mountp
   }
   return created.map((c) => c.path)
 }
+
+/** omh's state directory, which every run directory sits three levels below (`run/<repo>/<sid>`, a doctor's `scratch/<check>/run`). */
+const stateOf = (runDir: string) => path.resolve(runDir, '..', '..', '..')
 
 const inside = (dir: string, file: string) => {
   const rel = path.relative(path.resolve(dir), path.resolve(file))
@@ -79,9 +90,8 @@ export async function clearMountpoints(runDir: string): Promise<void> {
   const created = await readRecord(runDir)
   const kept: Created[] = []
   // The record is data in a place the user owns, and may be wrong: omh removes only what lies in
-  // its own state, inside the directory it was made in. Every run directory sits three levels
-  // below the state (`run/<repo>/<sid>`, a doctor's `scratch/<check>/run`).
-  const state = path.resolve(runDir, '..', '..', '..')
+  // its own state, inside the directory it was made in.
+  const state = stateOf(runDir)
   const ours = (c: Created) => inside(state, c.root) && inside(c.root, c.path)
   for (const c of [...created].filter(ours).sort((a, b) => b.path.length - a.path.length)) {
     if (await behindLink(c)) continue
