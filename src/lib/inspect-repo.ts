@@ -121,6 +121,11 @@ export function inspectRepository(root: string, maxBytes: number | undefined): R
   const c = top.find((n) => /\.[ch]$/.test(n)) ?? names(root, 'src').find((n) => /\.[ch]$/.test(n))
   const cMake = isFile('CMakeLists.txt') ? 'CMakeLists.txt' : isFile('Makefile') && c ? 'Makefile' : undefined
   if (cMake && !languages.some((l) => l.name === 'C')) languages.push({ name: 'C', from: cMake })
+  // A Python project without a manifest still has its modules where they are looked for first.
+  if (!languages.some((l) => l.name === 'Python')) {
+    const module = [...top.map((n) => [n, n]), ...['src', 'tests', 'test'].flatMap((dir) => names(root, dir).map((n) => [n, `${dir}/${n}`]))].find(([n]) => /\.py$/.test(n!))
+    if (module) languages.push({ name: 'Python', from: module[1]! })
+  }
 
   const test = testCommand(pkg, packageManager, isFile, read)
   return {

@@ -17,6 +17,7 @@ describe('omh init', () => {
   const LANGUAGES: Record<string, { files: Record<string, string>; packages: string[]; test?: string; setup?: string[] }> = {
     'Python with pytest': { files: { 'pyproject.toml': '[tool.pytest.ini_options]\n', 'calc.py': '' }, packages: ['python3', 'python3-venv', 'python3-pytest'], test: 'pytest' },
     'Python without pytest': { files: { 'requirements.txt': 'requests\n' }, packages: ['python3', 'python3-venv'] },
+    'Python without a manifest': { files: { 'src/calc.py': 'x = 1\n', 'tests/test_calc.py': 'assert True\n' }, packages: ['python3', 'python3-venv'] },
     Go: { files: { 'go.mod': 'module x\n' }, packages: ['golang'], test: 'go test ./...' },
     Rust: { files: { 'Cargo.toml': '[package]\nname = "x"\n' }, packages: ['cargo'], test: 'cargo test' },
     'C with a Makefile': { files: { Makefile: 'test:\n\t./run\n', 'main.c': 'int main(){}\n' }, packages: ['build-essential'], test: 'make test' },
