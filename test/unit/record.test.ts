@@ -18,7 +18,7 @@ function recordThenReplay(where: string, file: string, between: string): { print
     const { record } = await import(${JSON.stringify(path.join(ROOT, 'bin/record.js'))})
     await record('the-key', ${JSON.stringify(kept)})
     const text = fs.readFileSync(${JSON.stringify(file)}, 'utf8')
-    ;(function (fs) { ${between} })(untouched)
+    ;(function (fs, recorded) { ${between} })(untouched, fs)
     process.stdout.write(text)
   `
   const replay = `
@@ -52,6 +52,10 @@ describe('a recorded answer', () => {
 
   it('is not kept when the run read a device or a view of a process', () => {
     expect(recordThenReplay(path.join(dir, 'proc'), `/proc/self/root${path.join(dir, 'a/file')}`, '')).toEqual({ printed: 'from A\n', replayed: '<not kept>' })
+  })
+
+  it('is not kept when the run called a function of node:fs it does not know, such as glob', () => {
+    expect(recordThenReplay(path.join(dir, 'glob'), path.join(dir, 'a/file'), `recorded.globSync('*', { cwd: ${JSON.stringify(path.join(dir, 'a'))} })`)).toEqual({ printed: 'from A\n', replayed: '<not kept>' })
   })
 
   // Last: it leaves the link switched.
