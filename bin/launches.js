@@ -10,6 +10,7 @@
 // Like bin/answers.js, this module is on the path of every such launch, so it
 // imports nothing that is not needed to decide.
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { omhStateOf, statePath } from '@omh/kernel/locations'
 import { answerKey, current, readEntry } from './answers.js'
@@ -17,11 +18,22 @@ import { answerKey, current, readEntry } from './answers.js'
 /** Bumped whenever the entry format or the recording rules change. */
 const FORMAT = 'omh-launch-1'
 
-/** `omh --session <id> <harness> [args…]`, no other flag before the harness: the launch that is kept. */
+/**
+ * `omh --session <id> <harness> [args…]` or `omh <harness> [args…]` (into the current session), no
+ * other flag before the harness: the launches that are kept.
+ */
 export function keptCandidate(argv) {
-  const [flag, sid, harness] = argv
+  const [first, sid, harness] = argv
   // A numbered id or a name, as packages/sandbox/src/session/layout.ts spells them.
-  return (flag === '--session' || flag === '-s') && /^(?:s\d{2,}|(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39})$/.test(sid ?? '') && typeof harness === 'string' && !harness.startsWith('-')
+  if (first === '--session' || first === '-s') return /^(?:s\d{2,}|(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39})$/.test(sid ?? '') && typeof harness === 'string' && !harness.startsWith('-')
+  return typeof first === 'string' && /^[a-z][a-z0-9._-]*$/.test(first) && !commandWords().has(first)
+}
+
+let words
+/** The first words of omh's own commands, from the manifest the CLI is built with: never a harness. */
+function commandWords() {
+  words ??= new Set(['help', ...Object.keys(JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8')).commands).map((id) => id.split(':')[0])])
+  return words
 }
 
 /** Everything besides files that can change a launch: as for a kept answer. */

@@ -76,10 +76,14 @@ afterEach(() => {
 })
 
 describe('a kept launch', () => {
-  it('is tried for a named session only, with the harness first after it', () => {
+  it('is tried for a named session with the harness first after it, and for a harness alone, into the current session', () => {
     expect(keptCandidate(['--session', 's01', 'claude', '--version'])).toBe(true)
     expect(keptCandidate(['-s', 's12', 'claude'])).toBe(true)
-    expect(keptCandidate(['claude'])).toBe(false)
+    expect(keptCandidate(['claude'])).toBe(true)
+    expect(keptCandidate(['claude', '--resume'])).toBe(true)
+    for (const command of ['sessions', 'adapters', 'doctor', 'help', 'launch', 'trust']) expect(keptCandidate([command, 'ls']), command).toBe(false)
+    expect(keptCandidate(['--new', 'claude'])).toBe(false)
+    expect(keptCandidate(['Claude'])).toBe(false)
     expect(keptCandidate(['--session', 's01', '--new', 'claude'])).toBe(false)
     expect(keptCandidate(['--session', 'feature-x', 'claude'])).toBe(true)
     expect(keptCandidate(['--session', 'Main', 'claude'])).toBe(false)

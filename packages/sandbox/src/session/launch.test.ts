@@ -269,7 +269,7 @@ describe('launch', () => {
     expect(t.fake.calls.at(-1)).toBe(`exec ${name} h-bin --flag`)
   })
 
-  it('offers a relaunch straight to the exec only for a named session whose running container it reused, just before the exec', async () => {
+  it('offers a relaunch straight to the exec only into a session whose running container it reused, just before the exec', async () => {
     const t = await setup()
     const name = `omh-${t.repo.id}-s01`
     const offers: unknown[] = []
@@ -281,11 +281,13 @@ describe('launch', () => {
       expect(offers).toEqual([{ containers: [name], check: ['inspect', name], run: path.join(t.state, 'run', t.repo.id, 's01'), harness: 'h', calls: 2 }])
       // The next call is the exec: nothing else was asked of the engine in between.
       expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`, `exec ${name} h-bin --flag`])
-      // Picked by default, or brought up anew: each runs as always next time.
+      // Picked as the current session it is offered too; brought up anew, or a new session, it is not.
       await launch(t.kernel, request(), t.host)
+      expect(offers).toHaveLength(2)
       t.fake.containers.delete(name)
       await launch(t.kernel, request({ session: 's01' }), t.host)
-      expect(offers).toHaveLength(1)
+      await launch(t.kernel, request({ fresh: true }), t.host)
+      expect(offers).toHaveLength(2)
     } finally {
       delete (globalThis as Record<symbol, unknown>)[KEPT_LAUNCH]
     }

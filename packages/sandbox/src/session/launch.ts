@@ -676,14 +676,19 @@ async function startBeside(at: Launch, prepared: Prepared, runtime: RuntimePlugi
 }
 
 /**
- * Whether a relaunch may go straight to the exec while nothing it read changes: a named session
- * whose running container this launch reused as it was, with nothing the exec does not repeat
- * (files to copy back, a credential proxy holding keys from the environment, plugins' launch taps).
+ * Whether a relaunch may go straight to the exec while nothing it read changes: a session, named
+ * or the current one, whose running container this launch reused as it was, with nothing the exec
+ * does not repeat (files to copy back, a credential proxy holding keys from the environment,
+ * plugins' launch taps). Which session is current was read from the sessions' stamps, so a launch
+ * into another one since is a change the relaunch sees; one that went elsewhere because the
+ * current was busy is not kept.
  */
 function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared, runtime: RuntimePlugin): boolean {
   return (
     runtime.keptCheck !== undefined &&
-    at.request.session !== undefined &&
+    !at.request.fresh &&
+    at.request.name === undefined &&
+    !at.request.skip?.length &&
     decision.action === 'attach' &&
     decision.container.labels[LABEL.files] === 'mounted' &&
     !prepared.kept &&
