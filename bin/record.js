@@ -23,6 +23,11 @@ import { fingerprint, presence, save } from './answers.js'
 
 /** A file changed this recently may change again within the file system's time resolution, unseen. */
 const SETTLED_MS = 2000
+/**
+ * The same on a file system that keeps times finer than a millisecond: its clock moves every tick
+ * of the kernel's (a few ms), so a change a tenth of a second old cannot hide another.
+ */
+const SETTLED_FINE_MS = 100
 
 const READS = ['access', 'exists', 'lstat', 'open', 'openAsBlob', 'opendir', 'readdir', 'readFile', 'readlink', 'realpath', 'stat', 'statfs', 'createReadStream', 'watch', 'watchFile']
 const WRITES = [
@@ -245,7 +250,8 @@ export async function record(key, dir, { launch = false } = {}) {
     // Every command looks for idle session containers when a look is due; a kept answer stands only until then.
     const dueAt = idleCheckDueAt(omhStateOf(process.env))
     const inputs = []
-    const settled = BigInt(started - SETTLED_MS) * 1_000_000n
+    // A time with nothing below the millisecond comes from a coarse clock (or a coarse file system).
+    const settled = (ns) => BigInt(started - (ns % 1_000_000n === 0n ? SETTLED_MS : SETTLED_FINE_MS)) * 1_000_000n
     for (const file of touched) {
       if (written.has(file)) continue
       // A launch that only asked whether a directory is there (the repository's `.git`, a
@@ -260,7 +266,7 @@ export async function record(key, dir, { launch = false } = {}) {
       // mode:dev:ino:size:mtime:ctime, the times in nanoseconds
       for (const part of fp.split('>')) {
         const fields = part.split(':')
-        if (fields.length === 6 && (BigInt(fields[4]) > settled || BigInt(fields[5]) > settled)) return
+        if (fields.length === 6 && [BigInt(fields[4]), BigInt(fields[5])].some((ns) => ns > settled(ns))) return
       }
       inputs.push([file, fp])
     }

@@ -50,6 +50,13 @@ describe('a recorded answer', () => {
     expect(recordThenReplay(path.join(dir, 'plain'), path.join(dir, 'a/file'), '')).toEqual({ printed: 'from A\n', replayed: 'from A\n' })
   })
 
+  it('is kept a moment after an edit on a file system with fine times, not two seconds after', async () => {
+    mkdirSync(path.join(dir, 'fresh'))
+    writeFileSync(path.join(dir, 'fresh/file'), 'just written\n')
+    await new Promise((r) => setTimeout(r, 300))
+    expect(recordThenReplay(path.join(dir, 'fresh-run'), path.join(dir, 'fresh/file'), '')).toEqual({ printed: 'just written\n', replayed: 'just written\n' })
+  })
+
   it('is not kept when the run read a device or a view of a process', () => {
     expect(recordThenReplay(path.join(dir, 'proc'), `/proc/self/root${path.join(dir, 'a/file')}`, '')).toEqual({ printed: 'from A\n', replayed: '<not kept>' })
   })
