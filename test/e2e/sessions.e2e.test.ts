@@ -258,6 +258,18 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect(afterStop.status).toBe(0)
     expect(afterStop.stderr).toContain('restarting the container of omh/s01: it was stopped')
     expect(afterStop.stdout).toContain('probe: 1000:1000 in /work of session s01 as probe')
+
+    // The form people type, into the current session (s01, launched into last), is kept the same way.
+    const bare = ['probe', '--', 'echo "bare=$OMH_SESSION"']
+    expect((await run(bare)).status).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    const recordedBare = await run(bare)
+    expect(facts(recordedBare.stdout)).toEqual({ bare: 's01' })
+    const [bareEntry] = readdirSync(kept).map((name) => path.join(kept, name)).filter((file) => readFileSync(file, 'utf8').includes('bare=$OMH_SESSION'))
+    const bareInode = statSync(bareEntry!).ino
+    const replayedBare = await run(bare)
+    expect(facts(replayedBare.stdout)).toEqual({ bare: 's01' })
+    expect(statSync(bareEntry!).ino).toBe(bareInode)
   })
 
   it('keeps a fork bomb and a memory hog inside the session, and the host, sessions ls and the next launch still answer', async () => {
