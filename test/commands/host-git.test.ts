@@ -60,7 +60,8 @@ function review(at: Awaited<ReturnType<typeof withSession>>) {
   return ran
 }
 
-describe('host git never runs what the worktree configured', () => {
+// Each case runs a real git sandbox through omh several times: slow on a busy 2-core machine.
+describe('host git never runs what the worktree configured', { timeout: 180_000 }, () => {
   it("a clean filter in a repository the agent made inside the worktree (the reported case)", async () => {
     const at = await withSession()
     nestedRepository(path.join(at.worktree, 'made'), { 'filter.x.clean': leaves(at.marker) })

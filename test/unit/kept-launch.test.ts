@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { testdir } from '../helpers/testdir.js'
@@ -121,8 +121,10 @@ describe('a kept launch', () => {
     t.keep({ inputs })
     writeFileSync(path.join(dir, 'index.lock'), '')
     expect(await replayLaunch(t.key, t.kept)).toBe(true)
+    // Replaced while the old one still exists, so the new directory cannot reuse its inode.
+    mkdirSync(`${dir}.new`)
     rmSync(dir, { recursive: true })
-    mkdirSync(dir)
+    renameSync(`${dir}.new`, dir)
     expect(await replayLaunch(t.key, t.kept)).toBe(false)
   })
 
