@@ -37,12 +37,17 @@ export function withPlugins(text: string, file: string, change: (current: readon
     out = next.length ? text.slice(0, start) + assignment + text.slice(end) : text.slice(0, start) + text.slice(lineEnd(text, end))
   }
   const expected = next.length ? { ...doc.data, plugins: next } : Object.fromEntries(Object.entries(doc.data).filter(([key]) => key !== 'plugins'))
-  let reread: Record<string, unknown> | undefined
-  try {
-    reread = parseToml(out, file).data
-  } catch {}
-  if (!reread || canonical(reread) !== canonical(expected)) throw refuse('the edit would change more than `plugins`', next)
+  if (!readsAs(out, file, expected)) throw refuse('the edit would change more than `plugins`', next)
   return out
+}
+
+/** Whether edited text parses to exactly `expected`: the check that an edit changed only what it meant to. */
+function readsAs(out: string, file: string, expected: unknown): boolean {
+  try {
+    return canonical(parseToml(out, file).data) === canonical(expected)
+  } catch {
+    return false
+  }
 }
 
 /** A parsed document as text that does not depend on the order of its keys. */
@@ -127,10 +132,6 @@ export function withAllowedHosts(text: string, file: string, hosts: readonly str
     out = `${text}${text && !text.endsWith('\n') ? '\n' : ''}${text ? '\n' : ''}[network]\n${assignment}\n`
   }
   const expected = { ...doc.data, network: { ...(network as object | undefined), allow: next } }
-  let reread: Record<string, unknown> | undefined
-  try {
-    reread = parseToml(out, file).data
-  } catch {}
-  if (!reread || canonical(reread) !== canonical(expected)) throw refuse('the edit would change more than `[network] allow`', next)
+  if (!readsAs(out, file, expected)) throw refuse('the edit would change more than `[network] allow`', next)
   return out
 }
