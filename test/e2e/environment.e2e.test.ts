@@ -241,6 +241,37 @@ describe.each(ENGINES)('the project environment on %s', (engine: Engine) => {
     expect(then.stderr).not.toContain('preparing')
   })
 
+  it('a new session copies what an earlier setup of the same inputs left in its worktree instead of running it; a new commit runs it again', async () => {
+    const dir = repo('reuse', {
+      '.gitignore': 'deps/\n',
+      '.omh/settings.toml': '[session]\nsetup = ["echo installing; mkdir -p deps/pkg && ln -s pkg deps/link && od -An -N8 -tx8 /dev/urandom > deps/pkg/made"]\n',
+    })
+    expect((await omh(dir, ['trust'])).status).toBe(0)
+    const show = 'echo made=$(cat deps/pkg/made | tr -d " "); echo link=$(readlink deps/link); touch deps/pkg/mine && echo writable=yes'
+    const one = await omh(dir, ['--new', 'probe', '--', show])
+    expect(one.status, one.stderr.slice(-3000)).toBe(0)
+    expect(one.stderr).toContain('installing')
+    const two = await omh(dir, ['--new', 'probe', '--', show])
+    expect(two.status, two.stderr.slice(-3000)).toBe(0)
+    expect(two.stderr).not.toContain('installing')
+    expect(two.stderr).toMatch(/copied what s\d+'s setup of the same inputs left \(deps\)/)
+    expect(facts(two.stdout)).toEqual({ ...facts(one.stdout), writable: 'yes' })
+    expect(facts(two.stdout)).toMatchObject({ link: 'pkg', writable: 'yes' })
+
+    const listed = JSON.parse((await omh(dir, ['caches', 'ls', '--json'])).stdout).result
+    expect(listed.setups).toHaveLength(1)
+    expect(listed.setups[0].paths).toEqual(['deps'])
+    writeFileSync(path.join(dir, 'README.md'), 'changed\n')
+    execFileSync('git', ['add', 'README.md'], { cwd: dir })
+    execFileSync('git', ['commit', '-qm', 'readme'], { cwd: dir, env: { ...process.env, ...identity } })
+    const three = await omh(dir, ['--new', 'probe', '--', show])
+    expect(three.stderr, 'another tree is another input').toContain('installing')
+    for (const sid of sessionsOf(dir)) expect((await omh(dir, ['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    expect(JSON.parse((await omh(dir, ['caches', 'ls', '--json'])).stdout).result.setups.length, 'sessions rm leaves them').toBe(2)
+    expect((await omh(dir, ['caches', 'rm', 'setup'])).stdout).toContain('removed the setup')
+    expect(JSON.parse((await omh(dir, ['caches', 'ls', '--json'])).stdout).result.setups).toEqual([])
+  })
+
   it("builds a Containerfile of the repository's on the environment, and shares the repository's dependency caches between its sessions; caches ls and rm manage them", async () => {
     const dir = repo('caches', {
       'README.md': 'caches\n',

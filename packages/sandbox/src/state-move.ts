@@ -29,6 +29,7 @@ const UNIT_DEPTH: Readonly<Record<(typeof STATE_ENTRIES)[number], number>> = {
   keys: 1,
   run: 2,
   scratch: 1,
+  setups: 2,
   shadow: 2,
   ssh: 2,
   'trust.json': 0,

@@ -136,6 +136,8 @@ export const settingsSchema = z.strictObject({
       ports: z.optional(z.array(port)),
       /** Dependency caches (npm, pip, cargo, …) kept in volumes the repository's sessions share; `false` turns them off. */
       caches: z.optional(z.boolean()),
+      /** A new session copies what an earlier session's setup of the same inputs left in its worktree, instead of running it; `false`: every session runs its setup. */
+      reuse_setup: z.optional(z.boolean()),
     }),
   ),
   /** Containers beside each session, reached by name on its network: `[services.db] image = "postgres:16"`. */

@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { GUEST_WORK, OmhError, SETUP_FAILED, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import type { LifecycleCommand } from '@omh/kernel'
 import type { SetupStep } from './project.js'
+import { keepSetup, reuseSetup, setupKey, worktreeExtras, type SetupInputs } from './reuse-setup.js'
 
 const DONE = 'setup-done.json'
 export const SETUP_LOG = 'setup.log'
@@ -45,6 +46,13 @@ export interface SetupRun {
   readonly run: string
   readonly session: string
   readonly context: RuntimeContext
+  /**
+   * Where the repository's kept setups are, and what this one starts from: a kept setup of the
+   * same inputs is copied in instead of running, and this one is kept once it succeeds. Absent:
+   * the setup runs, and is not kept (the container does not see the host's worktree, or
+   * `[session] reuse_setup = false`).
+   */
+  readonly reuse?: { readonly store: string; readonly inputs: Omit<SetupInputs, 'steps'> }
 }
 
 /** Runs the setup unless it succeeded before; resolves whether it ran. */
@@ -53,6 +61,19 @@ export async function setUpSession(at: SetupRun): Promise<boolean> {
   await mkdir(at.run, { recursive: true })
   const log = path.join(at.run, SETUP_LOG)
   await writeFile(log, '')
+  const begun = performance.now()
+  const key = at.reuse ? await setupKey({ ...at.reuse.inputs, steps: at.steps }) : undefined
+  if (at.reuse && key) {
+    const kept = await reuseSetup(at.reuse.store, key, at.reuse.inputs.worktree).catch(() => undefined)
+    if (kept) {
+      const ms = Math.round(performance.now() - begun)
+      at.context.progress(`Setting ${at.session} up: copied what ${kept.session}'s setup of the same inputs left (${kept.paths.join(', ')}) in ${(ms / 1000).toFixed(1)} s`)
+      await appendFile(log, `# copied what ${kept.session}'s setup of the same inputs left: ${kept.paths.join(', ')}\n# reused after ${ms} ms\n`)
+      await markDone(at.run, { from: kept.session })
+      return true
+    }
+  }
+  const before = at.reuse && key ? await worktreeExtras(at.reuse.inputs.worktree, at.reuse.inputs.env) : undefined
   at.context.progress(`Setting ${at.session} up (once): ${at.steps.length} step${at.steps.length === 1 ? '' : 's'}; the output is kept in ${log}`)
   for (const step of at.steps) {
     for (const group of commandsOf(step.command)) {
@@ -90,7 +111,17 @@ export async function setUpSession(at: SetupRun): Promise<boolean> {
       }
     }
   }
-  await writeFile(path.join(at.run, `${DONE}.tmp`), `${JSON.stringify({ at: new Date().toISOString() })}\n`)
-  await rename(path.join(at.run, `${DONE}.tmp`), path.join(at.run, DONE))
+  await markDone(at.run, {})
+  if (at.reuse && key && before) {
+    // Keeping is a saving for later sessions: one that fails leaves this session as it is.
+    const after = await worktreeExtras(at.reuse.inputs.worktree, at.reuse.inputs.env)
+    const kept = after ? await keepSetup({ store: at.reuse.store, key, worktree: at.reuse.inputs.worktree, session: at.session, before, after }).catch(() => undefined) : undefined
+    if (kept) await appendFile(log, `# kept for the next session of the same inputs: ${kept.join(', ')}\n`)
+  }
   return true
+}
+
+async function markDone(run: string, extra: { readonly from?: string }) {
+  await writeFile(path.join(run, `${DONE}.tmp`), `${JSON.stringify({ at: new Date().toISOString(), ...extra })}\n`)
+  await rename(path.join(run, `${DONE}.tmp`), path.join(run, DONE))
 }

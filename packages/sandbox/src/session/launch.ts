@@ -47,6 +47,7 @@ import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
 import { GUEST_SHADOW, hideMounts } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
+import { keptSetupsDir } from '../environment/reuse-setup.js'
 import { sessionEngine } from './engine.js'
 import { networkOn, outsideOn } from './engine-network.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
@@ -302,7 +303,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
         : view(kernel, sessions, request, claimed.sid, host.context)
     const [prepared, seen] = await inOrder(prepare(at, claimed.sid), engine)
     runtime = seen.runtime
-    const decision = await bringUp(at, claimed.sid, prepared, seen, host)
+    const { decision, way } = await bringUp(at, claimed.sid, prepared, seen, host)
     const viewed = prepared.environment ? await environmentView(prepared.environment, prepared.paths.run) : undefined
     const environment = viewed?.ports.length ? { ...viewed, published: await publishedPorts(seen.runtime, prepared.spec.name!, host.context, [GUEST_SSH_PORT]) } : viewed
     host.announce({
@@ -318,7 +319,24 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
     // From here the session stays whatever happens: a setup that fails is fixed and launched into again.
     started = true
     if (environment?.setup.length && !environment.setupDone) {
-      await setUpSession({ runtime: seen.runtime, container: prepared.spec.name!, user: userSpec(at.agent), steps: environment.setup, run: prepared.paths.run, session: claimed.sid, context: host.context })
+      await setUpSession({
+        runtime: seen.runtime,
+        container: prepared.spec.name!,
+        user: userSpec(at.agent),
+        steps: environment.setup,
+        run: prepared.paths.run,
+        session: claimed.sid,
+        context: host.context,
+        // Only a container that sees the host's worktree leaves its setup's files where they can be kept.
+        ...(way === 'mounted' && kernel.settings.last((s) => s.session?.reuse_setup)?.value !== false
+          ? {
+              reuse: {
+                store: keptSetupsDir(kernel.omhState, sessions.repo.id),
+                inputs: { image: prepared.spec.image, worktree: prepared.paths.worktree, carried: await carriedPaths(prepared.paths.run), env: kernel.options.env },
+              },
+            }
+          : {}),
+      })
     }
     const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
     return await run(at, prepared, seen.runtime, host, kept)
@@ -516,7 +534,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
 }
 
 /** Phase 3: the session's container, running this plan: reused, started, or restarted when idle. */
-async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: EngineView, host: LaunchHost): Promise<ReuseDecision> {
+async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: EngineView, host: LaunchHost): Promise<{ decision: ReuseDecision; way: FileWay }> {
   const { runtime } = engine
   const digest = prepared.spec.labels[LABEL.plan]!
   const decision = await decideReuse(engine.containers, digest, at.adapter.name, (c) => liveProcesses(runtime, c.id, userSpec(at.agent), host.context))
@@ -530,6 +548,8 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   // this disk is still on its way, and goes again if the answer is otherwise: the harness runs
   // only once the answer is in. Local engines, which do see it, then wait for one container start, not two.
   const guess = early !== undefined && decision.action === 'up' && files !== 'copied' && !early.settled
+  // The way the files reach the container that runs, once it is up.
+  let started: FileWay = 'mounted'
   if (!guess) await startOn(await asking)
   else {
     const [tried, found] = await Promise.allSettled([startOn('mounted'), asking])
@@ -547,13 +567,14 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
   early?.stop()
   const idleStop = at.kernel.settings.last((s) => s.session?.idle_stop)?.value ?? DEFAULT_IDLE_STOP
   await recordUp(prepared.paths.run, { engine: runtime.engine, container: prepared.spec.name!, idleStopMs: durationMs(idleStop) })
-  return decision
+  return { decision, way: started }
 
   /** Starts what the session needs on the engine, its files reaching the container `way`. */
   async function startOn(way: FileWay): Promise<void> {
     const egress = await sessionEgress(at.kernel.settings, at.adapter, egressDir(prepared.paths.run))
     // A reused container keeps the way it was started with; the proxies beside it take the same one.
     const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
+    started = copied ? 'copied' : 'mounted'
     const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
     // The engine's own network setting: the session's with egress open, its proxies' way out behind the allowlist.
     const engineNetwork =
