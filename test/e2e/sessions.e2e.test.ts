@@ -503,14 +503,16 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       expect(r.status, r.stderr).toBe(0)
       const sid = sessionOf(r)
       copyFileSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(worktree(sid), 'client.cjs'))
-      const ask = async () => facts((await run(['--session', sid, 'probe', '--', 'node client.cjs get http://own.test/'])).stdout)['result']
-      expect(await ask()).toBe('403')
+      const ask = async () => facts((await run(['--session', sid, 'probe', '--', 'node client.cjs body http://own.test/'])).stdout)['result']
+      // The refusal says, in one line the agent reads, what would allow the host: that command, as it says.
+      const refused = await ask()
+      expect(refused).toBe(`403 omh: this sandbox may not reach own.test:80, which is not on its egress allowlist. To let it through, the user runs on the host: omh sessions allow ${sid} own.test:80`)
       // Refused, listed once, then allowed from outside: the running proxy takes it, nothing restarts.
       const denied = await run(['--json', 'sessions', 'egress', sid, '--denied'])
       expect(JSON.parse(denied.stdout).result.denied).toEqual([expect.objectContaining({ host: 'own.test', port: 80, count: 1 })])
-      const allowed = await run(['--json', 'sessions', 'allow', sid, 'own.test'])
+      const allowed = await run(['--json', ...refused!.slice(refused!.indexOf('omh sessions allow ') + 4).split(' ')])
       expect(allowed.status, allowed.stderr).toBe(0)
-      expect(JSON.parse(allowed.stdout).result).toMatchObject({ session: sid, allowed: ['own.test'], applied: true })
+      expect(JSON.parse(allowed.stdout).result).toMatchObject({ session: sid, allowed: ['own.test:80'], applied: true })
       const container = containerOf(sid)
       expect(await ask()).toBe('200 hello from own.test')
       expect(containerOf(sid)).toBe(container)

@@ -89,6 +89,19 @@ const SCRIPTS: Record<Harness, Script> = {
 
 const TURN_ARGS = turnArgs('Do the scripted task.')
 
+/**
+ * The policy advisor: a harness's shell call is refused a host, and the refusal the model reads says
+ * what allows it; the user runs that on the host while the turn goes on, and the same turn gets
+ * through, the session never restarted. Claude everywhere, one other harness per engine.
+ */
+const ADVISED: Record<Engine, readonly Harness[]> = { docker: ['claude', 'codex'], podman: ['claude', 'opencode'] }
+const ADVICE_HOST = 'advice.test'
+const ASK_ADVICE = `node /work/.omh-turn/client.cjs body http://${ADVICE_HOST}/`
+const RETRY_ADVICE = `for i in $(seq 300); do r=$(${ASK_ADVICE}); case "$r" in "result=200 "*) break;; esac; sleep 0.3; done; echo "$r"`
+const shellCall = (harness: Harness, command: string): Script['replies'][number] =>
+  harness === 'codex' ? { call: 'exec_command', input: { cmd: command } } : { call: harness === 'claude' ? 'Bash' : 'bash', input: { command, description: 'fetch the page' } }
+const adviceScript = (harness: Harness): Script => ({ replies: [shellCall(harness, ASK_ADVICE), shellCall(harness, RETRY_ADVICE), { text: 'Done.' }] })
+
 /** Each hook's evidence: a line of the marks file, or a text the model must have been told. */
 const HOOKS: Record<string, { mark: string } | { text: string }> = {
   'start-run': { mark: 'start-run' },
@@ -249,5 +262,43 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       check("a subcommand still runs with the adapter's arguments before it", listed.status === 0 && /^turn: /m.test(listed.stdout), `${listed.status}: ${listed.stdout.trim()} ${listed.stderr.trim()}`.slice(-400))
     }
     check('the dropped hooks are announced at launch', dropped.size === 0 || new RegExp(`dropped .*\\b${dropped.size} hooks? `).test(first.stderr), `${[...dropped].join(', ')} / ${first.stderr.split('\n').find((l) => l.includes('dropped')) ?? 'no announcement'}`)
+  })
+
+  it.each(HARNESSES.filter((h) => ADVISED[engine].includes(h)))('%s: a refused host tells the model what allows it, and the same turn gets through once the user allows it', async (harness) => {
+    // The proxies' way out when no setting names one, with a page on it that nothing allows yet.
+    client(engine, ['network', 'create', '--label', 'omh.outside=true', 'omh-outside'])
+    const web = `omh-e2e-advice-${engine}-${process.pid}`
+    const server = 'require("http").createServer((q, s) => s.end("hello from " + q.headers.host + "\\n")).listen(80)'
+    const started = client(engine, ['run', '-d', '--pull=never', '--name', web, '--label', 'omh.test=e2e', '--network', 'omh-outside', '--network-alias', ADVICE_HOST, TEST_BASE, 'node', '-e', server])
+    expect(started.status, started.stderr).toBe(0)
+    try {
+      const first = await omh(['--new', harness, '--', '--version'])
+      expect(first.status, first.stderr).toBe(0)
+      const sid = /omh: \S+ on omh\/(s\d+)/.exec(first.stderr)![1]!
+      const key = readdirSync(path.join(stateOf(home), 'worktrees'))[0]!
+      const worktree = path.join(stateOf(home), 'worktrees', key, sid)
+      const container = client(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+      const turn = await startScriptedModel(engine, container, worktree, adviceScript(harness))
+      cpSync(path.join(ROOT, 'test/fixtures/egress-client.cjs'), path.join(turn, 'client.cjs'))
+
+      const running = omh(['--session', sid, harness, '--', ...TURN_ARGS[harness]])
+      const hint = `omh sessions allow ${sid} ${ADVICE_HOST}:80`
+      const told = () => existsSync(path.join(turn, 'requests.jsonl')) && heardRequests(turn).some((r) => requestText(r.body).includes(hint))
+      for (let i = 0; i < 1200 && !told(); i++) await new Promise((r) => setTimeout(r, 100))
+      expect(told(), 'the model was told what would allow the host').toBe(true)
+      const allowed = await omh(hint.split(' ').slice(1))
+      expect(allowed.status, allowed.stderr).toBe(0)
+      expect(allowed.stdout).toContain(`${sid} may now reach ${ADVICE_HOST}:80`)
+
+      const ran = await running
+      expect(ran.status, `${ran.stdout}\n${ran.stderr}`.slice(-3000)).toBe(0)
+      expect(ran.stderr).not.toContain('restarting')
+      const texts = heardRequests(turn).filter((r) => r.reply !== null).map((r) => requestText(r.body))
+      expect(texts.at(-1)).toContain(`result=200 hello from ${ADVICE_HOST}`)
+      expect(client(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim(), 'the same container').toBe(container)
+      expect((await omh(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+    } finally {
+      client(engine, ['rm', '-f', web])
+    }
   })
 })

@@ -7,19 +7,22 @@ import { fakeRuntime } from '../../test/fake-runtime.js'
 import { allowRules, applyAllowlist, deniedDestinations, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
 
 describe('egress', () => {
-  it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, never a forbidden address', () => {
+  it('allows each pattern on its port (80 and 443 without one), subdomains by *., addresses by dst, a forbidden address refused before', () => {
     expect(allowRules(['api.example.com', '*.example.org:8443', '10.0.0.5:80'])).toBe(
       [
         '# Written by omh at each launch; edits are replaced.',
         'acl host0 dstdomain -n api.example.com',
         'acl port0 port 80 443',
-        'http_access allow host0 port0 !forbidden',
+        'http_access deny host0 port0 forbidden',
+        'http_access allow host0 port0',
         'acl host1 dstdomain -n .example.org',
         'acl port1 port 8443',
-        'http_access allow host1 port1 !forbidden',
+        'http_access deny host1 port1 forbidden',
+        'http_access allow host1 port1',
         'acl host2 dst 10.0.0.5',
         'acl port2 port 80',
-        'http_access allow host2 port2 !forbidden',
+        'http_access deny host2 port2 forbidden',
+        'http_access allow host2 port2',
         '',
       ].join('\n'),
     )
@@ -63,7 +66,7 @@ describe('egress', () => {
       runtime,
       context: { env: {}, progress: () => undefined, verbose: false },
       container: 'omh-r-s01',
-      label: 'r-s01',
+      session: 's01', label: 'r-s01',
       dir: path.join(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')), 'egress'),
       egress: { mode: 'allowlist', allow: [], file: '/home/u/.omh/settings.toml' },
       image: { from: 'debian' },
@@ -84,7 +87,7 @@ describe('egress', () => {
     const { runtime, calls } = recordingRuntime()
     const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
     const up = (fresh: boolean) =>
-      ensureEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow: [], file: 'settings.toml' }, image: { from: 'debian' }, fresh })
+      ensureEgress({ runtime, context, container: 'omh-r-s01', session: 's01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow: [], file: 'settings.toml' }, image: { from: 'debian' }, fresh })
     const first = await up(true)
     expect(first).toMatch(/^omh-r-s01-net-[0-9a-f]{8}$/)
     expect(await recordedNetwork(dir)).toBe(first)
@@ -130,7 +133,7 @@ describe('egress', () => {
     const { runtime, calls } = recordingRuntime()
     const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
     const up = (fresh: boolean, allow: string[] = []) =>
-      ensureEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow, file: 'settings.toml' }, image: { from: 'debian' }, fresh })
+      ensureEgress({ runtime, context, container: 'omh-r-s01', session: 's01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow, file: 'settings.toml' }, image: { from: 'debian' }, fresh })
     await up(true)
     calls.length = 0
     await up(false)
@@ -158,7 +161,7 @@ describe('egress', () => {
       return create(name, o)
     }
     const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
-    const started = await startEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow: [], file: 'settings.toml' }, image: { from: 'debian' }, fresh: true })
+    const started = await startEgress({ runtime, context, container: 'omh-r-s01', session: 's01', label: 'r-s01', dir, egress: { mode: 'allowlist', allow: [], file: 'settings.toml' }, image: { from: 'debian' }, fresh: true })
     expect(asked).toEqual(['inspect omh-r-s01-egress', 'hasImage localhost/omh-egress', 'created'])
     await started.ready
     expect(calls).toEqual([`create --internal ${started.network}`, 'up omh-r-s01-egress', `connect ${started.network} omh-r-s01-egress`])
@@ -240,7 +243,7 @@ describe('a copied proxy\'s rules', () => {
     const runtime = fakeRuntime({ ways: ['copied'], networks: true })
     const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-')))
     const egress = { mode: 'allowlist' as const, allow: ['a.test'], file: 'settings.toml' }
-    await ensureEgress({ runtime, context, container: 'omh-r-s01', label: 'r-s01', dir, egress, image: { from: 'debian' }, fresh: true, copied: { labels: { 'omh.session': 's01' } } })
+    await ensureEgress({ runtime, context, container: 'omh-r-s01', session: 's01', label: 'r-s01', dir, egress, image: { from: 'debian' }, fresh: true, copied: { labels: { 'omh.session': 's01' } } })
     const volume = runtime.volumeStore.get('omh-r-s01-egress-rules')!
     expect(volume.labels).toEqual({ 'omh.session': 's01', 'omh.egress': 'r-s01' })
     const held = volume.archive

@@ -139,6 +139,15 @@ export async function recordedNetwork(dir: string): Promise<string | undefined> 
 
 /** A network name for a new container of the session, never one used before. */
 export const freshNetwork = (container: string, random: () => string = () => randomBytes(4).toString('hex')) => networkName(container, random())
+/**
+ * What a refused request gets back, as the one line a harness shows the model: that the host is not
+ * allowed, and the command that would allow it. squid fills in the host and port (`%H`, `%p`) and the
+ * session (`%L`, its `err_html_text`); a page of squid's own templates, so a client asking in any
+ * language gets it.
+ */
+const REFUSAL_PAGE = 'ERR_OMH_NOT_ALLOWED'
+const REFUSAL_TEXT = 'omh: this sandbox may not reach %H:%p, which is not on its egress allowlist. To let it through, the user runs on the host: omh sessions allow %L %H:%p'
+
 /** The proxy image: squid from Debian on omh's base image's starting point. */
 export function proxyRecipe(options: ImageOptions) {
   const containerfile = `# omh egress proxy: squid, run as its own unprivileged user.
@@ -150,7 +159,8 @@ RUN set -eu; \\
     apt-get install -y --no-install-recommends squid; \\
     apt-get clean; \\
     rm -rf /var/lib/apt/lists/*; \\
-    install -d -o proxy -g proxy ${path.posix.dirname(GUEST_LOG)}
+    install -d -o proxy -g proxy ${path.posix.dirname(GUEST_LOG)}; \\
+    echo '${REFUSAL_TEXT}' > /usr/share/squid/errors/templates/${REFUSAL_PAGE}
 USER proxy
 `
   const labels = { ...options.labels, 'omh.kind': 'egress' }
@@ -161,7 +171,7 @@ USER proxy
 // Destinations never reached, whatever name leads there: loopback, "this host", link-local (cloud
 // metadata at 169.254.169.254 among them), IPv6 loopback and link-local. Checked on the address the
 // name resolves to, after the name was allowed, so a denied name is never even looked up.
-const SQUID_CONF = `http_port ${PROXY_PORT}
+const squidConf = (session: string) => `http_port ${PROXY_PORT}
 pid_filename /tmp/squid.pid
 cache deny all
 cache_mem 8 MB
@@ -173,7 +183,9 @@ cache_log stdio:/dev/stderr
 acl forbidden dst 127.0.0.0/8 0.0.0.0/8 169.254.0.0/16 ::1 fe80::/10
 acl CONNECT method CONNECT
 include ${GUEST_CONF}/allow.conf
-http_access deny all
+acl not_allowed src all
+deny_info ${REFUSAL_PAGE} not_allowed
+${/^[\w.-]+$/.test(session) ? `err_html_text ${session}\n` : ''}http_access deny not_allowed
 `
 
 /** squid's rules for the patterns: host (`*.x` for subdomains) and port, 80 and 443 when none is named. */
@@ -183,7 +195,8 @@ export function allowRules(patterns: readonly string[]): string {
     const [host, port] = pattern.split(':') as [string, string | undefined]
     // -n: never look an address up backwards, which stalls where no DNS answers for it.
     const match = /^[\d.]+$/.test(host) ? `dst ${host}` : `dstdomain -n ${host.startsWith('*.') ? host.slice(1) : host}`
-    lines.push(`acl host${n} ${match}`, `acl port${n} port ${port ?? '80 443'}`, `http_access allow host${n} port${n} !forbidden`)
+    // An allowed name that leads somewhere forbidden gets squid's own refusal, not the hint to allow it.
+    lines.push(`acl host${n} ${match}`, `acl port${n} port ${port ?? '80 443'}`, `http_access deny host${n} port${n} forbidden`, `http_access allow host${n} port${n}`)
   })
   return `${lines.join('\n')}\n`
 }
@@ -213,6 +226,8 @@ export interface EgressUp {
   readonly context: RuntimeContext
   /** The session container's name; the proxy and network are named after it. */
   readonly container: string
+  /** The session's id, as the refusal's hint names it. */
+  readonly session: string
   readonly label: string
   /** Where the proxy's configuration is kept on the host. */
   readonly dir: string
@@ -257,7 +272,7 @@ export async function startEgress(at: EgressUp): Promise<EgressStarted> {
   if (!runtime.networks) throw unsupported('its runtime plugin cannot make networks')
   const networks = runtime.networks
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
-  await writeAtomic(path.join(at.dir, 'squid.conf'), SQUID_CONF)
+  await writeAtomic(path.join(at.dir, 'squid.conf'), squidConf(at.session))
   await writeAtomic(path.join(at.dir, 'allow.conf'), allowRules(at.egress.allow))
   const previous = await recordedNetwork(at.dir)
   let network = previous ?? networkName(at.container)

@@ -724,5 +724,5 @@ describe('a copied session behind its egress proxy', () => {
 })
 
 function allowRulesOf(patterns: readonly string[]): string {
-  return ['# Written by omh at each launch; edits are replaced.', ...patterns.flatMap((p, n) => [`acl host${n} dstdomain -n ${p}`, `acl port${n} port 80 443`, `http_access allow host${n} port${n} !forbidden`]), ''].join('\n')
+  return ['# Written by omh at each launch; edits are replaced.', ...patterns.flatMap((p, n) => [`acl host${n} dstdomain -n ${p}`, `acl port${n} port 80 443`, `http_access deny host${n} port${n} forbidden`, `http_access allow host${n} port${n}`]), ''].join('\n')
 }

@@ -588,6 +588,7 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
         runtime,
         context: host.context,
         container: prepared.spec.name!,
+        session: sid,
         label: `${at.sessions.repo.id}-${sid}`,
         dir: egressDir(prepared.paths.run),
         egress,
