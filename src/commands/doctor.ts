@@ -1,6 +1,7 @@
 import { Args, Flags } from '../lib/oclif.js'
-import { CAPABILITY_CLASSES, DOCTOR_FAILED, OmhError, isOmhError } from '@omh/plugin-api'
-import { TOOLSET_NODE, type DoctorCheck, type DoctorReport } from '@omh/sandbox'
+import { CAPABILITY_CLASSES, DOCTOR_FAILED, EGRESS_CHECK_FAILED, OmhError, isOmhError, type RuntimeContext } from '@omh/plugin-api'
+import { TOOLSET_NODE, type DoctorCheck, type DoctorReport, type EgressSelfTest } from '@omh/sandbox'
+import type { Kernel } from '@omh/kernel'
 import { renderSummary } from '../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../lib/failure.js'
 import { OmhCommand } from '../lib/omh-command.js'
@@ -30,6 +31,8 @@ export interface DoctorStopped {
 export interface DoctorResult {
   /** One per harness checked, in order. */
   readonly reports: readonly (DoctorReport | DoctorStopped)[]
+  /** With `--network`, the egress self-test of the repository's current session, when one runs. */
+  readonly egress?: EgressSelfTest
 }
 
 export default class Doctor extends OmhCommand<DoctorResult> {
@@ -44,8 +47,9 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     account: sharedFlags.account,
     runtime: sharedFlags.runtime,
     network: Flags.boolean({
-      summary: "Run on the session's network instead of none, so remote MCP servers can really connect.",
-      description: 'Without it doctor runs with no network: every MCP server must be loaded, and one that cannot connect (a remote one, always) is a warning with the reason.',
+      summary: "Run on the session's network instead of none, so remote MCP servers can really connect; and test the egress of this repository's current session.",
+      description:
+        "Without it doctor runs with no network: every MCP server must be loaded, and one that cannot connect (a remote one, always) is a warning with the reason. With it, when this repository's current session runs, doctor also probes from inside it every allow rule, and destinations that must stay closed (the metadata address, loopback, a name nothing allows, the internet past the proxy, IPv6, the gateway, another session's container); a result that does not match fails with EGRESS_CHECK_FAILED, naming the rule.",
       default: false,
     }),
     turn: Flags.boolean({
@@ -79,17 +83,46 @@ export default class Doctor extends OmhCommand<DoctorResult> {
       if (this.jsonEnabled()) continue
       this.log(isOmhError(outcome) ? describeStopped(harness, outcome, this.style, this.verbose) : describe(outcome, this.style, this.verbose))
     }
+    const egress = flags.network ? await this.egressCheck(kernel, flags.runtime) : undefined
     const failed = reports.filter((r) => !r.ok)
+    if (egress && !egress.ok && !failed.length) {
+      const wrong = egress.results.filter((r) => !r.ok)
+      throw OmhError.of(EGRESS_CHECK_FAILED, { args: [egress.session, wrong.map((r) => `${r.name} (${r.rule}): ${r.detail}`), egress.results.length], hintArgs: [egress.session], details: { egress } })
+    }
     if (failed.length) {
       const checked = failed.filter((r): r is DoctorReport => !isStopped(r))
       const unchecked = failed.filter(isStopped).map((r) => r.harness)
       throw OmhError.of(DOCTOR_FAILED, {
         args: [checked.map((r) => r.harness).join(', '), checked.reduce((n, r) => n + r.failed, 0), checked.reduce((n, r) => n + r.checks.length, 0), unchecked],
         hintArgs: [checked[0]?.harness, unchecked],
-        details: { reports },
+        details: { reports, ...(egress ? { egress } : {}) },
       })
     }
-    return { reports }
+    return { reports, ...(egress ? { egress } : {}) }
+  }
+
+  /** The egress self-test of this repository's current session; nothing, with a notice, when there is none to test. */
+  private async egressCheck(kernel: Kernel, engine: string | undefined): Promise<EgressSelfTest | undefined> {
+    const { Sessions, containerName, egressSelfTest, sessionEngine, sessionPaths } = await import('@omh/sandbox')
+    const skip = (why: string) => {
+      this.notice(`${this.errStyle.bold('omh:')} egress not tested: ${why}`)
+      return undefined
+    }
+    if (!kernel.repoRoot) return skip('not in a repository, so there is no session to test it in')
+    const sessions = Sessions.of(kernel)
+    const sid = (await sessions.list()).length ? await sessions.current() : undefined
+    if (!sid) return skip('this repository has no session yet: launch one (omh <harness>), then run doctor --network again')
+    const context: RuntimeContext = { env: process.env, verbose: this.verbose, progress: (line) => this.notice(this.errStyle.dim(line)) }
+    const { runtime } = await kernel.resolveRuntime(await sessionEngine(kernel, sessionPaths(kernel.omhState, sessions.repo, sid).run, sid, engine, context), context)
+    if (!(await runtime.inspect?.(containerName(sessions.repo, sid), context))?.running) return skip(`${sid} is not running: launch into it (omh --session ${sid} <harness>), then run doctor --network again`)
+    const test = await egressSelfTest({ kernel, runtime, repo: sessions.repo, session: sid, context })
+    if (!this.jsonEnabled()) {
+      const s = this.style
+      this.log(`\n${s.bold(`egress of ${sid}`)} (${test.mode})`)
+      if (!test.results.length) this.log('  egress is open: the session goes out on the engine\'s network, and nothing is held closed to test.')
+      else this.log(table(test.results.map((r) => [r.ok ? s.green('✓') : s.red('✗'), r.name, r.way === 'proxy' ? `via proxy ${r.target}` : `direct ${r.target}`, `${r.expect === 'open' ? 'let through' : 'closed'}: ${r.detail}`, s.dim(r.rule)])))
+    }
+    return test
   }
 }
 

@@ -516,6 +516,28 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const container = containerOf(sid)
       expect(await ask()).toBe('200 hello from own.test')
       expect(containerOf(sid)).toBe(container)
+
+      // The egress self-test, from inside a second session while the first runs beside it.
+      const second = await run(['--new', 'probe', '--', 'true'])
+      expect(second.status, second.stderr).toBe(0)
+      const other = sessionOf(second)
+      expect((await run(['sessions', 'allow', other, 'own.test:80'])).status).toBe(0)
+      const checked = await run(['doctor', 'probe', '--network', '--json'])
+      const egress = JSON.parse(checked.stdout).result?.egress ?? JSON.parse(checked.stdout).error?.details?.egress
+      expect(egress, checked.stdout.slice(-2000)).toMatchObject({ session: other, mode: 'allowlist', ok: true })
+      const outcome = (target: string) => egress.results.find((r: { target: string }) => r.target === target)
+      expect(outcome('own.test:80')).toMatchObject({ expect: 'open', got: 'open', ok: true })
+      for (const target of ['omh-doctor-unlisted.invalid:443', '169.254.169.254:80', 'localhost:3128', '1.1.1.1:443', '[2606:4700:4700::1111]:443', 'gateway:80']) {
+        expect(outcome(target), target).toMatchObject({ expect: 'closed', got: 'closed' })
+      }
+      expect(egress.results.some((r: { name: string; ok: boolean }) => r.name.startsWith("another session's container") && r.ok), 'the first session is out of reach').toBe(true)
+      // A rule that cannot hold (omh never lets loopback out) fails doctor, named.
+      expect((await run(['sessions', 'allow', other, 'localhost:3128'])).status).toBe(0)
+      const failing = await run(['doctor', 'probe', '--network'])
+      expect(failing.status).toBe(1)
+      expect(failing.stderr).toContain('Code: EGRESS_CHECK_FAILED')
+      expect(failing.stderr).toContain('allowed localhost:3128 ([network] allow "localhost:3128"): proxy answered 403')
+      expect((await run(['sessions', 'rm', other, '--force'])).status).toBe(0)
       expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
     } finally {
       write(home, { 'settings.toml': settings })

@@ -154,6 +154,15 @@ export const CONTAINER_FAILED = define({
     `${advice ? `${advice} ` : ''}Run again with --verbose to see what the engine said.`,
 })
 
+export const EGRESS_CHECK_FAILED = define({
+  code: 'EGRESS_CHECK_FAILED',
+  exit: 1,
+  message: (session: string, failed: readonly string[], total: number) =>
+    `${failed.length} of ${total} egress checks of ${session} did not hold: ${failed.join('; ')}.`,
+  hint: (session: string) =>
+    `Each ✗ above names the rule it tests and what was seen. A rule that does not let through is an allowlist to fix (\`omh sessions egress ${session}\` shows what the proxy decided); a destination that should be closed and is not means the engine's networks isolate less than omh needs: report it with \`omh doctor --network --verbose\`.`,
+})
+
 export const DOCTOR_FAILED = define({
   code: 'DOCTOR_FAILED',
   exit: 1,
@@ -808,6 +817,7 @@ export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
   EDITOR_FAILED,
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
+  EGRESS_CHECK_FAILED,
   EGRESS_UNSUPPORTED,
   ENGINE_FILES_UNREACHABLE,
   FILE_CHANGED,
