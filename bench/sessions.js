@@ -71,6 +71,13 @@ export function benchSessions(engine, runs) {
     spawnSync('sleep', ['2.1'])
     run(omh('probe')) // recorded now that nothing it read is younger than two seconds
     for (let n = 0; n < runs; n++) current.push(timed(omh('probe'), { env, cwd: repo }))
+    // With the engine named too, as a script or an alias might: kept under its own key.
+    const named = omh('--runtime', engine, '--session', 's01', 'probe')
+    run(named)
+    spawnSync('sleep', ['2.1'])
+    run(named)
+    const withEngine = []
+    for (let n = 0; n < runs; n++) withEngine.push(timed(named, { env, cwd: repo }))
     const floor = median(samples.bare)
     const rss = peakRss(omh('--session', 's01', 'probe'), { env, cwd: repo })
     return {
@@ -79,6 +86,7 @@ export function benchSessions(engine, runs) {
       results: [
         { label: `omh --session s01 probe, warm (${engine})`, ms: median(samples.warm), ratio: median(samples.warm) / floor, target: 1.25 },
         { label: `omh probe into the current session, warm (${engine})`, ms: median(current), ratio: median(current) / floor, target: 1.25 },
+        { label: `omh --runtime ${engine} --session s01 probe, warm`, ms: median(withEngine), ratio: median(withEngine) / floor, target: 1.25 },
         { label: `omh --new probe, cold (${engine})`, ms: median(samples.cold), ratio: median(samples.cold) / floor, target: 2 },
       ],
     }

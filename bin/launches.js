@@ -18,15 +18,32 @@ import { answerKey, current, readEntry } from './answers.js'
 /** Bumped whenever the entry format or the recording rules change. */
 const FORMAT = 'omh-launch-1'
 
+/** A session id or name, as packages/sandbox/src/session/layout.ts spells them. */
+const SESSION_ID = /^(?:s\d{2,}|(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39})$/
+/** An engine's name, as a runtime plugin gives it. */
+const ENGINE = /^[a-z][a-z0-9-]{0,39}$/
+
 /**
- * `omh --session <id> <harness> [args…]` or `omh <harness> [args…]` (into the current session), no
- * other flag before the harness: the launches that are kept.
+ * `omh [--session <id>] [--runtime <engine>] <harness> [args…]`, the two options in either order
+ * and either spelling (`--session s01`, `-s s01`, `--session=s01`), and no other before the harness:
+ * the launches that are kept. Each order is a launch key of its own.
  */
 export function keptCandidate(argv) {
-  const [first, sid, harness] = argv
-  // A numbered id or a name, as packages/sandbox/src/session/layout.ts spells them.
-  if (first === '--session' || first === '-s') return /^(?:s\d{2,}|(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39})$/.test(sid ?? '') && typeof harness === 'string' && !harness.startsWith('-')
-  return typeof first === 'string' && /^[a-z][a-z0-9._-]*$/.test(first) && !commandWords().has(first)
+  const seen = new Set()
+  let at = 0
+  while (argv[at]?.startsWith('-')) {
+    const word = argv[at]
+    const [flag, inline] = word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined]
+    const name = flag === '--session' || flag === '-s' ? 'session' : flag === '--runtime' ? 'runtime' : undefined
+    if (!name || seen.has(name)) return false
+    const value = inline ?? argv[at + 1]
+    if (!(name === 'session' ? SESSION_ID : ENGINE).test(value ?? '')) return false
+    seen.add(name)
+    at += inline === undefined ? 2 : 1
+  }
+  const harness = argv[at]
+  // A named session is launched into by its harness; without one, a word of omh's own is a command.
+  return typeof harness === 'string' && /^[a-z][a-z0-9._-]*$/.test(harness) && (seen.has('session') || !commandWords().has(harness))
 }
 
 let words

@@ -58,7 +58,7 @@ if (argv[0] === '--version') {
   const answers = argv.length && argv[0] !== '--' ? await import('./answers.js') : undefined
   const key = answers?.cacheable(argv) ? answers.answerKey(argv) : undefined
   const dir = key && answers.cacheDir()
-  const launches = !key && (argv[0] === '--session' || argv[0] === '-s' || /^[a-z][a-z0-9._-]*$/.test(argv[0] ?? '')) ? await import('./launches.js') : undefined
+  const launches = !key && /^(?:--session|-s|--runtime|[a-z][a-z0-9._-]*$)/.test(argv[0] ?? '') ? await import('./launches.js') : undefined
   const launch = launches?.keptCandidate(argv) ? { key: launches.launchKey(argv), dir: launches.keptDir() } : undefined
   const replayed = key ? answers.replay(key, dir) : launch ? await launches.replayLaunch(launch.key, launch.dir) : false
   if (!replayed) {

@@ -270,6 +270,19 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     const replayedBare = await run(bare)
     expect(facts(replayedBare.stdout)).toEqual({ bare: 's01' })
     expect(statSync(bareEntry!).ino).toBe(bareInode)
+
+    // With the engine named, before or after the session, each order kept as its own launch.
+    for (const [n, args] of [['--runtime', engine, 'probe'], ['-s', 's01', `--runtime=${engine}`, 'probe']].entries()) {
+      const named = [...args, '--', `echo "named${n}=$OMH_SESSION"`]
+      expect((await run(named)).status).toBe(0)
+      await new Promise((resolve) => setTimeout(resolve, 2100))
+      expect(facts((await run(named)).stdout)).toEqual({ [`named${n}`]: 's01' })
+      const [namedEntry] = readdirSync(kept).map((name) => path.join(kept, name)).filter((file) => readFileSync(file, 'utf8').includes(`named${n}=$OMH_SESSION`))
+      expect(namedEntry, `${args.join(' ')} was recorded`).toBeDefined()
+      const namedInode = statSync(namedEntry!).ino
+      expect(facts((await run(named)).stdout)).toEqual({ [`named${n}`]: 's01' })
+      expect(statSync(namedEntry!).ino, `${args.join(' ')} was replayed`).toBe(namedInode)
+    }
   })
 
   it('keeps a fork bomb and a memory hog inside the session, and the host, sessions ls and the next launch still answer', async () => {

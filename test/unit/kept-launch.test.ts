@@ -91,6 +91,19 @@ describe('a kept launch', () => {
     expect(keptCandidate(['--session', '../s01', 'claude'])).toBe(false)
   })
 
+  it('is tried with --session and --runtime in either order and either spelling, each once, and nothing else before the harness', () => {
+    expect(keptCandidate(['--runtime', 'docker', 'claude'])).toBe(true)
+    expect(keptCandidate(['--runtime', 'podman', '--session', 's01', 'claude'])).toBe(true)
+    expect(keptCandidate(['-s', 's01', '--runtime', 'docker', 'claude', '-p', 'hi'])).toBe(true)
+    expect(keptCandidate(['--session=s01', '--runtime=docker', 'claude'])).toBe(true)
+    expect(keptCandidate(['--runtime', 'docker', 'sessions', 'ls']), 'a command, not a harness').toBe(false)
+    expect(keptCandidate(['--runtime', 'docker', '--runtime', 'podman', 'claude'])).toBe(false)
+    expect(keptCandidate(['--runtime', 'Docker', 'claude'])).toBe(false)
+    expect(keptCandidate(['--runtime', 'docker', '--new', 'claude'])).toBe(false)
+    expect(keptCandidate(['--runtime'])).toBe(false)
+    expect(keptCandidate(['--session', 's01', '--account', 'work', 'claude'])).toBe(false)
+  })
+
   it('goes straight to the exec while its files and the engine answer as they did', async () => {
     const t = setup()
     const old = new Date(Date.now() - 3_600_000)
