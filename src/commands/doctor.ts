@@ -65,12 +65,13 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     const harnesses = args.harness ? [args.harness] : (await kernel.adapterSources()).map((s) => s.name)
     const reports: (DoctorReport | DoctorStopped)[] = []
     const err = this.errStyle
+    const context: RuntimeContext = { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) }
     for (const harness of harnesses) {
       const outcome = await doctor(
         kernel,
         { harness, checkers: CHECKERS, ...(flags.network ? { network: true } : {}), ...(flags.turn ? { turn: true } : {}), ...(flags.account ? { account: flags.account } : {}), ...(flags.runtime ? { engine: flags.runtime } : {}) },
         {
-          context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(err.dim(line)) },
+          context,
           notice: (line) => this.notice(`${err.bold('omh:')} ${line}`),
         },
       ).catch((error: unknown) => {
@@ -83,7 +84,7 @@ export default class Doctor extends OmhCommand<DoctorResult> {
       if (this.jsonEnabled()) continue
       this.log(isOmhError(outcome) ? describeStopped(harness, outcome, this.style, this.verbose) : describe(outcome, this.style, this.verbose))
     }
-    const egress = flags.network ? await this.egressCheck(kernel, flags.runtime) : undefined
+    const egress = flags.network ? await this.egressCheck(kernel, flags.runtime, context) : undefined
     const failed = reports.filter((r) => !r.ok)
     if (egress && !egress.ok && !failed.length) {
       const wrong = egress.results.filter((r) => !r.ok)
@@ -102,8 +103,8 @@ export default class Doctor extends OmhCommand<DoctorResult> {
   }
 
   /** The egress self-test of this repository's current session; nothing, with a notice, when there is none to test. */
-  private async egressCheck(kernel: Kernel, engine: string | undefined): Promise<EgressSelfTest | undefined> {
-    const { Sessions, containerName, egressSelfTest, sessionEngine, sessionPaths } = await import('@omh/sandbox')
+  private async egressCheck(kernel: Kernel, engine: string | undefined, context: RuntimeContext): Promise<EgressSelfTest | undefined> {
+    const { Sessions, egressSelfTest, sessionEngine, sessionPaths } = await import('@omh/sandbox')
     const skip = (why: string) => {
       this.notice(`${this.errStyle.bold('omh:')} egress not tested: ${why}`)
       return undefined
@@ -112,10 +113,9 @@ export default class Doctor extends OmhCommand<DoctorResult> {
     const sessions = Sessions.of(kernel)
     const sid = (await sessions.list()).length ? await sessions.current() : undefined
     if (!sid) return skip('this repository has no session yet: launch one (omh <harness>), then run doctor --network again')
-    const context: RuntimeContext = { env: process.env, verbose: this.verbose, progress: (line) => this.notice(this.errStyle.dim(line)) }
     const { runtime } = await kernel.resolveRuntime(await sessionEngine(kernel, sessionPaths(kernel.omhState, sessions.repo, sid).run, sid, engine, context), context)
-    if (!(await runtime.inspect?.(containerName(sessions.repo, sid), context))?.running) return skip(`${sid} is not running: launch into it (omh --session ${sid} <harness>), then run doctor --network again`)
     const test = await egressSelfTest({ kernel, runtime, repo: sessions.repo, session: sid, context })
+    if (!test) return skip(`${sid} is not running: launch into it (omh --session ${sid} <harness>), then run doctor --network again`)
     if (!this.jsonEnabled()) {
       const s = this.style
       this.log(`\n${s.bold(`egress of ${sid}`)} (${test.mode})`)

@@ -1,5 +1,5 @@
 import { Flags } from '../../lib/oclif.js'
-import { CACHE_DIRS, allKeptSetupsDirs, keptSetupsDir, listCaches, listKept, type CacheOnEngine, type KeptSetup } from '@omh/sandbox'
+import { CACHE_DIRS, keptSetupsDirs, listCaches, listKept, type CacheOnEngine, type KeptSetup } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
@@ -25,8 +25,7 @@ export default class CachesLs extends SessionsCommand<CachesLsResult> {
     const repo = flags.all ? undefined : (await this.repository()).id
     const caches = (await listCaches(runtime, this.runtimeContext(), repo)).map((c) => ({ ...c, paths: CACHE_DIRS[c.tool] ?? [] }))
     const kernel = await this.kernel()
-    const stores = repo ? [keptSetupsDir(kernel.omhState, repo)] : await allKeptSetupsDirs(kernel.omhState)
-    const setups = (await Promise.all(stores.map(listKept))).flat()
+    const setups = (await Promise.all((await keptSetupsDirs(kernel.omhState, repo)).map(listKept))).flat()
     if (!this.jsonEnabled()) {
       if (!caches.length) this.notice(`No dependency caches${repo ? ` of ${repo}` : ''} on ${runtime.engine} yet: a session's first install makes them.`)
       else {

@@ -1,5 +1,5 @@
 import { Args, Flags } from '../../lib/oclif.js'
-import { CACHE_DIRS, allKeptSetupsDirs, keptSetupsDir, listCaches, removeCaches, removeKept, type CacheOnEngine, type KeptSetup } from '@omh/sandbox'
+import { CACHE_DIRS, keptSetupsDirs, listCaches, removeCaches, removeKept, type CacheOnEngine, type KeptSetup } from '@omh/sandbox'
 import { OmhError, USAGE } from '@omh/plugin-api'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 
@@ -33,7 +33,7 @@ export default class CachesRm extends SessionsCommand<CachesRmResult> {
     const volumes = !tools.length || tools.some((t) => t !== SETUP)
     const result = volumes ? await this.removeVolumes(flags.runtime, repo, tools) : { removed: [], refused: [] }
     const kernel = await this.kernel()
-    const setups = !tools.length || tools.includes(SETUP) ? await removeKept(repo ? [keptSetupsDir(kernel.omhState, repo)] : await allKeptSetupsDirs(kernel.omhState)) : []
+    const setups = !tools.length || tools.includes(SETUP) ? await removeKept(await keptSetupsDirs(kernel.omhState, repo)) : []
     for (const r of result.refused) this.warn(`${r.cache.volume} stays: ${r.why}`)
     if (!this.jsonEnabled()) {
       for (const c of result.removed) this.log(`removed ${c.volume}`)

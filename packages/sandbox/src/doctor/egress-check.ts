@@ -59,9 +59,9 @@ export function egressProbes(allow: readonly string[], mode: EgressMode, others:
   const closed = (name: string, rule: string, way: EgressProbe['way'], target: string): EgressProbe => ({ name, rule, way, target, expect: 'closed' })
   return [
     ...open,
-    ...(mode === 'allowlist' ? [closed('a name no rule allows', 'only allowed names pass the proxy', 'proxy', UNLISTED)] : []),
     ...(mode === 'allowlist'
       ? [
+          closed('a name no rule allows', 'only allowed names pass the proxy', 'proxy', UNLISTED),
           closed('metadata through the proxy', 'link-local addresses are never reached', 'proxy', METADATA),
           closed('localhost through the proxy', 'loopback is never reached', 'proxy', 'localhost:3128'),
           closed('127.0.0.1 through the proxy', 'loopback is never reached', 'proxy', '127.0.0.1:22'),
@@ -126,12 +126,13 @@ export interface SelfTestAt {
   readonly context: RuntimeContext
 }
 
-/** Runs the probes in the session's running container and judges them. */
-export async function egressSelfTest(at: SelfTestAt): Promise<EgressSelfTest> {
+/** Runs the probes in the session's running container and judges them; undefined when its container does not run. */
+export async function egressSelfTest(at: SelfTestAt): Promise<EgressSelfTest | undefined> {
   const { runtime, context } = at
   const container = containerName(at.repo, at.session)
   const info = await runtime.inspect?.(container, context)
-  const adapter: Pick<Adapter, 'egress'> = info ? await at.kernel.adapter(info.labels[LABEL.harness] ?? '') : { egress: [] }
+  if (!info?.running) return undefined
+  const adapter: Pick<Adapter, 'egress'> = await at.kernel.adapter(info.labels[LABEL.harness] ?? '')
   const egress = await sessionEgress(at.kernel.settings, adapter, egressDir(sessionPaths(at.kernel.omhState, at.repo, at.session).run))
   const proxyUp = (await runtime.inspect?.(proxyName(container), context))?.running === true
   const mode: EgressMode = proxyUp ? 'allowlist' : egress.mode === 'allowlist' ? 'none' : egress.mode

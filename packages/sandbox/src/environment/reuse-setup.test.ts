@@ -91,6 +91,17 @@ describe('setups reused between sessions', () => {
     expect(lstatSync(path.join(elsewhere, 'node_modules'), { throwIfNoEntry: false })).toBeUndefined()
   })
 
+  it('keeps no path whose name carries a control character: kept paths are printed on the terminal', async () => {
+    const one = checkout('one')
+    const before = (await worktreeExtras(one, env))!
+    mkdirSync(path.join(one, 'node_modules'))
+    writeFileSync(path.join(one, 'node_modules/x'), 'x')
+    mkdirSync(path.join(one, 'out\u001b[2J'))
+    writeFileSync(path.join(one, 'out\u001b[2J/y'), 'y')
+    const after = (await worktreeExtras(one, env))!
+    expect(await keepSetup({ store, key: 'c'.repeat(64), worktree: one, session: 's01', before, after })).toEqual(['node_modules'])
+  })
+
   it('keeps no setup that changed a tracked file or made nothing, and only the newest few', async () => {
     const one = checkout('one')
     const before = (await worktreeExtras(one, env))!

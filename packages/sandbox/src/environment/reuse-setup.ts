@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto'
 import { execFile } from 'node:child_process'
 import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { readFileSafe } from '@omh/kernel'
 import { statePath } from '@omh/kernel/locations'
 import { tryGit } from '../session/git.js'
 import type { SetupStep } from './project.js'
@@ -61,17 +62,17 @@ export async function setupKey(inputs: SetupInputs): Promise<string | undefined>
   if (!tree.ok) return undefined
   const hash = createHash('sha256').update(JSON.stringify({ image: inputs.image, steps: inputs.steps.map((s) => s.command), tree: tree.stdout.trim() }))
   for (const rel of [...inputs.carried].sort()) {
-    const file = await regularBytes(path.join(inputs.worktree, rel))
+    // The worktree is the agent's: a carried file it turned into a link out, a FIFO or something huge is no input to read.
+    let file: Buffer | undefined
+    try {
+      file = (await lstat(path.join(inputs.worktree, rel))).isFile() ? readFileSafe(path.join(inputs.worktree, rel), { within: inputs.worktree }) : undefined
+    } catch {
+      file = undefined
+    }
     if (file === undefined) return undefined
     hash.update(`\0${rel}\0${file.length}\0`).update(file)
   }
   return hash.digest('hex')
-}
-
-/** A regular file's bytes; anything else (a link, a FIFO, gone) is undefined. */
-async function regularBytes(file: string): Promise<Buffer | undefined> {
-  const info = await lstat(file).catch(() => undefined)
-  return info?.isFile() ? readFile(file) : undefined
 }
 
 /** What git does not track in the worktree, each ignored or untracked directory once; `changed`: a tracked file differs from the commit. */
@@ -102,8 +103,9 @@ export async function worktreeExtras(worktree: string, env: Env): Promise<Extras
 
 /** The kept setups' directory of one repository. */
 export const keptSetupsDir = (omhState: string, repoId: string) => statePath(omhState, 'setups', repoId)
-/** Every repository's kept setups' directories. */
-export const allKeptSetupsDirs = async (omhState: string) => (await readdir(statePath(omhState, 'setups')).catch(() => [] as string[])).map((id) => keptSetupsDir(omhState, id))
+/** The kept setups' directories of one repository, or of every repository when none is named. */
+export const keptSetupsDirs = async (omhState: string, repoId?: string): Promise<string[]> =>
+  repoId !== undefined ? [keptSetupsDir(omhState, repoId)] : (await readdir(statePath(omhState, 'setups')).catch(() => [] as string[])).map((id) => keptSetupsDir(omhState, id))
 
 /** A kept setup for the key, when one is there whole. */
 async function keptFor(store: string, key: string): Promise<KeptSetup | undefined> {
@@ -123,9 +125,16 @@ async function readRecord(dir: string): Promise<KeptSetup | undefined> {
   }
 }
 
-/** A path inside the worktree as git names it: relative, without `..`, and never git's own directory. */
+/**
+ * A path inside the worktree as git names it: relative, without `..`, never git's own directory, and
+ * without control characters, since the paths kept are shown on the user's terminal.
+ */
 const safeRelative = (rel: string) =>
-  rel.length > 0 && !path.isAbsolute(rel) && !rel.includes('\0') && rel.split('/').every((part) => part !== '' && part !== '.' && part !== '..') && rel.split('/')[0] !== '.git'
+  rel.length > 0 &&
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  !/[\u0000-\u001f\u007f-\u009f]/.test(rel) &&
+  !path.isAbsolute(rel) &&
+  rel.split('/').every((part) => part !== '' && part !== '.' && part !== '..') && rel.split('/')[0] !== '.git'
 
 /** `cp -a`: links stay links, nothing is read through one, and the agent keeps owning what it made. */
 const copyTree = (from: string, to: string) =>
@@ -203,7 +212,7 @@ async function fillable(worktree: string, rel: string): Promise<boolean> {
   return false
 }
 
-/** Removes every kept setup in the stores given; resolves how many. */
+/** Removes every kept setup in the stores given; resolves those removed. */
 export async function removeKept(stores: readonly string[]): Promise<KeptSetup[]> {
   const removed: KeptSetup[] = []
   for (const store of stores) {
