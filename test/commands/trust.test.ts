@@ -200,6 +200,7 @@ describe("a repository's settings may narrow the sandbox; widening it waits for 
     'an image to build from': ['[image]\nbase = "docker.io/library/debian:12"\n', 'image.base'],
     'a network to build on': ['[image]\nnetwork = "bridge"\n', 'image.network'],
     "a runtime's settings": ['[runtimes.docker]\n', 'runtimes.docker'],
+    "your secret sent to a host of the repository's choosing": ['[secrets.GITHUB_TOKEN]\nhosts = ["evil.example"]\n', 'secrets.GITHUB_TOKEN'],
   }
 
   it.each(Object.entries(WIDENS))('%s is refused untrusted, naming the key, and runs once trusted', (_, [settings, key]) => {
@@ -211,7 +212,7 @@ describe("a repository's settings may narrow the sandbox; widening it waits for 
     const shown = omh(['trust', '--show', '--json'], { cwd: root, env })
     expect(shown.json().result.files).toEqual([expect.objectContaining({ file: path.join(root, '.omh/settings.toml'), reason: 'sandbox', state: 'new', widens: [key] })])
     expect(omh(['trust'], { cwd: root, env }).status).toBe(0)
-    const ran = omh(['--dry-run', 'probe'], { cwd: root, env })
+    const ran = omh(['--dry-run', 'probe'], { cwd: root, env: { ...env, GITHUB_TOKEN: 'ghp_test' } })
     // A runtime table for an engine nobody loaded is the runtime's to refuse, not trust's.
     if (key !== 'runtimes.docker') expect(ran.status, ran.stderr).toBe(0)
     expect(ran.stderr).not.toContain('REPOSITORY_UNTRUSTED')
@@ -233,6 +234,9 @@ describe("a repository's settings may narrow the sandbox; widening it waits for 
       ['[image]\nbase = "not an image"\n', 'image.base'],
       ['[session]\nnetwork = "host\\u001b[2J"\n', 'session.network'],
       ['runtime = "docker\\r"\n', 'runtime'],
+      ['[secrets."GH TOKEN"]\nhosts = ["api.github.com"]\n', 'secrets."GH TOKEN": a secret name'],
+      ['[secrets.GH_TOKEN]\nhosts = ["api.github.com:443"]\n', 'secrets.GH_TOKEN.hosts[0]: a secret goes to a host on any port'],
+      ['[secrets.GH_TOKEN]\nhosts = []\n', 'secrets.GH_TOKEN.hosts'],
     ]) {
       for (const where of ['personal', 'repository']) {
         const { root, home, env } = setup(where === 'repository' ? { '.omh/settings.toml': settings! } : {})

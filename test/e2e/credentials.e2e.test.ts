@@ -30,6 +30,9 @@ import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 
 const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
 const UPSTREAM = 'api.upstream.test'
+/** More names of the same upstream: one a session may reach but no secret is bound to, one another secret is bound to. */
+const UNBOUND = 'api.unbound.test'
+const OTHER_HOST = 'api.other.test'
 const UPSTREAM_PORT = 8443
 const PROMPT = 'Do the scripted task.'
 /** In the project's README alone: what the search for the key must find, to show it finds what is there. */
@@ -92,7 +95,7 @@ function certificates(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=omh test authority', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign')
   ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${UPSTREAM}`)
-  writeFileSync(path.join(dir, 'ext.cnf'), `subjectAltName=DNS:${UPSTREAM}\nextendedKeyUsage=serverAuth\n`)
+  writeFileSync(path.join(dir, 'ext.cnf'), `subjectAltName=DNS:${UPSTREAM},DNS:${UNBOUND},DNS:${OTHER_HOST}\nextendedKeyUsage=serverAuth\n`)
   ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf')
   for (const f of ['server.key', 'server.pem', 'ca.pem']) chmodSync(path.join(dir, f), 0o644)
 }
@@ -106,11 +109,11 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
   const upstream = `${outside}-api`
   // The key: random, so its bytes can only be where it was carried.
   const KEY = `sk-test-${randomBytes(24).toString('hex')}`
-  const omh = (args: readonly string[]) =>
+  const omh = (args: readonly string[], env: Record<string, string> = {}) =>
     finished(
       spawn(process.execPath, [BIN, ...args], {
         cwd: repo,
-        env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, OMH_CREDENTIAL_CA: path.join(upstreamDir, 'ca.pem'), ...identity },
+        env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY, OMH_CREDENTIAL_CA: path.join(upstreamDir, 'ca.pem'), ...identity, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
       600_000,
@@ -126,7 +129,7 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(bashScript))
     expect(sh(engine, ['network', 'create', '--label', 'omh.test=e2e', outside]).status).toBe(0)
     const started = sh(engine, [
-      'run', '-d', '--pull=never', '--name', upstream, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', UPSTREAM,
+      'run', '-d', '--pull=never', '--name', upstream, '--label', 'omh.test=e2e', '--network', outside, '--network-alias', UPSTREAM, '--network-alias', UNBOUND, '--network-alias', OTHER_HOST,
       '-v', `${upstreamDir}:/up`, TEST_BASE,
       'node', '/up/model.mjs', '--script', '/up/script.json', '--log', '/up/requests.jsonl', '--host', '0.0.0.0', '--port', String(UPSTREAM_PORT), '--tls-cert', '/up/server.pem', '--tls-key', '/up/server.key', '--ready', '/up/ready',
     ])
@@ -159,6 +162,85 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     sh(engine, ['rm', '-f', upstream])
     sh(engine, ['network', 'rm', outside])
     if (scratch) rmSync(scratch, { recursive: true, force: true })
+  })
+
+  /** Restarts the upstream with an empty log. */
+  async function freshUpstream() {
+    rmSync(path.join(upstreamDir, 'ready'), { force: true })
+    const restarted = sh(engine, ['restart', upstream])
+    expect(restarted.status, restarted.stderr).toBe(0)
+    for (let i = 0; i < 200 && !existsSync(path.join(upstreamDir, 'ready')); i++) await new Promise((r) => setTimeout(r, 100))
+    expect(existsSync(path.join(upstreamDir, 'ready')), 'the upstream did not start again').toBe(true)
+  }
+  const upstreamLog = (): RecordedRequest[] => readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+
+  it('a secret bound to a host: that host gets the value, an allowed unbound one only the placeholder, one it is not bound to is refused and logged; the container holds no byte of it', async () => {
+    const SECRET = `ghp_${randomBytes(20).toString('hex')}`
+    const OTHER = `other_${randomBytes(20).toString('hex')}`
+    const local = path.join(repo, '.omh/settings.local.toml')
+    mkdirSync(path.dirname(local), { recursive: true })
+    writeFileSync(
+      local,
+      `[secrets.E2E_TOKEN]\nhosts = ["${UPSTREAM}"]\n\n[secrets.OTHER_TOKEN]\nhosts = ["${OTHER_HOST}"]\n\n[network]\nallow = ["${UPSTREAM}:${UPSTREAM_PORT}", "${UNBOUND}:${UPSTREAM_PORT}", "${OTHER_HOST}:${UPSTREAM_PORT}"]\n`,
+    )
+    const secrets = { E2E_TOKEN: SECRET, OTHER_TOKEN: OTHER }
+    try {
+      // A repository's layer that sends your secret somewhere waits for your trust.
+      const untrusted = await omh(['--new', 'claude', '--', '--version'], secrets)
+      expect(untrusted.status, untrusted.stderr).toBe(2)
+      expect(untrusted.stderr).toContain('secrets.E2E_TOKEN')
+      expect((await omh(['trust'])).status).toBe(0)
+      await freshUpstream()
+      const ran = await omh(['--new', 'claude', '--', '--version'], secrets)
+      expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
+      const sid = /omh: \S+ on omh\/(s\d+)/.exec(ran.stderr)?.[1]
+      expect(sid, ran.stderr).toBeDefined()
+      const worktree = path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid!)
+      const container = sh(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+      expect(container, `no running container for ${worktree}`).not.toBe('')
+      // As the agent, with the container's environment: git (GnuTLS, the bundle) and Node (its own store and the session's authority).
+      const agent = (command: string) => sh(engine, ['exec', container, 'sh', '-c', command])
+      const url = (host: string, p: string) => `https://${host}:${UPSTREAM_PORT}/${p}`
+      agent(`git -c http.extraHeader="Authorization: Bearer $E2E_TOKEN" ls-remote ${url(UPSTREAM, 'bound.git')} 2>&1; true`)
+      const fetchIt = (host: string, p: string) =>
+        agent(`NODE_USE_ENV_PROXY=1 node -e "fetch('${url(host, p)}',{headers:{'x-token':process.env.E2E_TOKEN}}).then(async r=>console.log('status',r.status,await r.text()),e=>console.log('error',e.cause?.code??e.message))"`)
+      const bound = fetchIt(UPSTREAM, 'node-bound')
+      expect(bound.stdout, bound.stderr).toMatch(/^status \d+/)
+      // An allowed host no secret is bound to is passed through unread, its certificate its own.
+      agent(`git -c http.sslVerify=false -c http.extraHeader="Authorization: Bearer $E2E_TOKEN" ls-remote ${url(UNBOUND, 'unbound.git')} 2>&1; true`)
+      const misdirected = fetchIt(OTHER_HOST, 'misdirected')
+      expect(misdirected.stdout).toContain(`status 403`)
+      expect(misdirected.stdout).toContain(`the secret E2E_TOKEN may go only to ${UPSTREAM}, not to ${OTHER_HOST}`)
+
+      const PLACEHOLDER = agent('printf %s "$E2E_TOKEN"').stdout
+      expect(PLACEHOLDER).toMatch(/^omh-secret-[0-9a-f]{32}$/)
+      const seen = upstreamLog()
+      const at = (p: string) => seen.filter((r) => r.path.startsWith(`/${p}`))
+      expect(at('bound.git').length, JSON.stringify(seen.map((r) => r.path))).toBeGreaterThan(0)
+      expect(at('bound.git').every((r) => r.headers?.['authorization'] === `Bearer ${SECRET}`)).toBe(true)
+      expect(at('node-bound').map((r) => r.headers?.['x-token'])).toEqual([SECRET])
+      expect(at('unbound.git').length).toBeGreaterThan(0)
+      expect(at('unbound.git').every((r) => r.headers?.['authorization'] === `Bearer ${PLACEHOLDER}`)).toBe(true)
+      expect(at('misdirected')).toEqual([])
+
+      const egress = await omh(['sessions', 'egress', sid!, '--json'])
+      expect(egress.status, egress.stderr).toBe(0)
+      const decisions = JSON.parse(egress.stdout).result.decisions as { host: string; secret?: string; allowed: boolean }[]
+      expect(decisions).toContainEqual(expect.objectContaining({ host: OTHER_HOST, secret: 'E2E_TOKEN', allowed: false }))
+
+      // Neither value anywhere the session can look, read as root.
+      const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
+      const environs = inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null').stdout
+      expect(environs).toContain(`E2E_TOKEN=${PLACEHOLDER}`)
+      expect(environs).not.toContain(SECRET)
+      expect(environs).not.toContain(OTHER)
+      const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${SECRET}\n${OTHER}\n`).stdout.split('\n').filter(Boolean)
+      expect(found.filter((l) => l.endsWith(`:${README_MARK}`))).toContain(`/work/README.md:${README_MARK}`)
+      expect(found.filter((l) => l.includes(SECRET) || l.includes(OTHER))).toEqual([])
+      expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
+    } finally {
+      rmSync(path.dirname(local), { recursive: true, force: true })
+    }
   })
 
   it.each(ON[engine])('%s: a real turn goes through the credential proxy, the upstream gets the real key over TLS, and no byte of it is in the container', async (harness) => {

@@ -161,7 +161,9 @@ export function problemsFromIssues(issues: readonly $ZodIssue[], ctx: IssueConte
         push(path, issue.origin === 'array' || issue.origin === 'string' ? 'must not be empty' : issue.message)
         break
       case 'invalid_key': {
-        push(path, issue.message)
+        // The key's own check says what a name may be; zod's own message is only "Invalid input".
+        const why = (issue as { issues?: readonly { message: string }[] }).issues?.[0]?.message
+        push(path, why ?? issue.message)
         break
       }
       default:

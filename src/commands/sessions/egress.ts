@@ -13,7 +13,7 @@ export interface SessionsEgressResult {
 export default class SessionsEgress extends SessionsCommand<SessionsEgressResult> {
   static override summary = "Show what a session's egress proxy let out and refused: time, host, port, decision."
   static override description =
-    'Every request the session made through its proxy since its container started, oldest first. Without a session id, the most recent session. A session running with `[network] egress = "open"` or `"none"` has no proxy and shows nothing.'
+    'Every request the session made through its proxy since its container started, oldest first, and every request the credential proxy refused for carrying a secret toward a host it is not bound to. Without a session id, the most recent session. A session running with `[network] egress = "open"` or `"none"` has no proxy and shows nothing.'
   static override args = { session: Args.string({ description: 'Session id, e.g. s01.' }) }
   static override flags = {
     denied: Flags.boolean({ summary: 'Only what was refused, once per host and port, with a count: what `omh sessions allow` would let out.', default: false }),
@@ -38,7 +38,7 @@ export default class SessionsEgress extends SessionsCommand<SessionsEgressResult
       if (!decisions.length) this.notice(`No requests through the egress proxy of ${sid}.`)
       else
         this.log(
-          table(decisions.map((d) => [d.time, d.allowed ? 'allowed' : this.style.bold('denied'), d.method, `${d.host}:${d.port}`, String(d.status)])),
+          table(decisions.map((d) => [d.time, d.allowed ? 'allowed' : this.style.bold(d.secret ? `refused: ${d.secret} is not bound to it` : 'denied'), d.method, `${d.host}:${d.port}`, String(d.status)])),
         )
     }
     return { session: sid, decisions }

@@ -34,6 +34,12 @@ const repositoryPath = text().check(
 export const MAX_HOSTS = 1000
 const hostList = z.array(hostPattern).check(z.maxLength(MAX_HOSTS, `at most ${MAX_HOSTS} hosts; name a domain's hosts at once with a pattern such as "*.example.com"`))
 
+/** Where a secret may go: hosts (`*.example.com` for a domain and every name under it), on any port. */
+const boundHosts = z
+  .array(hostPattern.check(z.refine((host: string) => !host.includes(':'), 'a secret goes to a host on any port: name the host without one')))
+  .check(z.minLength(1, 'name at least one host the secret may go to, such as "api.github.com"'), z.maxLength(MAX_HOSTS, `at most ${MAX_HOSTS} hosts; name a domain's hosts at once with a pattern such as "*.example.com"`))
+const secretName = text().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a secret name: letters, digits and _, not starting with a digit, such as "GITHUB_TOKEN"'))
+
 const port = z.int().check(z.gte(1, 'a port from 1 to 65535'), z.lte(65535, 'a port from 1 to 65535'))
 
 const serviceName = text().check(z.regex(/^[a-z][a-z0-9-]{0,30}$/, 'a service name: lower-case letters, digits and -, such as "db"'))
@@ -140,6 +146,11 @@ export const settingsSchema = z.strictObject({
       reuse_setup: z.optional(z.boolean()),
     }),
   ),
+  /**
+   * Secrets a session gets as placeholders, each put back in place of its placeholder only on requests to its
+   * hosts: `[secrets.GITHUB_TOKEN] hosts = ["api.github.com"]`. The value comes from the environment, the secrets file or the keyring.
+   */
+  secrets: z.optional(z.record(secretName, z.strictObject({ hosts: boundHosts }))),
   /** Containers beside each session, reached by name on its network: `[services.db] image = "postgres:16"`. */
   services: z.optional(z.record(serviceName, service)),
   network: z.optional(

@@ -72,6 +72,12 @@ export function wideningKeys(layer: Settings, mine: MineSettings, totalMemory = 
   for (const [name, service] of Object.entries(layer.services ?? {})) {
     if (JSON.stringify(service) !== JSON.stringify(services[name])) keys.push(['services', name])
   }
+  // A secret of the user's, sent to a host of the repository's choosing.
+  const secrets = mine.last((s) => s.secrets)?.value ?? {}
+  for (const [name, secret] of Object.entries(layer.secrets ?? {})) {
+    const yours = new Set(secrets[name]?.hosts ?? [])
+    if (secret.hosts.some((host) => !yours.has(host))) keys.push(['secrets', name])
+  }
   for (const [engine, table] of Object.entries(layer.runtimes ?? {})) {
     if (JSON.stringify(table) !== JSON.stringify(mine.last((s) => s.runtimes?.[engine])?.value)) keys.push(['runtimes', engine])
   }

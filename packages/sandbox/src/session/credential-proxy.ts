@@ -12,6 +12,15 @@
  * Each route listens on a port of its own; its key is read from the
  * proxy's environment by name, never from the request or a file.
  *
+ * Secrets bound to hosts go the other way: the session's clients use the proxy's
+ * front (`OMH_CREDENTIAL_FRONT`) as their HTTP proxy. It passes every tunnel
+ * through the egress proxy as it came, except one to a host a secret is bound
+ * to: that one it answers with the session's certificate for the host, reads
+ * each request, puts the secret in place of its placeholder, and sends it on,
+ * through the egress proxy again, over TLS to the real host. A placeholder
+ * seen on its way to a host its secret is not bound to is refused, and the
+ * refusal logged (`SECRETS_LOG`).
+ *
  * Only the session may use it. The proxy starts on the session's internal
  * network alone and listens on the addresses it has then, before it is joined
  * to the outside one; and every request must carry, where the key goes, the
@@ -19,10 +28,11 @@
  * the session holds. A host or a container that reaches the proxy some other
  * way is refused before anything is sent upstream.
  */
-import { writeFileSync } from 'node:fs'
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import { appendFileSync, writeFileSync } from 'node:fs'
+import { createServer, request as plainRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { request } from 'node:https'
-import { isIP } from 'node:net'
+import { connect as netConnect, isIP, type Socket } from 'node:net'
+import { connect as tlsConnect, TLSSocket } from 'node:tls'
 import { networkInterfaces } from 'node:os'
 import { pathToFileURL } from 'node:url'
 
@@ -134,6 +144,188 @@ export function sessionAddresses(interfaces = networkInterfaces()): string[] {
     .map((i) => i.address)
 }
 
+/** A secret the session holds only as a placeholder, and the hosts it may go to. */
+export interface SecretBinding {
+  /** The secret's name, for the refusal and the log. */
+  readonly name: string
+  /** What the session holds instead of the value. */
+  readonly placeholder: string
+  /** The proxy's variable holding the value. */
+  readonly variable: string
+  /** `host`, or `*.domain` for the domain and every name under it. */
+  readonly hosts: readonly string[]
+}
+
+export interface FrontRoute {
+  /** The port the front listens on: the session's HTTP proxy. */
+  readonly port: number
+  /** The egress proxy (`host:port`) every tunnel and request goes through. */
+  readonly egress: string
+  readonly bindings: readonly SecretBinding[]
+}
+
+/** The proxy's variables holding the certificate it answers bound hosts with, and its key (PEM). */
+export const FRONT_CERT = 'OMH_SECRETS_CERT'
+export const FRONT_KEY = 'OMH_SECRETS_KEY'
+/** Where the front writes what it refused, a line each, as the egress proxy's log does. */
+export const SECRETS_LOG = '/tmp/omh-secrets.log'
+/** The log's result word: the secret's name follows it. */
+export const SECRET_REFUSED = 'OMH_SECRET_REFUSED'
+
+export const hostBound = (pattern: string, host: string): boolean =>
+  pattern.startsWith('*.') ? host === pattern.slice(2) || host.endsWith(pattern.slice(1)) : host === pattern
+
+/** A header value or target with each placeholder bound to `host` replaced; throws the binding of one that is not. */
+function swapIn(text: string, host: string, bindings: readonly SecretBinding[], env: Readonly<Record<string, string | undefined>>): string {
+  let out = text
+  for (const b of bindings) {
+    if (!out.includes(b.placeholder)) continue
+    if (!b.hosts.some((h) => hostBound(h, host))) throw b
+    out = out.replaceAll(b.placeholder, env[b.variable] ?? b.placeholder)
+  }
+  return out
+}
+
+/**
+ * The request's headers and target (path and query) as they go to `host`: each placeholder of a
+ * secret bound to it replaced by the value, inside a Basic login too (as git sends a token).
+ * `refused`: a placeholder whose secret may not go there, and nothing is sent.
+ */
+export function swapSecrets(
+  incoming: IncomingHttpHeaders,
+  target: string,
+  host: string,
+  bindings: readonly SecretBinding[],
+  env: Readonly<Record<string, string | undefined>>,
+): { readonly headers: Record<string, string | string[]>; readonly target: string } | { readonly refused: SecretBinding } {
+  const swap = (text: string) => swapIn(text, host, bindings, env)
+  const value = (name: string, text: string) => {
+    const basic = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(text)
+    if (!basic || (name !== 'authorization' && name !== 'proxy-authorization')) return swap(text)
+    const login = Buffer.from(basic[1]!, 'base64').toString('utf8')
+    const swapped = swap(login)
+    return swapped === login ? swap(text) : `Basic ${Buffer.from(swapped, 'utf8').toString('base64')}`
+  }
+  try {
+    const headers: Record<string, string | string[]> = {}
+    for (const [name, sent] of Object.entries(incoming)) {
+      if (sent === undefined || (HOP.has(name) && name !== 'host')) continue
+      headers[name] = Array.isArray(sent) ? sent.map((v) => value(name, v)) : value(name, sent)
+    }
+    return { headers, target: swap(target) }
+  } catch (refused) {
+    return { refused: refused as SecretBinding }
+  }
+}
+
+const authority = (text: string | undefined) => {
+  const found = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text ?? '')
+  return found ? { host: found[1]!.replace(/^\[|\]$/g, '').toLowerCase(), port: Number(found[2]) } : undefined
+}
+
+/** The head of a request as it came, for the egress proxy to read it unchanged. */
+const rawHead = (req: IncomingMessage) => {
+  const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`]
+  for (let n = 0; n < req.rawHeaders.length; n += 2) lines.push(`${req.rawHeaders[n]}: ${req.rawHeaders[n + 1]}`)
+  return `${lines.join('\r\n')}\r\n\r\n`
+}
+
+/**
+ * Serves the session's HTTP proxy front; resolves once it listens, with the port. `upstreamCa`
+ * replaces the authorities the real hosts are checked against (Node's, and `NODE_EXTRA_CA_CERTS`).
+ */
+export function serveFront(
+  route: FrontRoute,
+  env: Readonly<Record<string, string | undefined>>,
+  host = '0.0.0.0',
+  options: { readonly upstreamCa?: string; readonly log?: string } = {},
+): Promise<{ port: number; close: () => void }> {
+  const egress = authority(route.egress)
+  if (!egress) throw new Error(`${route.egress}: the egress proxy is named host:port`)
+  const targets = new WeakMap<Socket, { host: string; port: number }>()
+  const bound = (name: string) => route.bindings.some((b) => b.hosts.some((h) => hostBound(h, name)))
+  const log = (binding: SecretBinding, method: string, url: string) => {
+    try {
+      appendFileSync(options.log ?? SECRETS_LOG, `${(Date.now() / 1000).toFixed(3)} ${SECRET_REFUSED}:${binding.name} 403 ${method} ${url}\n`)
+    } catch {
+      // A log that cannot be written refuses nothing less.
+    }
+  }
+
+  // A request read from a tunnel to a bound host: swapped, then sent over a tunnel of its own through the egress proxy.
+  const inner = createServer((req, res) => {
+    const target = targets.get(req.socket)!
+    const swapped = swapSecrets(req.headers, req.url ?? '/', target.host, route.bindings, env)
+    if ('refused' in swapped) {
+      req.resume()
+      log(swapped.refused, req.method ?? 'GET', `https://${target.host}:${target.port}${(req.url ?? '/').split('?')[0]}`)
+      const where = swapped.refused.hosts.join(', ')
+      return refuse(res, 403, `omh: the secret ${swapped.refused.name} may go only to ${where}, not to ${target.host}; nothing was sent`)
+    }
+    const tunnel = plainRequest({ host: egress.host, port: egress.port, method: 'CONNECT', path: `${target.host}:${target.port}`, headers: { host: `${target.host}:${target.port}` } })
+    tunnel.on('error', (error: NodeJS.ErrnoException) => refuse(res, 502, `omh's credential proxy did not reach the egress proxy: ${error.code ?? error.message}`))
+    tunnel.on('connect', (answer, socket, head) => {
+      if (answer.statusCode !== 200) {
+        // The egress proxy's refusal, with the line that says how to allow the host, goes back as it is.
+        req.resume()
+        res.writeHead(answer.statusCode ?? 502, backHeaders(answer.headers))
+        if (head.length) res.write(head)
+        return socket.pipe(res)
+      }
+      const secure = tlsConnect({ socket, ...(isIP(target.host) ? {} : { servername: target.host }), ALPNProtocols: ['http/1.1'], ...(options.upstreamCa ? { ca: options.upstreamCa } : {}) })
+      const out = plainRequest({ method: req.method, path: swapped.target, headers: swapped.headers, createConnection: () => secure }, (back) => {
+        res.writeHead(back.statusCode ?? 502, backHeaders(back.headers))
+        back.pipe(res)
+      })
+      out.on('error', (error: NodeJS.ErrnoException) => refuse(res, 502, `omh's credential proxy did not reach ${target.host}: ${error.code ?? error.message}`))
+      req.on('aborted', () => out.destroy())
+      req.pipe(out)
+    })
+    tunnel.end()
+  })
+  inner.on('clientError', (_error, socket) => socket.destroy())
+
+  const front = createServer((req, res) => {
+    // Plain HTTP goes on unread: a secret is never put in a request anyone on the way could read.
+    const out = plainRequest({ host: egress.host, port: egress.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(res)
+    })
+    out.on('error', (error: NodeJS.ErrnoException) => refuse(res, 502, `omh's credential proxy did not reach the egress proxy: ${error.code ?? error.message}`))
+    req.pipe(out)
+  })
+  front.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    client.on('error', () => client.destroy())
+    const target = authority(req.url)
+    if (!target || !bound(target.host)) {
+      // Every other tunnel is the egress proxy's to allow or refuse, byte for byte as the client sent it.
+      const up = netConnect(egress.port, egress.host, () => {
+        up.write(rawHead(req))
+        if (head.length) up.write(head)
+        up.pipe(client)
+        client.pipe(up)
+      })
+      up.on('error', () => client.destroy())
+      client.on('close', () => up.destroy())
+      return
+    }
+    client.write('HTTP/1.1 200 Connection established\r\n\r\n')
+    if (head.length) client.unshift(head)
+    const secure = new TLSSocket(client, { isServer: true, cert: env[FRONT_CERT], key: env[FRONT_KEY], ALPNProtocols: ['http/1.1'] })
+    secure.on('error', () => secure.destroy())
+    targets.set(secure, target)
+    inner.emit('connection', secure)
+  })
+  front.on('clientError', (_error, socket) => socket.destroy())
+  return new Promise((resolve, reject) => {
+    front.once('error', reject)
+    front.listen(route.port, host, () => {
+      const address = front.address()
+      resolve({ port: typeof address === 'object' && address ? address.port : route.port, close: () => front.close() })
+    })
+  })
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const routes = JSON.parse(process.env['OMH_CREDENTIAL_ROUTES'] ?? '[]') as CredentialRoute[]
   const addresses = sessionAddresses()
@@ -141,7 +333,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.stderr.write("omh credential proxy: no address on the session's network to listen on\n")
     process.exit(1)
   }
-  await Promise.all(routes.flatMap((r) => addresses.map((a) => serveRoute(r, process.env, a))))
+  const front = process.env['OMH_CREDENTIAL_FRONT'] ? (JSON.parse(process.env['OMH_CREDENTIAL_FRONT']) as FrontRoute) : undefined
+  await Promise.all([...routes.flatMap((r) => addresses.map((a) => serveRoute(r, process.env, a))), ...(front ? addresses.map((a) => serveFront(front, process.env, a)) : [])])
   writeFileSync(READY_FILE, `${addresses.join(' ')}\n`)
   process.stdout.write(`omh credential proxy on ${addresses.join(', ')}: ${routes.map((r) => `:${r.port} -> ${new URL(r.upstream).host}`).join(', ')}\n`)
 }

@@ -11,7 +11,8 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec } from '@omh/plugin-api'
 import type { Adapter } from '@omh/kernel'
-import { READY_FILE, TOKEN_VARIABLE, type CredentialRoute } from './credential-proxy.js'
+import { FRONT_CERT, FRONT_KEY, READY_FILE, TOKEN_VARIABLE, type CredentialRoute, type FrontRoute } from './credential-proxy.js'
+import { issueServer, type Authority } from './authority.js'
 import type { BesideSession } from './beside.js'
 import { putFiles } from './copied.js'
 import { TOOLSET_NODE } from '../image/toolset.js'
@@ -64,6 +65,10 @@ export interface KeptKeys {
   readonly keys: Readonly<Record<string, string>>
   /** The session's placeholder: the harness sends it where its key would go, and the proxy serves nothing without it. */
   readonly token: string
+  /** The session's HTTP proxy, where secrets bound to hosts are put in (bound-secrets.ts). */
+  readonly front?: FrontRoute
+  /** The session's authority, which signs the certificate the front answers bound hosts with. */
+  readonly authority?: Authority
 }
 
 /** The adapter's keys the host holds, routed through the proxy; undefined when it holds none. */
@@ -119,15 +124,22 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   const running = await runtime.inspect?.(name, context)
   // What the proxy was started with (its routes, image) is in its environment: a change to any,
   // such as an adapter's `upstream` edited, needs a proxy started anew.
-  const plan = createHash('sha256').update(JSON.stringify({ routes: at.kept.routes, token: at.kept.token, image: at.image, ca: at.ca ?? null })).digest('hex').slice(0, 32)
+  const front = at.kept.front
+  const plan = createHash('sha256')
+    .update(JSON.stringify({ routes: at.kept.routes, front: front ?? null, authority: at.kept.authority?.cert ?? null, token: at.kept.token, image: at.image, ca: at.ca ?? null }))
+    .digest('hex')
+    .slice(0, 32)
   if (running?.running && !at.fresh && running.labels[PLAN_LABEL] === plan) return
   if (running) await runtime.down(name, context)
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
   await copyFile(programFile(), path.join(at.dir, SCRIPT))
   if (at.ca) await copyFile(at.ca, path.join(at.dir, CA))
   const files = await programWay(at)
+  // Made at each start, for the bound hosts alone; its key lives in the proxy's environment and nowhere else.
+  const served = front && at.kept.authority ? issueServer(at.kept.authority, [...new Set(front.bindings.flatMap((b) => b.hosts.flatMap((h) => (h.startsWith('*.') ? [h.slice(2), h] : [h]))))]) : undefined
   const env: Record<string, string> = {
     OMH_CREDENTIAL_ROUTES: JSON.stringify(at.kept.routes),
+    ...(front && served ? { OMH_CREDENTIAL_FRONT: JSON.stringify(front), [FRONT_CERT]: served.cert, [FRONT_KEY]: served.key } : {}),
     [TOKEN_VARIABLE]: at.kept.token,
     ...(at.ca ? { NODE_EXTRA_CA_CERTS: `${GUEST_DIR}/${CA}` } : {}),
     ...at.kept.keys,

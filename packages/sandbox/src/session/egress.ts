@@ -24,6 +24,7 @@ import { HOST_PATTERN } from '@omh/plugin-kit'
 import type { ImageOptions } from '../image/recipes.js'
 import { stopBeside } from './beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
+import { SECRET_REFUSED, SECRETS_LOG } from './credential-proxy.js'
 import { putFiles } from './copied.js'
 import { watchFiles } from './watch-files.js'
 
@@ -452,6 +453,8 @@ export interface EgressDecision {
   readonly port: number
   /** The status the proxy answered with (0: the client went away first). */
   readonly status: number
+  /** A request the credential proxy refused for carrying this secret's placeholder to a host it is not bound to. */
+  readonly secret?: string
 }
 
 /** Parses the proxy's log (`omh` format: seconds, squid's result, status, method, URL). */
@@ -479,7 +482,8 @@ export function parseDecisions(log: string): EgressDecision[] {
     }
     const code = Number(status)
     const read = port !== 0 && code !== 400
-    out.push({ time: new Date(Number(seconds) * 1000).toISOString(), allowed: read && !/DENIED/.test(result) && code !== 403, method, host, port, status: code })
+    const secret = result.startsWith(`${SECRET_REFUSED}:`) ? result.slice(SECRET_REFUSED.length + 1) : undefined
+    out.push({ time: new Date(Number(seconds) * 1000).toISOString(), allowed: read && !/DENIED/.test(result) && code !== 403 && !secret, method, host, port, status: code, ...(secret ? { secret } : {}) })
   }
   return out
 }
@@ -496,7 +500,8 @@ export interface DeniedDestination {
 export function deniedDestinations(decisions: readonly EgressDecision[]): DeniedDestination[] {
   const by = new Map<string, DeniedDestination>()
   for (const d of decisions) {
-    if (d.allowed) continue
+    // A secret refused is no host to allow: the request went to an allowed host, with the wrong placeholder.
+    if (d.allowed || d.secret) continue
     const key = `${d.host}:${d.port}`
     const seen = by.get(key)
     by.set(key, { host: d.host, port: d.port, count: (seen?.count ?? 0) + 1, last: seen && seen.last > d.time ? seen.last : d.time })
@@ -504,13 +509,16 @@ export function deniedDestinations(decisions: readonly EgressDecision[]): Denied
   return [...by.values()].sort((a, b) => b.count - a.count || b.last.localeCompare(a.last))
 }
 
-/** The proxy's decisions so far; empty when the session has no proxy running. */
+/** The proxies' decisions so far, oldest first: the egress proxy's, and the secrets the credential proxy refused; empty when the session has no proxy running. */
 export async function readDecisions(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<EgressDecision[]> {
-  const proxy = proxyName(container)
-  const found = await runtime.inspect?.(proxy, context)
-  if (!found?.running) return []
-  const read = await runtime.exec(proxy, ['cat', GUEST_LOG], { tty: false, capture: true }, context)
-  return parseDecisions(read.stdout)
+  const read = async (name: string, argv: string[]) => {
+    const found = await runtime.inspect?.(name, context)
+    if (!found?.running) return []
+    return parseDecisions((await runtime.exec(name, argv, { tty: false, capture: true }, context)).stdout)
+  }
+  // The credential proxy writes its log only once it refuses something.
+  const [egress, secrets] = await Promise.all([read(proxyName(container), ['cat', GUEST_LOG]), read(credsName(container), ['sh', '-c', `cat ${SECRETS_LOG} 2>/dev/null || true`])])
+  return secrets.length ? [...egress, ...secrets].sort((a, b) => a.time.localeCompare(b.time)) : egress
 }
 
 /**

@@ -34,12 +34,14 @@ import { createSession, removeSession } from './create.js'
 import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
-import { findSecret, resolveSecrets } from '../secrets.js'
+import { findSecret, resolveSecrets, secretsFile } from '../secrets.js'
+import { makeAuthority, sessionAuthority } from './authority.js'
+import { boundSecrets, bundleKeeper, declaredSecrets, GUEST_AUTHORITY, secretHosts, withBound, withPlaceholders } from './bound-secrets.js'
 import { ensureCredentialProxy, keptKeys, sessionToken, type KeptKeys } from './credentials.js'
 import { EGRESS_LABEL, egressDir, egressOf, sessionAllowFile, sessionEgress, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
 import { sessionLimits } from './limits.js'
-import { contentDigests, credentialMounts, harnessArgv, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
+import { contentDigests, credentialMounts, harnessArgv, KEEPER, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { resolveBase, type Base } from './repo.js'
 import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
@@ -481,9 +483,6 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     Promise.resolve(at.images.environment?.()),
   )
   const caches = environment && kernel.settings.last((s) => s.session?.caches)?.value !== false ? cacheVolumes(sessions.repo.id) : []
-  const files = withGitfile(render.files)
-  const dir = stagingDir(paths, adapter.name)
-  const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
   const credentials = credentialsOf(kernel, adapter, at.account)
   const egress = egressOf(kernel.settings, adapter)
   // Keys stay outside only where the session's network is omh's: with egress open or none there is
@@ -492,7 +491,18 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const sources = { env: kernel.options.env, omhHome: kernel.omhHome, keyring: () => undefined }
   const find = (name: string) => findSecret(name, sources)
   const holds = egress.mode === 'allowlist' && adapter.keys.some((k) => find(k.variable) !== undefined)
-  const kept = holds ? keptKeys(adapter, find, await sessionToken(paths.run, { make: !options.dryRun })) : undefined
+  const hosts = egress.mode === 'allowlist' ? secretHosts(kernel.settings, render.profile.mcp) : new Map()
+  const token = holds || hosts.size ? await sessionToken(paths.run, { make: !options.dryRun }) : undefined
+  const bound = token
+    ? boundSecrets(hosts, (name) => findSecret(name, { env: kernel.options.env, omhHome: kernel.omhHome }), token, (name) => `[secrets.${name}] or an MCP server's header`, secretsFile(kernel.omhHome))
+    : undefined
+  // A dry run makes nothing on disk: a throwaway authority shows where the session's goes.
+  const authority = bound ? (options.dryRun ? makeAuthority() : await sessionAuthority(paths.run)) : undefined
+  const keys = holds && token ? keptKeys(adapter, find, token) : undefined
+  const kept = withBound(keys, bound, authority, token)
+  const files = withGitfile([...render.files, ...(authority ? [{ kind: 'file' as const, guest: GUEST_AUTHORITY, content: authority.cert, mode: 0o644 }] : [])])
+  const dir = stagingDir(paths, adapter.name)
+  const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
   const planned = planSession({
     repo: sessions.repo,
     session: sid,
@@ -502,7 +512,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     shadow: paths.shadow,
     staged: stagedMounts(staged),
     credentials,
-    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...render.env, ...kept?.env } : render.env,
+    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...withPlaceholders(render.env, bound?.placeholders ?? new Map()), ...kept?.env } : { ...declaredSecrets(kernel.settings), ...render.env },
     contents: contentDigests(files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
@@ -512,6 +522,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
     limits: sessionLimits(kernel.settings),
     agent: at.agent,
     volumes: caches.map(({ volume, guest, readOnly }) => ({ volume, guest, readOnly })),
+    ...(bound ? { keeper: bundleKeeper(KEEPER) } : {}),
   })
   if (!options.dryRun) await prepareCredentials(credentials)
   const plan = await kernel.hooks.beforeLaunch.promise({
@@ -527,7 +538,7 @@ async function prepare(at: Launch, sid: string, options: { dryRun?: boolean } = 
   const spec = stamp(plan.spec, { ...contentDigests(files), ...networkSettings(kernel.settings) })
   const withEnvironment = environment ? { environment } : {}
   // Resolved at a dry run too, and thrown away: a secret the launch would miss is refused now.
-  const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers`)
+  const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers, or [secrets.${variable}]`)
   if (options.dryRun) return { paths, render, planned, plan, spec, ...withEnvironment }
   await hideMounts(paths.shadow, paths.worktree, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))], kernel.options.env, path.join(paths.run, 'hidden.json'))
   return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}), ...withEnvironment }

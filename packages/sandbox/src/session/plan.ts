@@ -50,6 +50,8 @@ export interface SessionPlanInput {
   readonly agent: AgentUser
   /** Volumes the engine keeps, mounted as they are (the repository's dependency caches). */
   readonly volumes?: readonly VolumeMount[]
+  /** The container's first command, in place of the keeper (which it must end by running). */
+  readonly keeper?: readonly string[]
 }
 
 /** A host path that must exist before the engine mounts over it, and that omh removes once the container is gone. */
@@ -138,7 +140,7 @@ export function planSession(input: SessionPlanInput): SessionPlan {
     workdir: GUEST_WORK,
     user: userSpec(input.agent),
     ...(input.agent.hostUser ? { hostUser: input.agent.hostUser } : {}),
-    argv: [...KEEPER],
+    argv: [...(input.keeper ?? KEEPER)],
     capDrop: ['ALL'],
     noNewPrivileges: true,
     init: true,

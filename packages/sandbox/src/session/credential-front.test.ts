@@ -1,0 +1,135 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { createServer as httpServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer as httpsServer } from 'node:https'
+import { connect as netConnect, type AddressInfo, type Socket } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { connect as tlsConnect } from 'node:tls'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueServer, makeAuthority } from './authority.js'
+import { FRONT_CERT, FRONT_KEY, hostBound, serveFront, swapSecrets, type SecretBinding } from './credential-proxy.js'
+
+const GH: SecretBinding = { name: 'GH_TOKEN', placeholder: 'omh-secret-gh-0123', variable: 'OMH_SECRET_GH_TOKEN', hosts: ['api.bound.test'] }
+const OTHER: SecretBinding = { name: 'OTHER_TOKEN', placeholder: 'omh-secret-other-4567', variable: 'OMH_SECRET_OTHER_TOKEN', hosts: ['*.other.test'] }
+const env = { OMH_SECRET_GH_TOKEN: 'ghp_real_value', OMH_SECRET_OTHER_TOKEN: 'other_real_value' }
+
+describe('swapping placeholders', () => {
+  it('binds a pattern to a host, `*.` to the domain and below', () => {
+    expect(hostBound('api.bound.test', 'api.bound.test')).toBe(true)
+    expect(hostBound('api.bound.test', 'x.api.bound.test')).toBe(false)
+    expect(hostBound('*.other.test', 'other.test')).toBe(true)
+    expect(hostBound('*.other.test', 'a.b.other.test')).toBe(true)
+    expect(hostBound('*.other.test', 'notother.test')).toBe(false)
+  })
+
+  it('puts the value in headers, the target and a Basic login toward a bound host', () => {
+    const basic = `Basic ${Buffer.from(`x-access-token:${GH.placeholder}`).toString('base64')}`
+    const out = swapSecrets({ 'x-token': GH.placeholder, authorization: basic, host: 'api.bound.test' }, `/q?t=${GH.placeholder}`, 'api.bound.test', [GH, OTHER], env)
+    expect(out).toEqual({
+      headers: { 'x-token': 'ghp_real_value', authorization: `Basic ${Buffer.from('x-access-token:ghp_real_value').toString('base64')}`, host: 'api.bound.test' },
+      target: '/q?t=ghp_real_value',
+    })
+  })
+
+  it('refuses a placeholder on its way to a host its secret is not bound to', () => {
+    expect(swapSecrets({ authorization: `Bearer ${OTHER.placeholder}` }, '/', 'api.bound.test', [GH, OTHER], env)).toEqual({ refused: OTHER })
+    expect(swapSecrets({}, `/?k=${GH.placeholder}`, 'evil.other.test', [GH, OTHER], env)).toEqual({ refused: GH })
+  })
+})
+
+/** An egress proxy like the session's: tunnels to any name (all lead to `upstream`), but refuses `denied.test`. */
+function egressProxy(upstream: () => number, seen: string[]): Server {
+  const server = httpServer((_req, res) => res.writeHead(400).end())
+  server.on('connect', (req, client: Socket, head) => {
+    seen.push(req.url!)
+    if (req.url!.startsWith('denied.test')) return client.end('HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 14\r\n\r\nnot on the list')
+    const up = netConnect(upstream(), '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection established\r\n\r\n')
+      up.write(head)
+      up.pipe(client)
+      client.pipe(up)
+    })
+  })
+  return server
+}
+
+describe('the front of the credential proxy', () => {
+  const session = makeAuthority()
+  const real = makeAuthority()
+  const received: { host: string; url: string; headers: IncomingHttpHeaders }[] = []
+  const tunnels: string[] = []
+  const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'omh-front-')), 'secrets.log')
+  let upstream: Server
+  let egress: Server
+  let front: { port: number; close: () => void }
+
+  beforeAll(async () => {
+    const certificate = issueServer(real, ['api.bound.test', 'api.unbound.test', 'a.other.test'])
+    upstream = httpsServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
+      received.push({ host: String(req.headers.host), url: req.url!, headers: req.headers })
+      res.end(`hello from ${req.headers.host}`)
+    })
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    egress = egressProxy(() => (upstream.address() as AddressInfo).port, tunnels)
+    await new Promise<void>((resolve) => egress.listen(0, '127.0.0.1', resolve))
+    const served = issueServer(session, ['api.bound.test', '*.other.test'])
+    front = await serveFront(
+      { port: 0, egress: `127.0.0.1:${(egress.address() as AddressInfo).port}`, bindings: [GH, OTHER] },
+      { ...env, [FRONT_CERT]: served.cert, [FRONT_KEY]: served.key },
+      '127.0.0.1',
+      { upstreamCa: real.cert, log },
+    )
+  })
+  afterAll(() => {
+    front.close()
+    egress.close()
+    upstream.close()
+  })
+
+  /** A client in the session: CONNECT through the front, TLS trusting `ca`, one GET. */
+  const get = (host: string, headers: Record<string, string>, ca: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const tunnel = request({ host: '127.0.0.1', port: front.port, method: 'CONNECT', path: `${host}:443` })
+      tunnel.on('connect', (answer, socket) => {
+        if (answer.statusCode !== 200) return resolve({ status: answer.statusCode!, body: '' })
+        const secure = tlsConnect({ socket, servername: host, ca })
+        secure.on('error', reject)
+        const req = request({ createConnection: () => secure, path: '/data', headers: { host, ...headers } }, (res) => {
+          let body = ''
+          res.on('data', (d) => (body += d))
+          res.on('end', () => resolve({ status: res.statusCode!, body }))
+        })
+        req.on('error', reject)
+        req.end()
+      })
+      tunnel.on('error', reject)
+      tunnel.end()
+    })
+
+  it('sends the real value to the host the secret is bound to, which the session reached by trusting its own authority', async () => {
+    const answer = await get('api.bound.test', { authorization: `Bearer ${GH.placeholder}` }, session.cert)
+    expect(answer).toEqual({ status: 200, body: 'hello from api.bound.test' })
+    expect(received.at(-1)!.headers.authorization).toBe('Bearer ghp_real_value')
+  })
+
+  it('passes any other tunnel through the egress proxy unread: the host gets the placeholder and nothing more', async () => {
+    const answer = await get('api.unbound.test', { authorization: `Bearer ${GH.placeholder}` }, real.cert)
+    expect(answer.status).toBe(200)
+    expect(received.at(-1)).toMatchObject({ host: 'api.unbound.test', headers: { authorization: `Bearer ${GH.placeholder}` } })
+    expect(tunnels).toContain('api.unbound.test:443')
+  })
+
+  it('refuses, and logs, a placeholder sent to a bound host its secret is not bound to', async () => {
+    const before = received.length
+    const answer = await get('a.other.test', { 'x-token': GH.placeholder }, session.cert)
+    expect(answer.status).toBe(403)
+    expect(answer.body).toContain('the secret GH_TOKEN may go only to api.bound.test, not to a.other.test')
+    expect(received.length).toBe(before)
+    expect(readFileSync(log, 'utf8')).toMatch(/^\d+\.\d{3} OMH_SECRET_REFUSED:GH_TOKEN 403 GET https:\/\/a\.other\.test:443\/data\n$/)
+  })
+
+  it('hands on the egress proxy’s refusal of a bound host', async () => {
+    const answer = await get('denied.test', {}, session.cert)
+    expect(answer.status).toBe(403)
+  })
+})
