@@ -67,6 +67,30 @@ describe('kept answers of read-only commands', () => {
     expect(selected()).toEqual([])
   })
 
+  it('are replayed without loading a plugin: the second run imports none, yet answers the same', async () => {
+    const repo = gitRepo()
+    // The plugin says, as it is imported, in which process: a replay prints what was kept, never this process's id.
+    const marked = `process.stderr.write('shout loaded in ' + process.pid + '\\n')\n${shout('1.0.0')}`
+    const home = testdir({
+      'settings.toml': 'plugins = ["omh-renderer-shout"]\n',
+      'rules/style.md': 'Be brief.\n',
+      'adapters/loud.toml': 'name = "loud"\nbin = "loud"\ninstall = "true"\n[capabilities.rules]\npath = "/work/LOUD.md"\nrender = "shout"\n',
+      'node_modules/omh-renderer-shout/package.json': plugin('./index.js'),
+      'node_modules/omh-renderer-shout/index.js': marked,
+    })
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: testdir() }
+    omh(['adapters', 'ls'], { cwd: repo, env })
+    await settle()
+    const loadedIn = (ran: { stderr: string; pid?: number }) => ran.stderr.includes(`shout loaded in ${ran.pid}\n`)
+    const first = omh(['render', 'loud', '--json'], { cwd: repo, env })
+    expect(first.status, first.stderr).toBe(0)
+    expect(loadedIn(first), first.stderr).toBe(true)
+    const second = omh(['render', 'loud', '--json'], { cwd: repo, env })
+    expect(second.status, second.stderr).toBe(0)
+    expect(second.stdout).toBe(first.stdout)
+    expect(loadedIn(second), `${second.pid}: ${second.stderr}`).toBe(false)
+  })
+
   it('ignore a corrupt entry and answer afresh', async () => {
     const cache = testdir()
     const home = testdir()

@@ -30,6 +30,8 @@ export interface Ran {
   status: number
   stdout: string
   stderr: string
+  /** The process's id: what tells a run from the replay of an earlier one. */
+  pid?: number
   /** stdout parsed as the one JSON document `--json` promises. */
   json<T = any>(): T
 }
@@ -52,6 +54,7 @@ export function omh(
     status: result.status ?? -1,
     stdout: result.stdout,
     stderr: result.stderr,
+    pid: result.pid,
     json: () => JSON.parse(result.stdout),
   }
 }

@@ -35,7 +35,12 @@ export interface ErrorData<M extends unknown[] = never[], H extends unknown[] = 
   readonly hint?: (...args: H) => string
 }
 
-const define = <M extends unknown[], H extends unknown[] = []>(data: ErrorData<M, H>) => data
+// Every entry defined in this module, in the order defined: the catalogue is derived from it, never kept by hand.
+const defined: AnyErrorData[] = []
+const define = <M extends unknown[], H extends unknown[] = []>(data: ErrorData<M, H>) => {
+  defined.push(data as AnyErrorData)
+  return data
+}
 
 const list = (names: readonly string[]) => (names.length ? names.join(', ') : 'none')
 
@@ -793,93 +798,5 @@ export class OmhError extends Error {
 export const isOmhError = (value: unknown): value is OmhError =>
   value instanceof Error && value.name === 'OmhError' && typeof (value as OmhError).code === 'string'
 
-/** Every catalogue entry, for the docs test and `omh` tooling. */
-export const ERROR_CATALOGUE: readonly AnyErrorData[] = [
-  ACCOUNT_AMBIGUOUS,
-  ACCOUNT_INVALID,
-  ACCOUNT_NOT_FOUND,
-  ADAPTERS_INVALID,
-  ADAPTER_INVALID,
-  ADAPTER_NOT_FOUND,
-  ATTACH_FAILED,
-  ATTACH_NEEDS_TUNNEL,
-  ATTACH_UNREACHABLE,
-  AUTH_UNSUPPORTED,
-  BASE_UNKNOWN,
-  CARRY_IN_REFUSED,
-  COMBINE_CONFLICT,
-  CONSENT_REQUIRED,
-  CONTAINER_FAILED,
-  DOCTOR_FAILED,
-  DOCTOR_NO_TURN,
-  DOCTOR_RUNNER_FAILED,
-  DOCTOR_WORKSPACE_FAILED,
-  EDITOR_FAILED,
-  EDITOR_INVALID,
-  EDITOR_NOT_FOUND,
-  EGRESS_CHECK_FAILED,
-  EGRESS_UNSUPPORTED,
-  ENGINE_FILES_UNREACHABLE,
-  FILE_CHANGED,
-  FILE_LOCKED,
-  FILE_NOT_REGULAR,
-  FILE_OUTSIDE_TREE,
-  FILE_READ_ONLY,
-  FILE_TOO_LARGE,
-  FILE_UNREADABLE,
-  FILE_UNWRITABLE,
-  GIT_FAILED,
-  HOOK_INVALID,
-  IMAGE_BUILD_FAILED,
-  IMAGE_UNSUPPORTED,
-  IMPORT_INVALID,
-  IMPORT_SOURCE_MISSING,
-  IMPORT_UNSUPPORTED,
-  INTERNAL,
-  LAUNCH_FLAG_MISPLACED,
-  LOGIN_INCOMPLETE,
-  MCP_SERVER_NOT_FOUND,
-  MOUNTPOINT_LINK,
-  NETWORK_MISSING,
-  NODE_UNSUPPORTED,
-  NOTHING_TO_COMMIT,
-  NOT_A_FILE,
-  NOT_A_REPOSITORY,
-  PLUGIN_API_UNSUPPORTED,
-  PLUGIN_ERROR,
-  PLUGIN_INSTALL_FAILED,
-  PLUGIN_INVALID,
-  PLUGIN_LOAD_FAILED,
-  PLUGIN_NOT_FOUND,
-  PLUGIN_NOT_INSTALLED,
-  PROFILE_INVALID,
-  REMOTE_UNKNOWN,
-  RENDER_COLLISION,
-  RENDER_REFUSED,
-  REPOSITORY_EMPTY,
-  REPOSITORY_UNTRUSTED,
-  REQUIRED_DROPPED,
-  RUNTIME_NOT_FOUND,
-  RUNTIME_UNKNOWN,
-  SANDBOX_HISTORY_REFUSED,
-  SECRET_EXPOSED,
-  SECRET_MISSING,
-  SERVICE_UNHEALTHY,
-  SESSION_BUSY,
-  SESSION_ELSEWHERE,
-  SESSION_FILE_TOO_LARGE,
-  SESSION_NAME_REFUSED,
-  SESSION_NOT_FOUND,
-  SESSION_NOT_RUNNING,
-  SESSION_OFF_BRANCH,
-  SESSION_UNSAVED_WORK,
-  SESSION_UP_FAILED,
-  SETTINGS_INVALID,
-  SETTINGS_UNEDITABLE,
-  SETUP_FAILED,
-  SSH_KEY_FAILED,
-  STATE_MOVE_FAILED,
-  TOML_SYNTAX,
-  USAGE,
-  USE_UNKNOWN,
-]
+/** Every catalogue entry, sorted by code: for the docs test and `omh` tooling. */
+export const ERROR_CATALOGUE: readonly AnyErrorData[] = [...defined].sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0))
