@@ -58,7 +58,7 @@ export async function benchCredentials(runs) {
     const modelPort = Number(readFileSync(path.join(dir, 'model-port'), 'utf8'))
     const proxyPort = await freePort()
     const routes = [{ port: proxyPort, upstream: `https://localhost:${modelPort}`, header: 'x-api-key', prefix: '', variable: 'BENCH_KEY' }]
-    const proxy = spawn(process.execPath, [path.join(dist, 'session/credential-proxy.js')], {
+    const proxy = spawn(process.execPath, [path.join(dist, 'network/credential-proxy.js')], {
       env: { ...process.env, OMH_CREDENTIAL_ROUTES: JSON.stringify(routes), BENCH_KEY: 'sk-bench', NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') },
       stdio: ['ignore', 'pipe', 'inherit'],
     })

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN, freePort } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
-import { proxyRecipe } from '../../packages/sandbox/src/session/egress.js'
+import { proxyRecipe } from '../../packages/sandbox/src/network/egress.js'
 import { write } from '../helpers/testdir.js'
 
 const START = process.env['OMH_REMOTE_START'] ?? path.resolve(ROOT, '../shared/runtimes/remote/start.sh')

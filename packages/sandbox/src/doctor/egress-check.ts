@@ -10,7 +10,7 @@
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter, Kernel } from '@omh/kernel'
 import { TOOLSET_NODE } from '../image/toolset.js'
-import { egressDir, proxyName, sessionEgress, type EgressMode } from '../session/egress.js'
+import { egressDir, proxyName, sessionEgress, type EgressMode } from '../network/egress.js'
 import { LABEL, containerName, sessionPaths } from '../session/layout.js'
 import type { Repository } from '../session/repo.js'
 

@@ -38,7 +38,7 @@ import { createShadow } from '../session/shadow.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'
 import { hooksUnderTest, judgeTurn, turnChecks, turnScript, wordsToCall, type TurnReport } from './turn.js'
-import { networkOn } from '../session/engine-network.js'
+import { networkOn } from '../network/engine-network.js'
 
 /** Where the doctor's own files (the runner and its plan) appear in the container. */
 export const GUEST_DOCTOR = `${GUEST_OMH}/doctor`

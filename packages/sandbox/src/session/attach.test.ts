@@ -8,7 +8,7 @@ import { fakeRuntime, type FakeRuntime } from '../../test/fake-runtime.js'
 import { Kernel } from '@omh/kernel'
 import { attach, type AttachHost } from './attach.js'
 import { createSession } from './create.js'
-import { egressDir } from './egress.js'
+import { egressDir } from '../network/egress.js'
 import { LABEL, sessionPaths } from './layout.js'
 import { repository, resolveBase } from './repo.js'
 

@@ -12,7 +12,7 @@ import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, s
 import { ATTACH_FAILED, ATTACH_NEEDS_TUNNEL, ATTACH_UNREACHABLE, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { agentUser, userSpec } from '../agent-user.js'
-import { egressDir, egressOf, recordedNetwork } from './egress.js'
+import { egressDir, egressOf, recordedNetwork } from '../network/egress.js'
 import { readCopied } from './copied.js'
 import { LABEL } from './layout.js'
 import { Sessions } from './sessions.js'

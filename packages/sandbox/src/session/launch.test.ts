@@ -12,7 +12,7 @@ import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type L
 import { repository } from './repo.js'
 import { takeDown } from './teardown.js'
 import { readCopied } from './copied.js'
-import { applyAllowlist, egressDir } from './egress.js'
+import { applyAllowlist, egressDir } from '../network/egress.js'
 
 const g = globalThis as { __omhFakeRuntime?: FakeRuntime; __omhOtherRuntime?: FakeRuntime }
 afterEach(() => {

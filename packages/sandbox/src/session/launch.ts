@@ -35,12 +35,13 @@ import { gitFailure } from './git.js'
 import { LABEL, branchOf, containerName, credentialsDir, stagingDir, type SessionPaths } from './layout.js'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 import { findSecret, resolveSecrets, secretsFile } from '../secrets.js'
-import { makeAuthority, sessionAuthority } from './authority.js'
-import { boundSecrets, bundleKeeper, declaredSecrets, GUEST_AUTHORITY, secretHosts, withBound, withPlaceholders } from './bound-secrets.js'
-import { ensureCredentialProxy, keptKeys, sessionToken, type KeptKeys } from './credentials.js'
-import { EGRESS_LABEL, egressDir, egressOf, sessionAllowFile, sessionEgress, startEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from './egress.js'
+import { makeAuthority, sessionAuthority } from '../network/authority.js'
+import { boundSecrets, bundleKeeper, declaredSecrets, GUEST_AUTHORITY, secretHosts, withBound, withPlaceholders } from '../network/bound-secrets.js'
+import { keptKeys, sessionToken, type KeptKeys } from '../network/credentials.js'
+import { startProxies } from '../network/proxies.js'
+import { EGRESS_LABEL, egressDir, egressOf, sessionAllowFile, sessionEgress, watchAllowlist, networkName, proxyEnv, proxyName, recordedNetwork, removeEgress, type Egress } from '../network/egress.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from './kept.js'
-import { sessionLimits } from './limits.js'
+import { sessionLimits } from '../network/limits.js'
 import { contentDigests, credentialMounts, harnessArgv, KEEPER, planDigest, planSession, type CredentialMount, type SessionPlan } from './plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from './prepare.js'
 import { resolveBase, type Base } from './repo.js'
@@ -51,7 +52,7 @@ import { claim as claimOf, withRepoLock } from './store.js'
 import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
 import { keptSetupsDir } from '../environment/reuse-setup.js'
 import { sessionEngine } from './engine.js'
-import { networkOn, outsideOn } from './engine-network.js'
+import { networkOn, outsideOn } from '../network/engine-network.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
 import { takeDown } from './teardown.js'
 import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
@@ -595,41 +596,25 @@ async function bringUp(at: Launch, sid: string, prepared: Prepared, engine: Engi
     // The proxies start beside a new container, which needs only their network; the harness waits for both.
     let proxies: Promise<void> | undefined
     if (egress.mode === 'allowlist' && decision.action !== 'busy') {
-      const started = await startEgress({
+      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
+      const started = await startProxies({
         runtime,
         context: host.context,
         container: prepared.spec.name!,
+        repo: at.sessions.repo.id,
         session: sid,
-        label: `${at.sessions.repo.id}-${sid}`,
-        dir: egressDir(prepared.paths.run),
+        run: prepared.paths.run,
         egress,
         fresh,
         ...outside,
         image: imageOptions(at.kernel.settings),
+        sessionImage: prepared.spec.image,
+        ...(prepared.kept ? { kept: prepared.kept } : {}),
+        ...(ca ? { ca } : {}),
         ...volumesOf,
       })
-      const joined = (network = started.network)
-      const kept = prepared.kept
-      const ca = at.kernel.options.env['OMH_CREDENTIAL_CA']
-      proxies = started.ready.then(() =>
-        kept
-          ? ensureCredentialProxy({
-              runtime,
-              context: host.context,
-              container: prepared.spec.name!,
-              labels: { [EGRESS_LABEL]: `${at.sessions.repo.id}-${sid}` },
-              network: joined,
-              image: prepared.spec.image,
-              dir: path.join(prepared.paths.run, 'creds'),
-              kept,
-              fresh,
-              file: egress.file,
-              ...volumesOf,
-              ...(ca ? { ca } : {}),
-              ...outside,
-            })
-          : undefined,
-      )
+      network = started.network
+      proxies = started.ready
     } else if ((decision.action === 'up' || decision.action === 'restart') && (await recordedNetwork(egressDir(prepared.paths.run)))) {
       // Egress changed from the allowlist: the old proxy serves no one, and its record would make
       // `omh attach` take the new container for one behind it.

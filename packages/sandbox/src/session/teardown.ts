@@ -1,6 +1,6 @@
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { copyBack, removeVolumes } from './copied.js'
-import { egressDir, removeEgress } from './egress.js'
+import { egressDir, removeEgress } from '../network/egress.js'
 import { forgetUp } from './idle.js'
 import { LABEL, containerName, sessionPaths } from './layout.js'
 import { clearMountpoints } from './mountpoints.js'
