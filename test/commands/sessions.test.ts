@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { claim, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
-import { carryIn } from '../../packages/sandbox/src/session/carry-in.js'
+import { carryIn } from '../../packages/sandbox/src/work/carry-in.js'
 import { omh, stateOf } from '../helpers/run.js'
 import { gitRepo, testdir, write } from '../helpers/testdir.js'
 

@@ -237,6 +237,10 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
       const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${SECRET}\n${OTHER}\n`).stdout.split('\n').filter(Boolean)
       expect(found.filter((l) => l.endsWith(`:${README_MARK}`))).toContain(`/work/README.md:${README_MARK}`)
       expect(found.filter((l) => l.includes(SECRET) || l.includes(OTHER))).toEqual([])
+      // Nor in any file omh wrote on the host: its state (the session's run directory among it), its home, its cache.
+      const cache = path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'omh')
+      const atRest = spawnSync('grep', ['-rlF', '-e', SECRET, '-e', OTHER, '-e', KEY, home, ...(existsSync(cache) ? [cache] : [])], { encoding: 'utf8' })
+      expect(atRest.stdout, 'files under OMH_HOME and OMH_STATE holding a secret').toBe('')
       expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
     } finally {
       rmSync(path.dirname(local), { recursive: true, force: true })

@@ -20,7 +20,7 @@ import type { Kernel } from '@omh/kernel'
 import { exists } from './host-files.js'
 import { credentialMounts, type CredentialMount } from './session/plan.js'
 import { prepareCredentials } from './session/prepare.js'
-import { chooseWay, copyPlan, fillVolumes, mirror, readVolumes, withLinks } from './session/copied.js'
+import { chooseWay, copyPlan, fillVolumes, mirror, readVolumes, withLinks } from './engine-files/copied.js'
 import { handToAgent } from './session/ownership.js'
 
 export interface AuthRequest {

@@ -14,7 +14,7 @@ import type { Adapter } from '@omh/kernel'
 import { FRONT_CERT, FRONT_KEY, READY_FILE, TOKEN_VARIABLE, type CredentialRoute, type FrontRoute } from './credential-proxy.js'
 import { issueServer, type Authority } from './authority.js'
 import type { BesideSession } from '../session/beside.js'
-import { putFiles } from '../session/copied.js'
+import { putFiles } from '../engine-files/copied.js'
 import { TOOLSET_NODE } from '../image/toolset.js'
 
 /** The credential proxy's name on the session's network, and its first port (one per key). */

@@ -25,7 +25,7 @@ import type { ImageOptions } from '../image/recipes.js'
 import { stopBeside } from '../session/beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
 import { SECRET_REFUSED, SECRETS_LOG } from './credential-proxy.js'
-import { putFiles } from '../session/copied.js'
+import { putFiles } from '../engine-files/copied.js'
 import { watchFiles } from '../session/watch-files.js'
 
 /** The proxy's name on the session's network, and its port. */

@@ -1,3 +1,7 @@
+/**
+ * The engine network a session stands on: the one the settings name, checked to exist, or, behind
+ * the allowlist, a network of omh's own for the proxies to reach out on.
+ */
 import { NETWORK_MISSING, OmhError, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { fileToChange, type EffectiveSettings } from '@omh/kernel'
 

@@ -1,3 +1,7 @@
+/**
+ * What a session container may use of this machine: memory, processes and CPUs, from the settings,
+ * so a fork bomb or a memory hog stays inside.
+ */
 import os from 'node:os'
 import type { ResourceLimits } from '@omh/plugin-api'
 import type { EffectiveSettings } from '@omh/kernel'

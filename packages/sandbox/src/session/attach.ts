@@ -13,7 +13,7 @@ import { ATTACH_FAILED, ATTACH_NEEDS_TUNNEL, ATTACH_UNREACHABLE, OmhError, SESSI
 import type { Kernel } from '@omh/kernel'
 import { agentUser, userSpec } from '../agent-user.js'
 import { egressDir, egressOf, recordedNetwork } from '../network/egress.js'
-import { readCopied } from './copied.js'
+import { readCopied } from '../engine-files/copied.js'
 import { LABEL } from './layout.js'
 import { Sessions } from './sessions.js'
 

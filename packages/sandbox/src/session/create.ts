@@ -6,7 +6,7 @@ import { git, tryGit } from './git.js'
 import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
 import { handToAgent } from './ownership.js'
 import type { Base, Repository } from './repo.js'
-import { carryIn, type CarryFile } from './carry-in.js'
+import { carryIn, type CarryFile } from '../work/carry-in.js'
 import { createShadow } from './shadow.js'
 
 type Env = Readonly<Record<string, string | undefined>>

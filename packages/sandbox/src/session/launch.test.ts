@@ -11,7 +11,7 @@ import { KEPT_LAUNCH } from './kept.js'
 import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './launch.js'
 import { repository } from './repo.js'
 import { takeDown } from './teardown.js'
-import { readCopied } from './copied.js'
+import { readCopied } from '../engine-files/copied.js'
 import { applyAllowlist, egressDir } from '../network/egress.js'
 
 const g = globalThis as { __omhFakeRuntime?: FakeRuntime; __omhOtherRuntime?: FakeRuntime }

@@ -49,13 +49,13 @@ import { decideReuse, liveProcesses, type ReuseDecision } from './reuse.js'
 import { Sessions, type PickedSession, type SessionChoice } from './sessions.js'
 import { GUEST_SHADOW, hideMounts } from './shadow.js'
 import { claim as claimOf, withRepoLock } from './store.js'
-import { carriedPaths, planCarryIn, type CarryFile } from './carry-in.js'
+import { carriedPaths, planCarryIn, type CarryFile } from '../work/carry-in.js'
 import { keptSetupsDir } from '../environment/reuse-setup.js'
 import { sessionEngine } from './engine.js'
 import { networkOn, outsideOn } from '../network/engine-network.js'
 import { DEFAULT_IDLE_STOP, durationMs, recordUp, touchUp } from './idle.js'
 import { takeDown } from './teardown.js'
-import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from './copied.js'
+import { chooseWay, copyBack, copyPlan, fillVolumes, forgetCopied, linkCommand, writeCopied, type FilesSetting } from '../engine-files/copied.js'
 
 /** omh's own image recipes: the project's environment, the harness tools and the session image, tagged by digest. */
 export function recipes(kernel: Kernel): ImageSource {

@@ -13,7 +13,7 @@ import { repository, resolveBase } from './repo.js'
 import { decideReuse } from './reuse.js'
 import { createShadow, hideMounts } from './shadow.js'
 import { nextSessionId } from './store.js'
-import { commitSession, sessionDiff, unsavedWork, workState } from './work.js'
+import { commitSession, sessionDiff, unsavedWork, workState } from '../work/work.js'
 
 const env = {
   ...process.env,

@@ -1,5 +1,5 @@
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
-import { copyBack, removeVolumes } from './copied.js'
+import { copyBack, removeVolumes } from '../engine-files/copied.js'
 import { egressDir, removeEgress } from '../network/egress.js'
 import { forgetUp } from './idle.js'
 import { LABEL, containerName, sessionPaths } from './layout.js'

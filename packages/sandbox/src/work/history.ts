@@ -1,8 +1,12 @@
+/**
+ * The agent's own commits, read on the host from the session's sandbox repository without trusting
+ * it: each commit's changes checked (sizes, modes, submodules) before `sessions commit` keeps them.
+ */
 import { lstat, readdir, readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { OmhError, SANDBOX_HISTORY_REFUSED } from '@omh/plugin-api'
-import { GitError, tryGit, type GitOptions } from './git.js'
-import { SANDBOX_AUTHOR } from './shadow.js'
+import { GitError, tryGit, type GitOptions } from '../session/git.js'
+import { SANDBOX_AUTHOR } from '../session/shadow.js'
 
 /** The subject of the commit every sandbox repository starts with; it holds the files as the session began, not the agent's work. */
 export const SEED_SUBJECT = 'The session starts here.'

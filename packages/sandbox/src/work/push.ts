@@ -1,7 +1,11 @@
+/**
+ * Pushing a session's branch from the host, with the user's git and credentials, and the forge's
+ * page that compares it with its base.
+ */
 import { OmhError, REMOTE_UNKNOWN } from '@omh/plugin-api'
-import { gitFailure, git, tryGit, type GitOptions } from './git.js'
-import { branchOf } from './layout.js'
-import type { Repository } from './repo.js'
+import { gitFailure, git, tryGit, type GitOptions } from '../session/git.js'
+import { branchOf } from '../session/layout.js'
+import type { Repository } from '../session/repo.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -1,13 +1,17 @@
+/**
+ * The agent's work as the host reviews it: what changed in a session's worktree against where it
+ * began, for `sessions ls`, `diff` and `commit`, with omh's own mounted paths never counted.
+ */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
 import { carriedPaths } from './carry-in.js'
 import { addAll, excluding, failed, must, refuseLargeFiles } from './work-index.js'
-import { GitError, NO_DIFF_PROGRAMS, tryGit, type GitOptions } from './git.js'
+import { GitError, NO_DIFF_PROGRAMS, tryGit, type GitOptions } from '../session/git.js'
 import { MAX_BLOB_BYTES, agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
-import { branchOf, sessionPaths, type SessionPaths } from './layout.js'
-import type { Repository } from './repo.js'
+import { branchOf, sessionPaths, type SessionPaths } from '../session/layout.js'
+import type { Repository } from '../session/repo.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
