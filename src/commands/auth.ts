@@ -44,6 +44,13 @@ export default class Auth extends OmhCommand<AuthResult> {
         this.log(s.dim(`  ${result.harness} has ${result.accounts.length} accounts (${result.accounts.join(', ')}): pick one with -a, or \`account = "…"\` in settings`))
       }
       if (!result.confirmed) this.log(s.dim(`  check it with \`omh doctor ${result.harness} -a ${result.account}\``))
+      this.log(
+        s.dim(
+          result.keptOutside
+            ? '  kept outside: from the next launch behind the egress allowlist on, sessions hold placeholders and omh\'s credential proxy the tokens'
+            : `  stays inside: ${result.harness}'s adapter names no login omh can keep outside, so every session mounts these files and the agent can read them`,
+        ),
+      )
     }
     return result
   }

@@ -150,12 +150,13 @@ describe('omh reads only regular files, and only so much of each', () => {
   })
 
   it('refuses a file larger than [limits] file_bytes, and reads it once the limit allows', () => {
-    const home = testdir({ 'rules/big.md': `${'x'.repeat(20_000)}\n`, 'settings.toml': '[limits]\nfile_bytes = 10000\n' })
+    // The limit sits above every bundled adapter's size, so the one file over it is the rule.
+    const home = testdir({ 'rules/big.md': `${'x'.repeat(40_000)}\n`, 'settings.toml': '[limits]\nfile_bytes = 20000\n' })
     const ran = omh(['render', 'claude'], { cwd: testdir(), env: { OMH_HOME: home } })
     expect(ran.status).toBe(2)
-    expect(ran.stderr).toContain(`${path.join(home, 'rules/big.md')} holds 20001 bytes, more than the 10000 omh reads from one file`)
+    expect(ran.stderr).toContain(`${path.join(home, 'rules/big.md')} holds 40001 bytes, more than the 20000 omh reads from one file`)
     expect(ran.stderr).toContain('Code: FILE_TOO_LARGE')
-    writeFileSync(path.join(home, 'settings.toml'), '[limits]\nfile_bytes = 40000\n')
+    writeFileSync(path.join(home, 'settings.toml'), '[limits]\nfile_bytes = 60000\n')
     expect(omh(['render', 'claude'], { cwd: testdir(), env: { OMH_HOME: home } }).status).toBe(0)
   })
 

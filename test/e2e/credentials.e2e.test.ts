@@ -33,6 +33,8 @@ const UPSTREAM = 'api.upstream.test'
 /** More names of the same upstream: one a session may reach but no secret is bound to, one another secret is bound to. */
 const UNBOUND = 'api.unbound.test'
 const OTHER_HOST = 'api.other.test'
+/** The hosts a Claude subscription login talks to, served by a second upstream on 443 under their real names. */
+const LOGIN_HOSTS = ['api.anthropic.com', 'platform.claude.com']
 const UPSTREAM_PORT = 8443
 const PROMPT = 'Do the scripted task.'
 /** In the project's README alone: what the search for the key must find, to show it finds what is there. */
@@ -95,7 +97,7 @@ function certificates(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' })
   ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=omh test authority', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign')
   ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${UPSTREAM}`)
-  writeFileSync(path.join(dir, 'ext.cnf'), `subjectAltName=DNS:${UPSTREAM},DNS:${UNBOUND},DNS:${OTHER_HOST}\nextendedKeyUsage=serverAuth\n`)
+  writeFileSync(path.join(dir, 'ext.cnf'), `subjectAltName=${[UPSTREAM, UNBOUND, OTHER_HOST, ...LOGIN_HOSTS].map((h) => `DNS:${h}`).join(',')}\nextendedKeyUsage=serverAuth\n`)
   ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf')
   for (const f of ['server.key', 'server.pem', 'ca.pem']) chmodSync(path.join(dir, f), 0o644)
 }
@@ -159,7 +161,7 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
       const worktrees = path.join(stateOf(home), 'worktrees')
       for (const key of readdirSafe(worktrees)) for (const sid of readdirSafe(path.join(worktrees, key))) await omh(['sessions', 'rm', sid, '--force'])
     }
-    sh(engine, ['rm', '-f', upstream])
+    sh(engine, ['rm', '-f', upstream, `${upstream}-login`])
     sh(engine, ['network', 'rm', outside])
     if (scratch) rmSync(scratch, { recursive: true, force: true })
   })
@@ -173,6 +175,68 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     expect(existsSync(path.join(upstreamDir, 'ready')), 'the upstream did not start again').toBe(true)
   }
   const upstreamLog = (): RecordedRequest[] => readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+
+  it('a subscription login kept outside: the session holds placeholders, a forced expiry refreshes through the proxy, the turn runs on the refreshed token, and no byte of a real token is inside', async () => {
+    // The login's hosts, under their real names, on the outside network: Claude Code moves none of them.
+    const loginLog = path.join(upstreamDir, 'login-requests.jsonl')
+    writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(bashScript))
+    rmSync(path.join(upstreamDir, 'login-ready'), { force: true })
+    const started = sh(engine, [
+      'run', '-d', '--pull=never', '--name', `${upstream}-login`, '--label', 'omh.test=e2e', '--network', outside, ...LOGIN_HOSTS.flatMap((h) => ['--network-alias', h]),
+      '-v', `${upstreamDir}:/up`, TEST_BASE,
+      'node', '/up/model.mjs', '--script', '/up/script.json', '--log', '/up/login-requests.jsonl', '--host', '0.0.0.0', '--port', '443', '--tls-cert', '/up/server.pem', '--tls-key', '/up/server.key', '--ready', '/up/login-ready',
+    ])
+    expect(started.status, started.stderr).toBe(0)
+    for (let i = 0; i < 200 && !existsSync(path.join(upstreamDir, 'login-ready')); i++) await new Promise((r) => setTimeout(r, 100))
+    // A login as /login leaves it, expiring within Claude Code's five minutes: the launch must refresh it.
+    const ACCESS = `sk-ant-oat01-real-${randomBytes(24).toString('hex')}`
+    const REFRESH = `sk-ant-ort01-real-${randomBytes(24).toString('hex')}`
+    const account = path.join(stateOf(home), 'creds', 'claude', 'default')
+    mkdirSync(path.join(account, '.claude'), { recursive: true })
+    const login = { claudeAiOauth: { accessToken: ACCESS, refreshToken: REFRESH, expiresAt: Date.now() + 60_000, scopes: ['user:inference', 'user:profile'], subscriptionType: 'max' } }
+    writeFileSync(path.join(account, '.claude/.credentials.json'), JSON.stringify(login), { mode: 0o600 })
+    writeFileSync(path.join(account, '.claude.json'), JSON.stringify({ hasCompletedOnboarding: true }))
+    try {
+      const ran = await omh(['--new', 'claude', '--', ...CASES.claude.turn], { ANTHROPIC_API_KEY: '' })
+      expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
+      expect(ran.stdout).toContain('Done.')
+      const sid = /omh: \S+ on omh\/(s\d+)/.exec(ran.stderr)?.[1]
+
+      const seen: RecordedRequest[] = readFileSync(loginLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+      const refreshes = seen.filter((r) => r.path.endsWith('/oauth/token'))
+      expect(refreshes.length, seen.map((r) => `${r.method} ${r.path}`).join('; ')).toBeGreaterThanOrEqual(1)
+      // The refresh reached the token endpoint with the real refresh token, put there by the proxy.
+      expect((refreshes[0]!.body as { refresh_token?: string }).refresh_token).toBe(REFRESH)
+      const conversation = seen.filter((r) => r.reply !== null)
+      expect(conversation.length).toBe(2)
+      // The turn ran on the refreshed token, which only the proxy and the vault hold.
+      expect(conversation.every((r) => r.headers?.['authorization'] === 'Bearer sk-ant-oat01-scripted-access-1'), JSON.stringify(conversation.map((r) => r.headers?.['authorization']))).toBe(true)
+
+      const vault = JSON.parse(readFileSync(path.join(stateOf(home), 'logins', 'claude', 'default', 'vault.json'), 'utf8'))
+      expect(vault).toMatchObject({ access: 'sk-ant-oat01-scripted-access-1', refresh: 'sk-ant-ort01-scripted-refresh-1' })
+      const held = readFileSync(path.join(account, '.claude/.credentials.json'), 'utf8')
+      expect(JSON.parse(held).claudeAiOauth.accessToken).toBe(vault.placeholders.access)
+      expect(JSON.parse(held).claudeAiOauth.expiresAt).toBeGreaterThan(Date.now() + 3_600_000)
+
+      const worktree = path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid!)
+      const container = sh(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+      const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
+      const tokens = [ACCESS, REFRESH, 'sk-ant-oat01-scripted-access-1', 'sk-ant-ort01-scripted-refresh-1']
+      const environs = `${inside(`cat ${ENVIRONS} 2>/dev/null`).stdout}${inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null').stdout}`
+      for (const t of tokens) expect(environs).not.toContain(t)
+      const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${tokens.join('\n')}\n`).stdout.split('\n').filter(Boolean)
+      expect(found.filter((l) => l.endsWith(`:${README_MARK}`))).toContain(`/work/README.md:${README_MARK}`)
+      expect(found.filter((l) => tokens.some((t) => l.includes(t)))).toEqual([])
+      // On the host, only the vault holds them.
+      const atRest = spawnSync('grep', ['-rlF', ...tokens.flatMap((t) => ['-e', t]), home], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+      expect(atRest).toEqual([path.join(stateOf(home), 'logins', 'claude', 'default', 'vault.json')])
+      expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
+    } finally {
+      sh(engine, ['rm', '-f', `${upstream}-login`])
+      rmSync(account, { recursive: true, force: true })
+      rmSync(path.join(stateOf(home), 'logins'), { recursive: true, force: true })
+    }
+  })
 
   it('a secret bound to a host: that host gets the value, an allowed unbound one only the placeholder, one it is not bound to is refused and logged; the container holds no byte of it', async () => {
     const SECRET = `ghp_${randomBytes(20).toString('hex')}`

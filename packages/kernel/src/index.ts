@@ -1,5 +1,5 @@
 export { checkAdapterFile, toAdapter, type Adapter, type ResolvedBinding } from './adapter/load.js'
-export { adapterSchema, editorSchema, type AdapterKey } from './adapter/schema.js'
+export { adapterSchema, editorSchema, type AdapterKey, type AdapterLogin } from './adapter/schema.js'
 export { replaceFile, snapshot } from './files.js'
 export { findRepoRoot, importPlugin, Kernel, type HarnessRender, type KernelOptions, type RenderReport, type ResolvedRuntime } from './kernel.js'
 export { omhHomeOf, omhStateOf, statePath, STATE_ENTRIES } from './locations.js'

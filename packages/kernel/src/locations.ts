@@ -17,6 +17,6 @@ export function omhStateOf(env: Env): string {
 }
 
 /** Every top-level entry of the state directory; what adds one names it here, so a move out of an old profile carries it. */
-export const STATE_ENTRIES = ['creds', 'keys', 'run', 'scratch', 'setups', 'shadow', 'ssh', 'trust.json', 'worktrees'] as const
+export const STATE_ENTRIES = ['creds', 'keys', 'logins', 'run', 'scratch', 'setups', 'shadow', 'ssh', 'trust.json', 'worktrees'] as const
 export const statePath = (state: string, entry: (typeof STATE_ENTRIES)[number], ...rest: string[]): string => path.join(state, entry, ...rest)
 export const MOVE_JOURNAL = '.move-journal.json' // in the state directory while a move out of an old profile is unfinished

@@ -49,6 +49,8 @@ export interface AuthResult {
   readonly reauthenticated: boolean
   /** Every `token` file holds real content. False only for an adapter without `token`, which cannot tell. */
   readonly confirmed: boolean
+  /** The adapter names the login's tokens (`[[logins]]`): sessions behind the allowlist hold placeholders, not the login. */
+  readonly keptOutside: boolean
   /** The harness's exit status. */
   readonly status: number
   /** Where the login is kept on the host. */
@@ -131,6 +133,7 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     account,
     reauthenticated,
     confirmed: adapter.token.length > 0,
+    keptOutside: adapter.logins.length > 0,
     status,
     directory: dir,
     accounts: await capturedAccounts(kernel.omhState, adapter),

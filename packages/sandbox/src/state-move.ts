@@ -27,6 +27,7 @@ type Env = Readonly<Record<string, string | undefined>>
 const UNIT_DEPTH: Readonly<Record<(typeof STATE_ENTRIES)[number], number>> = {
   creds: 2,
   keys: 1,
+  logins: 2,
   run: 2,
   scratch: 1,
   setups: 2,

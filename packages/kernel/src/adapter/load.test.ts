@@ -30,6 +30,18 @@ describe('adapter schema', () => {
     expect((await check([...head, `env = { CONF = '{"url":"{url}"}' }`].join('\n'))).problems).toEqual([])
   })
 
+  it('refuses a kept login whose file the adapter does not name as a token, or whose refresh is no https URL', async () => {
+    const head = ['name = "x"', 'bin = "x"', 'install = "i"', 'token = ["$HOME/.x/login.json"]', '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'render = "concat"', '[[logins]]', 'access = "tokens.access"', 'hosts = ["api.example"]']
+    const { problems } = await check([...head, 'file = "$HOME/.x/other.json"', 'refresh_url = "http://auth.example/token"'].join('\n'))
+    expect(problems.map((p) => [p.path, p.message])).toEqual([
+      ['logins[0].file', expect.stringContaining('is none of `token`')],
+      ['logins[0].refresh_url', expect.stringContaining('an https:// URL')],
+    ])
+    const unnamed = await check([...head, 'file = "$HOME/.x/other.json"'].join('\n'))
+    expect(unnamed.problems.map((p) => [p.line, p.path, p.message])).toEqual([[11, 'logins[0].file', expect.stringContaining('is none of `token`')]])
+    expect((await check([...head, 'file = "$HOME/.x/login.json"', 'refresh = "tokens.refresh"', 'refresh_url = "https://auth.example/oauth/token"'].join('\n'))).problems).toEqual([])
+  })
+
   it('refuses unknown keys at every level', async () => {
     const { problems } = await check(
       [

@@ -14,7 +14,7 @@ import { byText, problemsFromIssues } from '@omh/plugin-kit'
 import type { Expectation, Probe } from '../probe/probe.js'
 import { parseToml, type TomlDocument } from '@omh/plugin-kit/toml'
 import { expandGuest } from './guest-path.js'
-import { adapterSchema, editorSchema, type AdapterFile, type AdapterKey, type AdapterTurn, type EditorFile } from './schema.js'
+import { adapterSchema, editorSchema, type AdapterFile, type AdapterKey, type AdapterLogin, type AdapterTurn, type EditorFile } from './schema.js'
 import { notThere, readTextFile } from '../user-files.js'
 
 /** A binding as the kernel keeps it: guest paths expanded, options still raw. */
@@ -39,6 +39,8 @@ export interface Adapter {
   readonly keys: readonly AdapterKey[]
   readonly token: readonly string[]
   readonly login?: string
+  /** Subscription logins kept outside the container, their files' guest paths expanded. */
+  readonly logins: readonly AdapterLogin[]
   /** Commands that make the harness say what it loaded, by key. */
   readonly probes: Readonly<Record<string, Probe>>
   /** How `omh doctor --turn` drives a turn; absent: the harness cannot be driven. */
@@ -146,6 +148,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     keys: data.keys ?? [],
     token: (data.token ?? []).map(expandGuest),
     ...(data.login ? { login: data.login } : {}),
+    logins: (data.logins ?? []).map((l) => ({ ...l, file: expandGuest(l.file) })),
     probes: data.probes ?? {},
     ...(data.turn ? { turn: data.turn } : {}),
     tools: data.tools ?? {},

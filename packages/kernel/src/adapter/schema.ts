@@ -231,6 +231,26 @@ const apiKey = z
     }),
   )
 
+const jsonPath = text.check(z.regex(/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/, 'keys joined by dots, such as "claudeAiOauth.accessToken"'))
+const bareHost = hostPattern.check(z.refine((host: string) => !host.includes(':'), 'a host, without a port'))
+
+/**
+ * A subscription login kept outside the container: the tokens in the harness's login file move to
+ * a vault on the host, the file keeps placeholders, and omh's credential proxy puts the real access
+ * token on requests to `hosts` and makes the refresh at `refresh_url` itself.
+ */
+const login = z.strictObject({
+  /** The login file: one of `token`. */
+  file: guestPath,
+  /** Where its access token is, and its refresh token: keys joined by dots. */
+  access: jsonPath,
+  refresh: z.optional(jsonPath),
+  /** The hosts the access token may go to. */
+  hosts: z.array(bareHost).check(z.minLength(1, 'name the hosts the access token goes to')),
+  /** The token endpoint the refresh goes to. */
+  refresh_url: z.optional(text.check(z.regex(/^https:\/\/[^\s/?#]+\/[^\s?#]*$/, 'an https:// URL with a path: the token endpoint'))),
+})
+
 /**
  * A harness adapter: what the harness can express, where it reads each
  * capability, and which renderer writes it. An absent capability means the
@@ -258,6 +278,8 @@ export const adapterSchema = z
     keys: z.optional(z.array(apiKey)),
     /** What the user should do inside the harness to log in. */
     login: z.optional(text),
+    /** Subscription logins omh keeps outside the container (`[[logins]]`); absent: a login stays in the account's files. */
+    logins: z.optional(z.array(login)),
     /** Commands that make the harness say what it loaded, by key; capabilities name them in `expect`. */
     probes: z.optional(z.record(name, probe)),
     turn: z.optional(turn),
@@ -271,6 +293,13 @@ export const adapterSchema = z
         // A turn that left them out would drive a harness no session runs.
         if (Array.isArray(a.args) && a.args.length && isRecord(a.turn) && typeof a.turn['run'] === 'string' && !a.turn['run'].includes('"$@"')) {
           issue(ctx as unknown as Issues, ['turn', 'run'], 'runs the harness without the adapter\'s `args`, which every session passes: put `"$@"` where they go (`<bin> "$@" …`)')
+        }
+        // A login file omh does not mount is no login the session has.
+        const tokens = Array.isArray(a.token) ? a.token : []
+        if (Array.isArray(a.logins)) {
+          a.logins.forEach((l, n) => {
+            if (isRecord(l) && typeof l['file'] === 'string' && !tokens.includes(l['file'])) issue(ctx as unknown as Issues, ['logins', n, 'file'], `is none of \`token\` (${tokens.join(', ') || 'none'}): name the login file there too`)
+          })
         }
         const declared = isRecord(a.probes) ? Object.keys(a.probes) : []
         const bindings = isRecord(a.capabilities) ? a.capabilities : {}
@@ -293,6 +322,7 @@ export const adapterSchema = z
 export type AdapterFile = z.infer<typeof adapterSchema>
 export type AdapterTurn = z.infer<typeof turn>
 export type AdapterKey = z.infer<typeof apiKey>
+export type AdapterLogin = z.infer<typeof login>
 export type AdapterBinding = z.infer<typeof binding> | z.infer<typeof hooksBinding>
 
 /** An editor that attaches to a session over SSH. `$URL` and `$ALIAS` fill its args. */

@@ -286,6 +286,9 @@ export class ScriptedModel {
     return { answer: { kind: 'call', call, id: `call_${this.count}` }, reply: at }
   }
 
+  /** How many OAuth refreshes were answered. */
+  private refreshes = 0
+
   record(entry: Omit<RecordedRequest, 'n'>): void {
     const line = { n: this.requests.length + 1, ...entry }
     this.requests.push(line)
@@ -314,6 +317,13 @@ export class ScriptedModel {
       res.end(JSON.stringify(value))
     }
 
+    // An OAuth refresh (RFC 6749 §6), as a subscription login's token endpoint answers one: new tokens
+    // each time, and the scopes granted, without which a harness keeps its old token.
+    if (method === 'POST' && route.endsWith('/oauth/token')) {
+      const n = ++this.refreshes
+      const granted = { access_token: `sk-ant-oat01-scripted-access-${n}`, refresh_token: `sk-ant-ort01-scripted-refresh-${n}`, expires_in: 28_800, token_type: 'Bearer', scope: 'user:inference user:profile user:sessions:claude_code' }
+      return json(200, granted, `refreshed ${n}`)
+    }
     if (method === 'POST' && route.endsWith('/messages/count_tokens')) return json(200, { input_tokens: Math.ceil(raw.length / 4) }, 'count_tokens', 'anthropic')
     if (method === 'GET' && route.endsWith('/models')) return json(200, modelList(this.script.model ?? SCRIPTED), 'models')
     const protocol: Protocol | null = method === 'POST' && route.endsWith('/messages') ? 'anthropic' : method === 'POST' && route.endsWith('/responses') ? 'responses' : null

@@ -12,6 +12,7 @@ import { SECRET_REFERENCE, secretNames } from '@omh/plugin-kit'
 import type { EffectiveSettings } from '@omh/kernel'
 import type { FrontRoute, SecretBinding } from './credential-proxy.js'
 import type { Authority } from './authority.js'
+import type { PlannedLogin } from './logins.js'
 import { CREDS_HOST, type KeptKeys } from './credentials.js'
 import { PROXY_HOST, PROXY_PORT } from './egress.js'
 
@@ -118,10 +119,17 @@ export function boundSecrets(
     values[valueVariable(name)] = value
     bindings.push({ name, placeholder, variable: valueVariable(name), hosts: [...bound.hosts] })
   }
-  const url = `http://${CREDS_HOST}:${FRONT_PORT}`
-  Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url }, TRUST_ENV)
-  return { env, placeholders, values, front: { port: FRONT_PORT, egress: `${PROXY_HOST}:${PROXY_PORT}`, bindings } }
+  return { env: { ...env, ...frontEnv() }, placeholders, values, front: { ...emptyFront(), bindings } }
 }
+
+/** The session's variables that send its clients through the front, trusting the session's authority. */
+export function frontEnv(): Record<string, string> {
+  const url = `http://${CREDS_HOST}:${FRONT_PORT}`
+  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ...TRUST_ENV }
+}
+
+/** The front with nothing bound yet: a login's tokens are added when its vault is. */
+export const emptyFront = (): FrontRoute => ({ port: FRONT_PORT, egress: `${PROXY_HOST}:${PROXY_PORT}`, bindings: [] })
 
 /** The session's variables with each bound `<secret NAME>` replaced by its placeholder, so only unbound ones are resolved to values. */
 export function withPlaceholders(vars: Readonly<Record<string, string>>, placeholders: ReadonlyMap<string, string>): Record<string, string> {
@@ -134,15 +142,22 @@ export function withPlaceholders(vars: Readonly<Record<string, string>>, placeho
  * What the credential proxy serves: the adapter's kept keys, the bound secrets, or both; undefined
  * when there is neither. The bound secrets' values join the keys in the proxy's environment alone.
  */
-export function withBound(keys: KeptKeys | undefined, bound: BoundSecrets | undefined, authority: Authority | undefined, token: string | undefined): KeptKeys | undefined {
-  if (!bound || !authority || !token) return keys
+export function withBound(
+  keys: KeptKeys | undefined,
+  bound: BoundSecrets | undefined,
+  authority: Authority | undefined,
+  token: string | undefined,
+  logins: readonly PlannedLogin[] = [],
+): KeptKeys | undefined {
+  if ((!bound && !logins.length) || !authority || !token) return keys
   return {
-    env: { ...keys?.env, ...bound.env },
+    env: { ...keys?.env, ...(bound?.env ?? frontEnv()) },
     args: keys?.args ?? [],
     routes: keys?.routes ?? [],
-    keys: { ...keys?.keys, ...bound.values },
+    keys: { ...keys?.keys, ...bound?.values },
     token,
-    front: bound.front,
+    front: bound?.front ?? emptyFront(),
     authority,
+    ...(logins.length ? { logins } : {}),
   }
 }

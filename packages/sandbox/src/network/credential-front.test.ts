@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer as httpServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
 import { createServer as httpsServer } from 'node:https'
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net'
@@ -56,25 +56,38 @@ function egressProxy(upstream: () => number, seen: string[]): Server {
 describe('the front of the credential proxy', () => {
   const session = makeAuthority()
   const real = makeAuthority()
-  const received: { host: string; url: string; headers: IncomingHttpHeaders }[] = []
+  const received: { host: string; url: string; headers: IncomingHttpHeaders; body?: string }[] = []
   const tunnels: string[] = []
   const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'omh-front-')), 'secrets.log')
   let upstream: Server
   let egress: Server
   let front: { port: number; close: () => void }
+  const vault = path.join(path.dirname(log), 'vault.json')
+  const LOGIN = { access: 'sk-ant-oat01-real-access', refresh: 'sk-ant-ort01-real-refresh', placeholders: { access: 'sk-ant-oat01-omh-login-aa', refresh: 'sk-ant-ort01-omh-login-bb' } }
+  writeFileSync(vault, JSON.stringify(LOGIN))
 
   beforeAll(async () => {
-    const certificate = issueServer(real, ['api.bound.test', 'api.unbound.test', 'a.other.test'])
+    const certificate = issueServer(real, ['api.bound.test', 'api.unbound.test', 'a.other.test', 'api.login.test', 'auth.login.test'])
     upstream = httpsServer({ cert: certificate.cert, key: certificate.key }, (req, res) => {
-      received.push({ host: String(req.headers.host), url: req.url!, headers: req.headers })
-      res.end(`hello from ${req.headers.host}`)
+      let body = ''
+      req.on('data', (d) => (body += d))
+      req.on('end', () => {
+        received.push({ host: String(req.headers.host), url: req.url!, headers: req.headers, body })
+        if (req.url === '/v1/oauth/token') return res.end(JSON.stringify({ access_token: 'sk-ant-oat01-new-access', refresh_token: 'sk-ant-ort01-new-refresh', expires_in: 3600 }))
+        res.end(`hello from ${req.headers.host}`)
+      })
     })
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
     egress = egressProxy(() => (upstream.address() as AddressInfo).port, tunnels)
     await new Promise<void>((resolve) => egress.listen(0, '127.0.0.1', resolve))
-    const served = issueServer(session, ['api.bound.test', '*.other.test'])
+    const served = issueServer(session, ['api.bound.test', '*.other.test', 'api.login.test', 'auth.login.test'])
     front = await serveFront(
-      { port: 0, egress: `127.0.0.1:${(egress.address() as AddressInfo).port}`, bindings: [GH, OTHER] },
+      {
+        port: 0,
+        egress: `127.0.0.1:${(egress.address() as AddressInfo).port}`,
+        bindings: [GH, OTHER],
+        logins: [{ name: 'claude/default', vault, hosts: ['api.login.test'], refreshUrl: 'https://auth.login.test/v1/oauth/token' }],
+      },
       { ...env, [FRONT_CERT]: served.cert, [FRONT_KEY]: served.key },
       '127.0.0.1',
       { upstreamCa: real.cert, log },
@@ -86,21 +99,21 @@ describe('the front of the credential proxy', () => {
     upstream.close()
   })
 
-  /** A client in the session: CONNECT through the front, TLS trusting `ca`, one GET. */
-  const get = (host: string, headers: Record<string, string>, ca: string) =>
+  /** A client in the session: CONNECT through the front, TLS trusting `ca`, one request. */
+  const get = (host: string, headers: Record<string, string>, ca: string, post?: { path: string; body: string }) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const tunnel = request({ host: '127.0.0.1', port: front.port, method: 'CONNECT', path: `${host}:443` })
       tunnel.on('connect', (answer, socket) => {
         if (answer.statusCode !== 200) return resolve({ status: answer.statusCode!, body: '' })
         const secure = tlsConnect({ socket, servername: host, ca })
         secure.on('error', reject)
-        const req = request({ createConnection: () => secure, path: '/data', headers: { host, ...headers } }, (res) => {
+        const req = request({ createConnection: () => secure, method: post ? 'POST' : 'GET', path: post?.path ?? '/data', headers: { host, ...headers } }, (res) => {
           let body = ''
           res.on('data', (d) => (body += d))
           res.on('end', () => resolve({ status: res.statusCode!, body }))
         })
         req.on('error', reject)
-        req.end()
+        req.end(post?.body)
       })
       tunnel.on('error', reject)
       tunnel.end()
@@ -126,6 +139,26 @@ describe('the front of the credential proxy', () => {
     expect(answer.body).toContain('the secret GH_TOKEN may go only to api.bound.test, not to a.other.test')
     expect(received.length).toBe(before)
     expect(readFileSync(log, 'utf8')).toMatch(/^\d+\.\d{3} OMH_SECRET_REFUSED:GH_TOKEN 403 GET https:\/\/a\.other\.test:443\/data\n$/)
+  })
+
+  it('keeps a login outside: the access token on its API host, the refresh made with the real token, the new tokens kept and the placeholders handed back', async () => {
+    const call = () => get('api.login.test', { authorization: `Bearer ${LOGIN.placeholders.access}` }, session.cert)
+    expect((await call()).status).toBe(200)
+    expect(received.at(-1)!.headers.authorization).toBe(`Bearer ${LOGIN.access}`)
+
+    const body = JSON.stringify({ grant_type: 'refresh_token', refresh_token: LOGIN.placeholders.refresh, client_id: 'c' })
+    const refreshed = await get('auth.login.test', { 'content-type': 'application/json' }, session.cert, { path: '/v1/oauth/token', body })
+    expect(refreshed.status).toBe(200)
+    expect(JSON.parse(received.at(-1)!.body!)).toEqual({ grant_type: 'refresh_token', refresh_token: LOGIN.refresh, client_id: 'c' })
+    expect(JSON.parse(refreshed.body)).toEqual({ access_token: LOGIN.placeholders.access, refresh_token: LOGIN.placeholders.refresh, expires_in: 3600 })
+    expect(JSON.parse(readFileSync(vault, 'utf8'))).toEqual({ access: 'sk-ant-oat01-new-access', refresh: 'sk-ant-ort01-new-refresh', placeholders: LOGIN.placeholders })
+
+    expect((await call()).status).toBe(200)
+    expect(received.at(-1)!.headers.authorization).toBe('Bearer sk-ant-oat01-new-access')
+    // The refresh token goes to the token endpoint alone.
+    const misplaced = await get('api.login.test', { 'x-refresh': LOGIN.placeholders.refresh }, session.cert)
+    expect(misplaced.status).toBe(403)
+    expect(misplaced.body).toContain('claude/default refresh token may go only to auth.login.test')
   })
 
   it('hands on the egress proxy’s refusal of a bound host', async () => {

@@ -21,6 +21,14 @@
  * seen on its way to a host its secret is not bound to is refused, and the
  * refusal logged (`SECRETS_LOG`).
  *
+ * A subscription login kept outside (logins.ts) is bound the same way, its
+ * tokens read from the login's vault at each request; a refresh sent to its
+ * token endpoint is made here, with the real refresh token, and what comes back
+ * goes to the vault while the harness gets the placeholders again.
+ *
+ * Longer than 400 lines: it is one program, copied alone into a container and
+ * run with Node's built-ins only, so its parts cannot live in modules of their own.
+ *
  * Only the session may use it. The proxy starts on the session's internal
  * network alone and listens on the addresses it has then, before it is joined
  * to the outside one; and every request must carry, where the key goes, the
@@ -28,7 +36,7 @@
  * the session holds. A host or a container that reaches the proxy some other
  * way is refused before anything is sent upstream.
  */
-import { appendFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { createServer, request as plainRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { request } from 'node:https'
 import { connect as netConnect, isIP, type Socket } from 'node:net'
@@ -156,12 +164,78 @@ export interface SecretBinding {
   readonly hosts: readonly string[]
 }
 
+/** A subscription login kept outside (logins.ts): its vault, as the proxy mounts it, and where its tokens go. */
+export interface FrontLogin {
+  /** The harness and account, for the refusal and the log. */
+  readonly name: string
+  /** The vault's path in the proxy's container: read at each request, rewritten at each refresh. */
+  readonly vault: string
+  /** The hosts the access token may go to. */
+  readonly hosts: readonly string[]
+  /** The token endpoint, the one place the refresh token goes. */
+  readonly refreshUrl?: string
+}
+
 export interface FrontRoute {
   /** The port the front listens on: the session's HTTP proxy. */
   readonly port: number
   /** The egress proxy (`host:port`) every tunnel and request goes through. */
   readonly egress: string
   readonly bindings: readonly SecretBinding[]
+  readonly logins?: readonly FrontLogin[]
+}
+
+/** A vault as the proxy reads it: the real tokens and their placeholders. */
+interface VaultRead {
+  readonly access: string
+  readonly refresh?: string
+  readonly placeholders: { readonly access: string; readonly refresh?: string }
+}
+
+const readVaultSync = (file: string): VaultRead | undefined => {
+  try {
+    const read = JSON.parse(readFileSync(file, 'utf8')) as VaultRead
+    return typeof read.access === 'string' && typeof read.placeholders?.access === 'string' ? read : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Each kept login's tokens as bindings, read from its vault now: another session's refresh may have changed them. */
+export function loginBindings(logins: readonly FrontLogin[]): { bindings: SecretBinding[]; values: Record<string, string>; vaults: (VaultRead | undefined)[] } {
+  const bindings: SecretBinding[] = []
+  const values: Record<string, string> = {}
+  const vaults = logins.map((login, n) => {
+    const vault = readVaultSync(login.vault)
+    if (!vault) return undefined
+    bindings.push({ name: `${login.name} access token`, placeholder: vault.placeholders.access, variable: `omh-login-${n}-access`, hosts: login.hosts })
+    values[`omh-login-${n}-access`] = vault.access
+    if (vault.refresh && vault.placeholders.refresh && login.refreshUrl) {
+      bindings.push({ name: `${login.name} refresh token`, placeholder: vault.placeholders.refresh, variable: `omh-login-${n}-refresh`, hosts: [new URL(login.refreshUrl).hostname] })
+      values[`omh-login-${n}-refresh`] = vault.refresh
+    }
+    return vault
+  })
+  return { bindings, values, vaults }
+}
+
+/**
+ * A token endpoint's answer as the harness gets it: the new tokens put in the vault, the
+ * placeholders in their places. Undefined when the answer holds no new access token.
+ */
+export function keepRefreshed(answer: string, vault: VaultRead): { readonly text: string; readonly vault: VaultRead } | undefined {
+  let parsed: Record<string, unknown>
+  try {
+    parsed = JSON.parse(answer) as Record<string, unknown>
+  } catch {
+    return undefined
+  }
+  if (!parsed || typeof parsed !== 'object' || typeof parsed['access_token'] !== 'string') return undefined
+  const refreshed = typeof parsed['refresh_token'] === 'string' ? parsed['refresh_token'] : vault.refresh
+  const kept: VaultRead = { access: parsed['access_token'], ...(refreshed ? { refresh: refreshed } : {}), placeholders: vault.placeholders }
+  parsed['access_token'] = vault.placeholders.access
+  if (typeof parsed['refresh_token'] === 'string') parsed['refresh_token'] = vault.placeholders.refresh ?? ''
+  return { text: JSON.stringify(parsed), vault: kept }
 }
 
 /** The proxy's variables holding the certificate it answers bound hosts with, and its key (PEM). */
@@ -243,7 +317,9 @@ export function serveFront(
   const egress = authority(route.egress)
   if (!egress) throw new Error(`${route.egress}: the egress proxy is named host:port`)
   const targets = new WeakMap<Socket, { host: string; port: number }>()
-  const bound = (name: string) => route.bindings.some((b) => b.hosts.some((h) => hostBound(h, name)))
+  // Where a login's tokens go is known without its vault: its hosts and its token endpoint's.
+  const boundHosts = [...route.bindings.flatMap((b) => b.hosts), ...(route.logins ?? []).flatMap((l) => [...l.hosts, ...(l.refreshUrl ? [new URL(l.refreshUrl).hostname] : [])])]
+  const bound = (name: string) => boundHosts.some((h) => hostBound(h, name))
   const log = (binding: SecretBinding, method: string, url: string) => {
     try {
       appendFileSync(options.log ?? SECRETS_LOG, `${(Date.now() / 1000).toFixed(3)} ${SECRET_REFUSED}:${binding.name} 403 ${method} ${url}\n`)
@@ -252,16 +328,8 @@ export function serveFront(
     }
   }
 
-  // A request read from a tunnel to a bound host: swapped, then sent over a tunnel of its own through the egress proxy.
-  const inner = createServer((req, res) => {
-    const target = targets.get(req.socket)!
-    const swapped = swapSecrets(req.headers, req.url ?? '/', target.host, route.bindings, env)
-    if ('refused' in swapped) {
-      req.resume()
-      log(swapped.refused, req.method ?? 'GET', `https://${target.host}:${target.port}${(req.url ?? '/').split('?')[0]}`)
-      const where = swapped.refused.hosts.join(', ')
-      return refuse(res, 403, `omh: the secret ${swapped.refused.name} may go only to ${where}, not to ${target.host}; nothing was sent`)
-    }
+  /** Opens a tunnel to `target` through the egress proxy and TLS over it; the egress proxy's refusal goes back to `res` as it is. */
+  const through = (req: IncomingMessage, res: ServerResponse, target: { host: string; port: number }, go: (secure: TLSSocket) => void) => {
     const tunnel = plainRequest({ host: egress.host, port: egress.port, method: 'CONNECT', path: `${target.host}:${target.port}`, headers: { host: `${target.host}:${target.port}` } })
     tunnel.on('error', (error: NodeJS.ErrnoException) => refuse(res, 502, `omh's credential proxy did not reach the egress proxy: ${error.code ?? error.message}`))
     tunnel.on('connect', (answer, socket, head) => {
@@ -272,7 +340,31 @@ export function serveFront(
         if (head.length) res.write(head)
         return socket.pipe(res)
       }
-      const secure = tlsConnect({ socket, ...(isIP(target.host) ? {} : { servername: target.host }), ALPNProtocols: ['http/1.1'], ...(options.upstreamCa ? { ca: options.upstreamCa } : {}) })
+      go(tlsConnect({ socket, ...(isIP(target.host) ? {} : { servername: target.host }), ALPNProtocols: ['http/1.1'], ...(options.upstreamCa ? { ca: options.upstreamCa } : {}) }))
+    })
+    tunnel.end()
+  }
+
+  // A request read from a tunnel to a bound host: swapped, then sent over a tunnel of its own through the egress proxy.
+  const inner = createServer((req, res) => {
+    const target = targets.get(req.socket)!
+    const logins = loginBindings(route.logins ?? [])
+    const bindings = [...route.bindings, ...logins.bindings]
+    const values = { ...env, ...logins.values }
+    const swapped = swapSecrets(req.headers, req.url ?? '/', target.host, bindings, values)
+    if ('refused' in swapped) {
+      req.resume()
+      log(swapped.refused, req.method ?? 'GET', `https://${target.host}:${target.port}${(req.url ?? '/').split('?')[0]}`)
+      const where = swapped.refused.hosts.join(', ')
+      return refuse(res, 403, `omh: the secret ${swapped.refused.name} may go only to ${where}, not to ${target.host}; nothing was sent`)
+    }
+    const refreshing = (route.logins ?? []).findIndex((l) => {
+      if (!l.refreshUrl || req.method !== 'POST') return false
+      const url = new URL(l.refreshUrl)
+      return url.hostname === target.host && (req.url ?? '/').split('?')[0] === url.pathname
+    })
+    if (refreshing >= 0 && logins.vaults[refreshing]) return refresh(req, res, target, swapped, route.logins![refreshing]!, logins.vaults[refreshing]!)
+    through(req, res, target, (secure) => {
       const out = plainRequest({ method: req.method, path: swapped.target, headers: swapped.headers, createConnection: () => secure }, (back) => {
         res.writeHead(back.statusCode ?? 502, backHeaders(back.headers))
         back.pipe(res)
@@ -281,8 +373,51 @@ export function serveFront(
       req.on('aborted', () => out.destroy())
       req.pipe(out)
     })
-    tunnel.end()
   })
+
+  /**
+   * A login's refresh, made by the proxy: the real refresh token in the body in place of its
+   * placeholder, the new tokens into the vault, the placeholders back to the harness.
+   */
+  const refresh = (req: IncomingMessage, res: ServerResponse, target: { host: string; port: number }, swapped: { headers: Record<string, string | string[]>; target: string }, login: FrontLogin, vault: VaultRead) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= 1024 * 1024) chunks.push(chunk)
+    })
+    req.on('end', () => {
+      if (size > 1024 * 1024) return refuse(res, 413, 'omh: a token refresh of more than 1 MiB')
+      const form = /x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? ''))
+      let body = Buffer.concat(chunks).toString('utf8')
+      if (vault.refresh && vault.placeholders.refresh) body = body.replaceAll(vault.placeholders.refresh, form ? encodeURIComponent(vault.refresh) : vault.refresh)
+      const headers: Record<string, string | string[]> = { ...swapped.headers, 'content-length': String(Buffer.byteLength(body)), 'accept-encoding': 'identity' }
+      delete headers['transfer-encoding']
+      through(req, res, target, (secure) => {
+        const out = plainRequest({ method: 'POST', path: swapped.target, headers, createConnection: () => secure }, (back) => {
+          const parts: Buffer[] = []
+          back.on('data', (d: Buffer) => parts.push(d))
+          back.on('end', () => {
+            const answer = Buffer.concat(parts).toString('utf8')
+            const kept = (back.statusCode ?? 0) < 300 ? keepRefreshed(answer, vault) : undefined
+            if (kept) {
+              const temporary = `${login.vault}.${process.pid}`
+              writeFileSync(temporary, `${JSON.stringify(kept.vault, null, 2)}\n`, { mode: 0o600 })
+              renameSync(temporary, login.vault)
+            }
+            // An answer with no new token (an error) holds none to hide; it goes back as it came.
+            const text = kept?.text ?? answer
+            const headersBack = backHeaders(back.headers)
+            delete headersBack['content-length']
+            res.writeHead(back.statusCode ?? 502, { ...headersBack, 'content-length': String(Buffer.byteLength(text)) })
+            res.end(text)
+          })
+        })
+        out.on('error', (error: NodeJS.ErrnoException) => refuse(res, 502, `omh's credential proxy did not reach ${target.host}: ${error.code ?? error.message}`))
+        out.end(body)
+      })
+    })
+  }
   inner.on('clientError', (_error, socket) => socket.destroy())
 
   const front = createServer((req, res) => {

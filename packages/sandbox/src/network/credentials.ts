@@ -11,8 +11,11 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { CONTAINER_FAILED, EGRESS_UNSUPPORTED, OmhError, isOmhError, type ContainerSpec } from '@omh/plugin-api'
 import type { Adapter } from '@omh/kernel'
-import { FRONT_CERT, FRONT_KEY, READY_FILE, TOKEN_VARIABLE, type CredentialRoute, type FrontRoute } from './credential-proxy.js'
+import { FRONT_CERT, FRONT_KEY, READY_FILE, TOKEN_VARIABLE, type CredentialRoute, type FrontLogin, type FrontRoute } from './credential-proxy.js'
 import { issueServer, type Authority } from './authority.js'
+import { keepLoginOutside, restoreLogin, type PlannedLogin } from './logins.js'
+import { handToAgent } from '../session/ownership.js'
+import { userSpec, type AgentUser } from '../agent-user.js'
 import type { BesideSession } from '../session/beside.js'
 import { putFiles } from '../engine-files/copied.js'
 import { TOOLSET_NODE } from '../image/toolset.js'
@@ -69,6 +72,8 @@ export interface KeptKeys {
   readonly front?: FrontRoute
   /** The session's authority, which signs the certificate the front answers bound hosts with. */
   readonly authority?: Authority
+  /** Subscription logins kept outside (logins.ts): their vaults are the proxy's to read and keep current. */
+  readonly logins?: readonly PlannedLogin[]
 }
 
 /** The adapter's keys the host holds, routed through the proxy; undefined when it holds none. */
@@ -104,6 +109,8 @@ export interface CredentialsUp extends BesideSession {
   readonly fresh: boolean
   /** The settings file that decided egress, for the error naming it. */
   readonly file: string
+  /** The session's agent: the proxy runs as it when it keeps a login's vault, which is the agent's to write. */
+  readonly agent?: AgentUser
   /**
    * The session's files are copied to an engine that does not share this disk: the program (and
    * the authorities) go into a volume carrying these labels (the session's) instead of a bind mount.
@@ -124,9 +131,11 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   const running = await runtime.inspect?.(name, context)
   // What the proxy was started with (its routes, image) is in its environment: a change to any,
   // such as an adapter's `upstream` edited, needs a proxy started anew.
-  const front = at.kept.front
+  // Every launch moves a login made anew into the vault, whether or not the proxy is kept running.
+  const logins = await keptLogins(at)
+  const front = at.kept.front ? { ...at.kept.front, ...(logins.length ? { logins: logins.map((l) => l.front) } : {}) } : undefined
   const plan = createHash('sha256')
-    .update(JSON.stringify({ routes: at.kept.routes, front: front ?? null, authority: at.kept.authority?.cert ?? null, token: at.kept.token, image: at.image, ca: at.ca ?? null }))
+    .update(JSON.stringify({ routes: at.kept.routes, front: front ?? null, authority: at.kept.authority?.cert ?? null, token: at.kept.token, image: at.image, ca: at.ca ?? null, agent: logins.length ? (at.agent ?? null) : null }))
     .digest('hex')
     .slice(0, 32)
   if (running?.running && !at.fresh && running.labels[PLAN_LABEL] === plan) return
@@ -134,9 +143,10 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   await mkdir(at.dir, { recursive: true, mode: 0o755 })
   await copyFile(programFile(), path.join(at.dir, SCRIPT))
   if (at.ca) await copyFile(at.ca, path.join(at.dir, CA))
-  const files = await programWay(at)
+  const way = await programWay(at)
+  const files = { ...way, mounts: [...way.mounts, ...logins.map((l) => ({ host: l.dir, guest: path.posix.dirname(l.front.vault), readOnly: false }))] }
   // Made at each start, for the bound hosts alone; its key lives in the proxy's environment and nowhere else.
-  const served = front && at.kept.authority ? issueServer(at.kept.authority, [...new Set(front.bindings.flatMap((b) => b.hosts.flatMap((h) => (h.startsWith('*.') ? [h.slice(2), h] : [h]))))]) : undefined
+  const served = front && at.kept.authority ? issueServer(at.kept.authority, frontNames(front)) : undefined
   const env: Record<string, string> = {
     OMH_CREDENTIAL_ROUTES: JSON.stringify(at.kept.routes),
     ...(front && served ? { OMH_CREDENTIAL_FRONT: JSON.stringify(front), [FRONT_CERT]: served.cert, [FRONT_KEY]: served.key } : {}),
@@ -157,7 +167,8 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
       env,
       labels: { ...at.labels, [PLAN_LABEL]: plan },
       workdir: '/tmp',
-      user: '65534:65534',
+      // A login's vault is the agent's, so the proxy that keeps it current runs as the agent; else as nobody.
+      ...(logins.length && at.agent ? { user: userSpec(at.agent), ...(at.agent.hostUser ? { hostUser: at.agent.hostUser } : {}) } : { user: '65534:65534' }),
       argv: [TOOLSET_NODE, `${GUEST_DIR}/${SCRIPT}`],
       network: at.network,
       aliases: [CREDS_HOST],
@@ -202,4 +213,36 @@ async function programWay(at: CredentialsUp): Promise<Pick<ContainerSpec, 'mount
   await runtime.volumes.create(volume, at.copied.labels, context)
   await putFiles(runtime, volume, at.dir, names, { image: at.image, owner: { uid: 0, gid: 0 } }, context)
   return { mounts: [], volumes: [{ volume, guest: GUEST_DIR, readOnly: true }] }
+}
+
+/** The names the front's certificate covers: every bound host, a login's hosts and its token endpoint's. */
+function frontNames(front: FrontRoute): string[] {
+  const hosts = [
+    ...front.bindings.flatMap((b) => b.hosts),
+    ...(front.logins ?? []).flatMap((l) => [...l.hosts, ...(l.refreshUrl ? [new URL(l.refreshUrl).hostname] : [])]),
+  ]
+  return [...new Set(hosts.flatMap((h) => (h.startsWith('*.') ? [h.slice(2), h] : [h])))]
+}
+
+/**
+ * The session's logins, each moved into its vault, which the proxy mounts. On an engine that does
+ * not share this disk the proxy cannot keep a vault current: the real tokens go back into the
+ * account's files, and the login stays inside, as before.
+ */
+async function keptLogins(at: CredentialsUp): Promise<{ front: FrontLogin; dir: string }[]> {
+  const out: { front: FrontLogin; dir: string }[] = []
+  for (const [n, login] of (at.kept.logins ?? []).entries()) {
+    if (at.copied) {
+      await restoreLogin(login)
+      continue
+    }
+    const kept = await keepLoginOutside(login.accountFile, login.vault, login.facts)
+    if (!('vault' in kept)) continue
+    await handToAgent(login.vault)
+    out.push({
+      dir: login.vault,
+      front: { name: login.name, vault: `/omh/logins/${n}/vault.json`, hosts: login.facts.hosts, ...(login.facts.refresh_url ? { refreshUrl: login.facts.refresh_url } : {}) },
+    })
+  }
+  return out
 }

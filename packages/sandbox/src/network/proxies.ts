@@ -6,6 +6,7 @@
  */
 import path from 'node:path'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
+import type { AgentUser } from '../agent-user.js'
 import type { ImageOptions } from '../image/recipes.js'
 import { ensureCredentialProxy, type KeptKeys } from './credentials.js'
 import { EGRESS_LABEL, egressDir, startEgress, type Egress } from './egress.js'
@@ -29,6 +30,8 @@ export interface ProxiesUp {
   /** The session's image: the credential proxy runs its `node`. */
   readonly sessionImage: string
   readonly kept?: KeptKeys
+  /** The session's agent, whom a proxy keeping a login's vault runs as. */
+  readonly agent?: AgentUser
   /** A PEM file of further authorities the credential proxy trusts upstream. */
   readonly ca?: string
   /** The session's files are copied to its engine: the proxies' files go in volumes with these labels. */
@@ -51,6 +54,7 @@ export async function startProxies(at: ProxiesUp): Promise<{ readonly network: s
           dir: path.join(at.run, 'creds'),
           kept,
           file: at.egress.file,
+          ...(at.agent ? { agent: at.agent } : {}),
           ...(at.ca ? { ca: at.ca } : {}),
         })
       : undefined,

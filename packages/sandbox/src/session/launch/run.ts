@@ -1,0 +1,80 @@
+/**
+ * Phase 4 of a launch, and its undoing: the harness runs with the user's terminal while edits to
+ * the allowlist reach its proxy, and a session this launch made but could not start goes again,
+ * so a failed first launch leaves nothing behind.
+ */
+import path from 'node:path'
+import { GUEST_WORK, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import { userSpec } from '../../agent-user.js'
+import { copyBack } from '../../engine-files/copied.js'
+import { egressDir, egressOf, proxyName, sessionAllowFile, sessionEgress, watchAllowlist } from '../../network/egress.js'
+import { removeSession } from '../create.js'
+import { offerKeptLaunch, type KeptLaunchOffer } from '../kept.js'
+import { containerName } from '../layout.js'
+import { clearMountpoints } from '../mountpoints.js'
+import { takeDown } from '../teardown.js'
+import { ignore } from './shared.js'
+import type { Launch, LaunchHost, Prepared } from './types.js'
+
+/** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
+export async function run(
+  at: Launch,
+  prepared: Prepared,
+  runtime: RuntimePlugin,
+  host: LaunchHost,
+  kept?: Pick<KeptLaunchOffer, 'containers' | 'run' | 'harness'>,
+): Promise<number> {
+  const { kernel, adapter } = at
+  const allowlist = egressOf(kernel.settings, adapter).mode === 'allowlist'
+  const dir = egressDir(prepared.paths.run)
+  const files = [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file), sessionAllowFile(dir)]
+  // While the harness runs, an edit to the allowlist reaches its proxy at once.
+  const stop = allowlist
+    ? watchAllowlist({
+        runtime,
+        context: host.context,
+        container: prepared.spec.name!,
+        dir,
+        files,
+        allow: async () => (await sessionEgress(await kernel.rereadSettings(), adapter, dir)).allow,
+      })
+    : undefined
+  if (kept && runtime.keptCheck) {
+    const container = prepared.spec.name!
+    const containers = allowlist ? [...kept.containers, proxyName(container)] : kept.containers
+    offerKeptLaunch({
+      ...kept,
+      containers,
+      check: runtime.keptCheck(containers),
+      ...(allowlist ? { allowlist: { files, dir, container, engine: runtime.engine } } : {}),
+    })
+  }
+  const result = await runtime
+    .exec(
+      prepared.spec.name!,
+      prepared.plan.exec,
+      {
+        tty: at.request.tty,
+        interactive: true,
+        user: userSpec(at.agent),
+        workdir: GUEST_WORK,
+        env: { OMH_HARNESS: at.adapter.name },
+      },
+      host.context,
+    )
+    .finally(() => stop?.())
+  // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
+  await copyBack(runtime, prepared.paths.run, host.context)
+  await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
+  return result.exitCode
+}
+
+/** Removes a session this launch created and could not start, with whatever of it exists. */
+export async function discard(at: Launch, sid: string, runtime: RuntimePlugin | undefined, context: RuntimeContext): Promise<void> {
+  const { kernel, sessions } = at
+  // The launch's own error is the one to report; each step here is best effort for the same reason.
+  // A copied session's volumes go too: the next new session takes this id and would find them filled.
+  if (runtime) await takeDown(kernel.omhState, sessions.repo, sid, { runtime, context, containers: [containerName(sessions.repo, sid)], bringHome: false, bestEffort: true })
+  else await clearMountpoints(sessions.paths(sid).run).catch(ignore)
+  await removeSession(kernel.omhState, sessions.repo, sid, kernel.options.env, { deleteBranch: true })
+}
