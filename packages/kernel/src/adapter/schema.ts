@@ -245,6 +245,8 @@ const login = z.strictObject({
   /** Where its access token is, and its refresh token: keys joined by dots. */
   access: jsonPath,
   refresh: z.optional(jsonPath),
+  /** Where an identity token is (an OpenID `id_token`), kept outside with the others. */
+  id: z.optional(jsonPath),
   /** The hosts the access token may go to. */
   hosts: z.array(bareHost).check(z.minLength(1, 'name the hosts the access token goes to')),
   /** The token endpoint the refresh goes to. */

@@ -7,11 +7,22 @@ import path from 'node:path'
 import { connect as tlsConnect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueServer, makeAuthority } from './authority.js'
-import { FRONT_CERT, FRONT_KEY, hostBound, serveFront, swapSecrets, type SecretBinding } from './credential-proxy.js'
+import { FRONT_CERT, FRONT_KEY, hostBound, keepRefreshed, serveFront, swapSecrets, type SecretBinding } from './credential-proxy.js'
 
 const GH: SecretBinding = { name: 'GH_TOKEN', placeholder: 'omh-secret-gh-0123', variable: 'OMH_SECRET_GH_TOKEN', hosts: ['api.bound.test'] }
 const OTHER: SecretBinding = { name: 'OTHER_TOKEN', placeholder: 'omh-secret-other-4567', variable: 'OMH_SECRET_OTHER_TOKEN', hosts: ['*.other.test'] }
 const env = { OMH_SECRET_GH_TOKEN: 'ghp_real_value', OMH_SECRET_OTHER_TOKEN: 'other_real_value' }
+
+describe('a refreshed login', () => {
+  it('keeps the new tokens, an identity token among them, and hands back placeholders with its claims', () => {
+    const vault = { access: 'a1', refresh: 'r1', id: 'h.c1.s1', placeholders: { access: 'pa', refresh: 'pr', id: 'h.c1.omh-login-00' } }
+    const answer = JSON.stringify({ access_token: 'a2', id_token: 'h.c2.s2', expires_in: 60, scope: 'x' })
+    const kept = keepRefreshed(answer, vault)!
+    expect(JSON.parse(kept.text)).toEqual({ access_token: 'pa', id_token: 'h.c2.omh-login-00', expires_in: 60, scope: 'x' })
+    expect(kept.vault).toEqual({ access: 'a2', refresh: 'r1', id: 'h.c2.s2', placeholders: { access: 'pa', refresh: 'pr', id: 'h.c2.omh-login-00' } })
+    expect(keepRefreshed('{"error":"invalid_grant"}', vault)).toBeUndefined()
+  })
+})
 
 describe('swapping placeholders', () => {
   it('binds a pattern to a host, `*.` to the domain and below', () => {

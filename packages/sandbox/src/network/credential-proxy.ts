@@ -189,7 +189,8 @@ export interface FrontRoute {
 interface VaultRead {
   readonly access: string
   readonly refresh?: string
-  readonly placeholders: { readonly access: string; readonly refresh?: string }
+  readonly id?: string
+  readonly placeholders: { readonly access: string; readonly refresh?: string; readonly id?: string }
 }
 
 const readVaultSync = (file: string): VaultRead | undefined => {
@@ -219,6 +220,13 @@ export function loginBindings(logins: readonly FrontLogin[]): { bindings: Secret
   return { bindings, values, vaults }
 }
 
+/** A JWT's header and claims with a placeholder's mark for its signature; any other token, the placeholder as it was. */
+const reshaped = (token: string, placeholder: string): string => {
+  const parts = token.split('.')
+  const mark = placeholder.split('.').at(-1)!
+  return parts.length === 3 && placeholder.split('.').length === 3 ? `${parts[0]}.${parts[1]}.${mark}` : placeholder
+}
+
 /**
  * A token endpoint's answer as the harness gets it: the new tokens put in the vault, the
  * placeholders in their places. Undefined when the answer holds no new access token.
@@ -232,9 +240,14 @@ export function keepRefreshed(answer: string, vault: VaultRead): { readonly text
   }
   if (!parsed || typeof parsed !== 'object' || typeof parsed['access_token'] !== 'string') return undefined
   const refreshed = typeof parsed['refresh_token'] === 'string' ? parsed['refresh_token'] : vault.refresh
-  const kept: VaultRead = { access: parsed['access_token'], ...(refreshed ? { refresh: refreshed } : {}), placeholders: vault.placeholders }
+  const identity = typeof parsed['id_token'] === 'string' ? parsed['id_token'] : vault.id
+  // A new identity token keeps the placeholder's signature mark, with the new token's header and claims.
+  const idPlaceholder = typeof parsed['id_token'] === 'string' && vault.placeholders.id ? reshaped(parsed['id_token'], vault.placeholders.id) : vault.placeholders.id
+  const placeholders = { ...vault.placeholders, ...(idPlaceholder ? { id: idPlaceholder } : {}) }
+  const kept: VaultRead = { access: parsed['access_token'], ...(refreshed ? { refresh: refreshed } : {}), ...(identity ? { id: identity } : {}), placeholders }
   parsed['access_token'] = vault.placeholders.access
   if (typeof parsed['refresh_token'] === 'string') parsed['refresh_token'] = vault.placeholders.refresh ?? ''
+  if (typeof parsed['id_token'] === 'string') parsed['id_token'] = idPlaceholder ?? ''
   return { text: JSON.stringify(parsed), vault: kept }
 }
 

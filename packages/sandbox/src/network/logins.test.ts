@@ -60,4 +60,22 @@ describe('a subscription login kept outside', () => {
     expect(JSON.parse(readFileSync(at.file, 'utf8'))).toEqual(login('sk-ant-oat01-real', 'sk-ant-ort01-real'))
     expect(await plannedLogins([FACTS], () => account({}).file, at.vault, 'x')).toEqual([])
   })
+
+  it('keeps a JWT placeholder a JWT, with the same header and claims and no signature, and an identity token outside too', async () => {
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+    const jwt = (claims: object) => `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.c2lnbmF0dXJl`
+    const access = jwt({ exp: 2_000_000_000, sub: 'u' })
+    const placeholder = placeholderFor(access)
+    expect(placeholder).toMatch(new RegExp(`^${access.split('.').slice(0, 2).join('\\.')}\\.omh-login-[0-9a-f]{32}$`))
+    const codex = { file: '/home/agent/.codex/auth.json', access: 'tokens.access_token', refresh: 'tokens.refresh_token', id: 'tokens.id_token', hosts: ['chatgpt.com'] }
+    const id = jwt({ email: 'a@example.com', 'https://api.openai.com/auth': { chatgpt_plan_type: 'pro' } })
+    const at = account({ OPENAI_API_KEY: null, tokens: { id_token: id, access_token: access, refresh_token: 'rt_real', account_id: 'acct' }, last_refresh: '2026-12-01T00:00:00Z' })
+    const kept = await keepLoginOutside(at.file, at.vault, codex)
+    if (!('vault' in kept)) throw new Error('not kept')
+    const file = JSON.parse(readFileSync(at.file, 'utf8'))
+    expect(file.tokens.account_id).toBe('acct')
+    expect(file.tokens.id_token).toBe(kept.vault.placeholders.id)
+    expect(file.tokens.id_token.split('.').slice(0, 2)).toEqual(id.split('.').slice(0, 2))
+    expect(readFileSync(at.file, 'utf8')).not.toMatch(/c2lnbmF0dXJl|rt_real/)
+  })
 })

@@ -20,6 +20,8 @@ export interface LoginFacts {
   readonly access: string
   /** Where the refresh token is, when the login has one. */
   readonly refresh?: string
+  /** Where an identity token is (an OpenID `id_token`): kept outside too, though only the harness reads it. */
+  readonly id?: string
   /** The hosts the access token may go to. */
   readonly hosts: readonly string[]
   /** The token endpoint the refresh goes to (`https://…`). */
@@ -30,7 +32,8 @@ export interface LoginFacts {
 export interface Vault {
   readonly access: string
   readonly refresh?: string
-  readonly placeholders: { readonly access: string; readonly refresh?: string }
+  readonly id?: string
+  readonly placeholders: { readonly access: string; readonly refresh?: string; readonly id?: string }
 }
 
 const VAULT = 'vault.json'
@@ -47,12 +50,26 @@ function put(doc: unknown, dotted: string, value: string): void {
 }
 
 /**
- * A placeholder shaped like the token it stands for: the same leading words (`sk-ant-oat01-`), for
- * a harness that checks them, then omh's mark and random hex, so it is worth nothing anywhere.
+ * A placeholder shaped like the token it stands for, so the harness takes it: the same leading words
+ * (`sk-ant-oat01-`); for a JWT, which a harness decodes for its claims and expiry (Codex does), the
+ * same header and claims with omh's mark for a signature. The signature is what makes a JWT worth
+ * anything; the mark and its random hex make the placeholder worth nothing anywhere.
  */
 export function placeholderFor(token: string): string {
+  const mark = `omh-login-${randomBytes(16).toString('hex')}`
+  const jwt = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+$/.exec(token)
+  if (jwt && isJsonObject(jwt[1]!) && isJsonObject(jwt[2]!)) return `${jwt[1]}.${jwt[2]}.${mark}`
   const prefix = /^((?:[A-Za-z0-9]+-){1,4})/.exec(token)?.[1] ?? ''
-  return `${prefix}omh-login-${randomBytes(16).toString('hex')}`
+  return `${prefix}${mark}`
+}
+
+function isJsonObject(base64url: string): boolean {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(base64url, 'base64url').toString('utf8'))
+    return typeof value === 'object' && value !== null
+  } catch {
+    return false
+  }
 }
 
 async function readJson(file: string, limit = 1024 * 1024): Promise<unknown> {
@@ -94,19 +111,24 @@ export async function keepLoginOutside(accountFile: string, vaultDirectory: stri
   const access = at(doc, facts.access)
   if (typeof access !== 'string' || access === '') return { none: 'no login' }
   const refresh = facts.refresh ? at(doc, facts.refresh) : undefined
+  const id = facts.id ? at(doc, facts.id) : undefined
   const kept = await readVault(dir)
   if (kept && access === kept.placeholders.access) return { vault: kept }
   if (/omh-login-[0-9a-f]{32}$/.test(access)) return { lost: `${accountFile} holds placeholders of a login omh no longer keeps` }
+  const given = (value: unknown): value is string => typeof value === 'string' && value !== ''
   const placeholders = {
     access: kept?.placeholders.access ?? placeholderFor(access),
-    ...(typeof refresh === 'string' && refresh ? { refresh: kept?.placeholders.refresh ?? placeholderFor(refresh) } : {}),
+    ...(given(refresh) ? { refresh: kept?.placeholders.refresh ?? placeholderFor(refresh) } : {}),
+    // A new identity token may carry new claims: its placeholder is made from it each time.
+    ...(given(id) ? { id: placeholderFor(id) } : {}),
   }
-  const vault: Vault = { access, ...(typeof refresh === 'string' && refresh ? { refresh } : {}), placeholders }
+  const vault: Vault = { access, ...(given(refresh) ? { refresh } : {}), ...(given(id) ? { id } : {}), placeholders }
   await mkdir(dir, { recursive: true, mode: 0o700 })
   // The vault first: a failure between the two leaves the real tokens in both places, never in neither.
   await replace(vaultFile(dir), `${JSON.stringify(vault, null, 2)}\n`, 0o600)
   put(doc, facts.access, placeholders.access)
   if (facts.refresh && placeholders.refresh) put(doc, facts.refresh, placeholders.refresh)
+  if (facts.id && placeholders.id) put(doc, facts.id, placeholders.id)
   const mode = ((await lstat(accountFile)).mode & 0o777) | 0o600
   await replace(accountFile, `${JSON.stringify(doc, null, 2)}\n`, mode)
   return { vault }
@@ -144,6 +166,7 @@ export async function restoreLogin(login: PlannedLogin): Promise<void> {
   if (!vault || at(doc, login.facts.access) !== vault.placeholders.access) return
   put(doc, login.facts.access, vault.access)
   if (login.facts.refresh && vault.refresh) put(doc, login.facts.refresh, vault.refresh)
+  if (login.facts.id && vault.id) put(doc, login.facts.id, vault.id)
   const mode = ((await lstat(login.accountFile)).mode & 0o777) | 0o600
   await replace(login.accountFile, `${JSON.stringify(doc, null, 2)}\n`, mode)
 }
