@@ -1,28 +1,11 @@
 import type { ContainerInfo } from '@omh/plugin-api'
-import { LABEL, branchOf, changedFiles, listSessions, readClaim, resolveBase, sessionPaths, workState, type Count } from '@omh/sandbox'
+import { LABEL, sessionRows, type Count, type SessionRow, type SessionRows } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
-export interface SessionRow {
-  id: string
-  branch: string
-  /** `running`, `stopped`, `none` (no container), or `unknown` (no engine answered). */
-  container: 'running' | 'stopped' | 'none' | 'unknown'
-  /** The harness the container was set up for. */
-  harness: string | null
-  /** An omh process on this machine is launched into it right now. */
-  inUse: boolean
-  ahead: Count
-  uncommitted: Count
-  worktree: string
-  /** Files this session changed (committed or not) that other sessions of the repository changed too; null when git could not tell. */
-  shared: { path: string; with: string[] }[] | null
-}
+export type { SessionRow }
 
-export interface SessionsLsResult {
-  base: { name: string; commit: string } | null
-  sessions: SessionRow[]
-}
+export type SessionsLsResult = SessionRows
 
 export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
   static override summary = "List this repository's sessions: container, branch, commits ahead, uncommitted work."
@@ -34,45 +17,29 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
     const { flags } = await this.parse(SessionsLs)
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const ids = await listSessions(kernel.omhState, repo)
-    const base = await resolveBase(repo, process.env).catch((error: Error) => {
-      this.warn(`${error.message} Commits ahead are shown as unknown.`)
-      return undefined
+    const result = await sessionRows(kernel.omhState, repo, {
+      env: process.env,
+      warn: (line) => this.warn(line),
+      containers: (ids) => this.containersOf(repo.id, ids, flags.runtime),
     })
-    // Each session's container is asked of the engine it runs on; one that does not answer leaves its sessions unknown.
+    if (!this.jsonEnabled()) this.print(result)
+    return result
+  }
+
+  /** Each session's containers, asked of the engine it runs on; one that does not answer leaves its sessions unknown. */
+  private async containersOf(repoId: string, ids: readonly string[], runtime: string | undefined): Promise<Map<string, ContainerInfo[] | undefined>> {
     const containers = new Map<string, ContainerInfo[] | undefined>()
-    for (const [engine, group] of await this.byEngine(ids, flags.runtime)) {
+    for (const [engine, group] of await this.byEngine([...ids], runtime)) {
       const resolved = await this.runtime(engine, true)
       const found = resolved
-        ? await resolved.runtime.list({ [LABEL.repo]: repo.id }, this.runtimeContext()).catch((error: Error) => {
+        ? await resolved.runtime.list({ [LABEL.repo]: repoId }, this.runtimeContext()).catch((error: Error) => {
             this.warn(`${resolved.runtime.engine} did not list containers: ${error.message}`)
             return undefined
           })
         : undefined
       for (const sid of group) containers.set(sid, found?.filter((c) => c.labels[LABEL.session] === sid))
     }
-    const sessions: SessionRow[] = []
-    const changed = new Map<string, string[] | undefined>()
-    if (base) for (const id of ids) changed.set(id, await changedFiles(kernel.omhState, repo, id, base.commit, process.env))
-    for (const id of ids) {
-      const listed = containers.get(id)
-      const c = listed?.find((x) => x.running) ?? listed?.[0]
-      const state = await workState(kernel.omhState, repo, id, base?.commit, process.env)
-      sessions.push({
-        id,
-        branch: branchOf(id),
-        container: listed === undefined ? 'unknown' : c ? (c.running ? 'running' : 'stopped') : 'none',
-        harness: c?.labels[LABEL.harness] ?? null,
-        inUse: Boolean(await readClaim(kernel.omhState, repo, id)),
-        ahead: state.ahead,
-        uncommitted: state.uncommitted,
-        worktree: sessionPaths(kernel.omhState, repo, id).worktree,
-        shared: shared(id, changed),
-      })
-    }
-    const result = { base: base ?? null, sessions }
-    if (!this.jsonEnabled()) this.print(result)
-    return result
+    return containers
   }
 
   private print(result: SessionsLsResult): void {
@@ -105,17 +72,4 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
       }
     }
   }
-}
-
-/** The files `id` changed that other sessions changed too, each with those sessions; null when git could not tell for `id`. */
-function shared(id: string, changed: ReadonlyMap<string, string[] | undefined>): SessionRow['shared'] {
-  const mine = changed.get(id)
-  if (!mine) return null
-  const sets = new Map([...changed].map(([other, files]) => [other, new Set(files)] as const))
-  const out: { path: string; with: string[] }[] = []
-  for (const file of mine) {
-    const others = [...sets].filter(([other, files]) => other !== id && files.has(file)).map(([other]) => other)
-    if (others.length) out.push({ path: file, with: others })
-  }
-  return out
 }
