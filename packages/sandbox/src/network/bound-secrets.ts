@@ -13,7 +13,7 @@ import type { EffectiveSettings } from '@omh/kernel'
 import type { FrontRoute, SecretBinding } from './credential-proxy.js'
 import type { Authority } from './authority.js'
 import type { PlannedLogin } from './logins.js'
-import { CREDS_HOST, type KeptKeys } from './credentials.js'
+import { CREDS_HOST, type Proxied } from './credentials.js'
 import { PROXY_HOST, PROXY_PORT } from './egress.js'
 
 /** The front's port on the credential proxy: the session's HTTP proxy when a secret is bound. */
@@ -143,12 +143,12 @@ export function withPlaceholders(vars: Readonly<Record<string, string>>, placeho
  * when there is neither. The bound secrets' values join the keys in the proxy's environment alone.
  */
 export function withBound(
-  keys: KeptKeys | undefined,
+  keys: Proxied | undefined,
   bound: BoundSecrets | undefined,
   authority: Authority | undefined,
   token: string | undefined,
   logins: readonly PlannedLogin[] = [],
-): KeptKeys | undefined {
+): Proxied | undefined {
   if ((!bound && !logins.length) || !authority || !token) return keys
   return {
     env: { ...keys?.env, ...(bound?.env ?? frontEnv()) },

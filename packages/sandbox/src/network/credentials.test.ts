@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { carriesToken, forwardHeaders, serveRoute, sessionAddresses, TOKEN_VARIABLE, type CredentialRoute } from './credential-proxy.js'
-import { keptKeys } from './credentials.js'
+import { proxiedKeys } from './credentials.js'
 
 const PLACEHOLDER = 'omh-credential-proxy-0123456789abcdef0123456789abcdef'
 
@@ -10,8 +10,8 @@ const openai = { variable: 'OPENAI_API_KEY', base_url: 'OPENAI_BASE_URL', path: 
 
 describe('keys kept outside', () => {
   it('routes only the keys the host holds, giving the harness a placeholder and the proxy address', () => {
-    expect(keptKeys({ keys: [anthropic, openai] }, () => undefined, PLACEHOLDER)).toBeUndefined()
-    const kept = keptKeys({ keys: [anthropic, openai] }, (name) => (name === 'OPENAI_API_KEY' ? 'sk-real' : undefined), PLACEHOLDER)!
+    expect(proxiedKeys({ keys: [anthropic, openai] }, () => undefined, PLACEHOLDER)).toBeUndefined()
+    const kept = proxiedKeys({ keys: [anthropic, openai] }, (name) => (name === 'OPENAI_API_KEY' ? 'sk-real' : undefined), PLACEHOLDER)!
     expect(kept.env).toEqual({ OPENAI_API_KEY: PLACEHOLDER, OPENAI_BASE_URL: 'http://omh-creds:4481/v1' })
     expect(kept.keys).toEqual({ OPENAI_API_KEY: 'sk-real' })
     expect(kept.routes).toEqual([{ port: 4481, upstream: 'https://api.openai.com', header: 'Authorization', prefix: 'Bearer ', variable: 'OPENAI_API_KEY' }])
@@ -20,12 +20,12 @@ describe('keys kept outside', () => {
 
   it('points a harness that reads no base URL variable at the proxy through its arguments', () => {
     const codex = { variable: 'OPENAI_API_KEY', args: ['-c', 'p={base_url="{url}"}'], path: '/v1', header: 'authorization', prefix: 'Bearer ', upstream: 'https://api.openai.com' }
-    const kept = keptKeys({ keys: [anthropic, codex] }, (name) => (name === 'OPENAI_API_KEY' ? 'sk-real' : undefined), PLACEHOLDER)!
+    const kept = proxiedKeys({ keys: [anthropic, codex] }, (name) => (name === 'OPENAI_API_KEY' ? 'sk-real' : undefined), PLACEHOLDER)!
     expect(kept.env).toEqual({ OPENAI_API_KEY: PLACEHOLDER })
     expect(kept.args).toEqual(['-c', 'p={base_url="http://omh-creds:4481/v1"}'])
-    expect(keptKeys({ keys: [anthropic, codex] }, (name) => (name === 'ANTHROPIC_API_KEY' ? 'sk-real' : undefined), PLACEHOLDER)!.args).toEqual([])
+    expect(proxiedKeys({ keys: [anthropic, codex] }, (name) => (name === 'ANTHROPIC_API_KEY' ? 'sk-real' : undefined), PLACEHOLDER)!.args).toEqual([])
     const opencode = { ...codex, args: undefined, env: { OPENCODE_CONFIG_CONTENT: '{"provider":{"openai":{"options":{"baseURL":"{url}"}}}}' } }
-    expect(keptKeys({ keys: [anthropic, opencode] }, () => 'sk-real', PLACEHOLDER)!.env).toEqual({
+    expect(proxiedKeys({ keys: [anthropic, opencode] }, () => 'sk-real', PLACEHOLDER)!.env).toEqual({
       ANTHROPIC_API_KEY: PLACEHOLDER,
       ANTHROPIC_BASE_URL: 'http://omh-creds:4480',
       OPENAI_API_KEY: PLACEHOLDER,

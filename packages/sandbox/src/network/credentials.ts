@@ -58,7 +58,11 @@ const GUEST_DIR = '/omh/creds'
 const SCRIPT = 'credential-proxy.mjs'
 const CA = 'ca.pem'
 
-export interface KeptKeys {
+/**
+ * What the credential proxy serves a session: the adapter's keys held on the host, secrets bound to
+ * hosts and subscription logins, with what the session gets instead of each.
+ */
+export interface Proxied {
   /** For the session container: each key's placeholder and base URL (or the variables that hold it). */
   readonly env: Readonly<Record<string, string>>
   /** For the harness, before the user's arguments: what points it at the proxy where no variable does. */
@@ -77,7 +81,7 @@ export interface KeptKeys {
 }
 
 /** The adapter's keys the host holds, routed through the proxy; undefined when it holds none. */
-export function keptKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) => string | undefined, token: string): KeptKeys | undefined {
+export function proxiedKeys(adapter: Pick<Adapter, 'keys'>, find: (name: string) => string | undefined, token: string): Proxied | undefined {
   const env: Record<string, string> = {}
   const routes: CredentialRoute[] = []
   const keys: Record<string, string> = {}
@@ -102,7 +106,7 @@ export interface CredentialsUp extends BesideSession {
   readonly image: string
   /** Where the host keeps the proxy's program, in the session's run directory. */
   readonly dir: string
-  readonly kept: KeptKeys
+  readonly proxied: Proxied
   /** A PEM file of extra authorities the proxy trusts upstream (`OMH_CREDENTIAL_CA`). */
   readonly ca?: string
   /** A new session container is about to start; otherwise a running proxy is kept. */
@@ -133,9 +137,9 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   // such as an adapter's `upstream` edited, needs a proxy started anew.
   // Every launch moves a login made anew into the vault, whether or not the proxy is kept running.
   const logins = await keptLogins(at)
-  const front = at.kept.front ? { ...at.kept.front, ...(logins.length ? { logins: logins.map((l) => l.front) } : {}) } : undefined
+  const front = at.proxied.front ? { ...at.proxied.front, ...(logins.length ? { logins: logins.map((l) => l.front) } : {}) } : undefined
   const plan = createHash('sha256')
-    .update(JSON.stringify({ routes: at.kept.routes, front: front ?? null, authority: at.kept.authority?.cert ?? null, token: at.kept.token, image: at.image, ca: at.ca ?? null, agent: logins.length ? (at.agent ?? null) : null }))
+    .update(JSON.stringify({ routes: at.proxied.routes, front: front ?? null, authority: at.proxied.authority?.cert ?? null, token: at.proxied.token, image: at.image, ca: at.ca ?? null, agent: logins.length ? (at.agent ?? null) : null }))
     .digest('hex')
     .slice(0, 32)
   if (running?.running && !at.fresh && running.labels[PLAN_LABEL] === plan) return
@@ -146,13 +150,13 @@ export async function ensureCredentialProxy(at: CredentialsUp): Promise<void> {
   const way = await programWay(at)
   const files = { ...way, mounts: [...way.mounts, ...logins.map((l) => ({ host: l.dir, guest: path.posix.dirname(l.front.vault), readOnly: false }))] }
   // Made at each start, for the bound hosts alone; its key lives in the proxy's environment and nowhere else.
-  const served = front && at.kept.authority ? issueServer(at.kept.authority, frontNames(front)) : undefined
+  const served = front && at.proxied.authority ? issueServer(at.proxied.authority, frontNames(front)) : undefined
   const env: Record<string, string> = {
-    OMH_CREDENTIAL_ROUTES: JSON.stringify(at.kept.routes),
+    OMH_CREDENTIAL_ROUTES: JSON.stringify(at.proxied.routes),
     ...(front && served ? { OMH_CREDENTIAL_FRONT: JSON.stringify(front), [FRONT_CERT]: served.cert, [FRONT_KEY]: served.key } : {}),
-    [TOKEN_VARIABLE]: at.kept.token,
+    [TOKEN_VARIABLE]: at.proxied.token,
     ...(at.ca ? { NODE_EXTRA_CA_CERTS: `${GUEST_DIR}/${CA}` } : {}),
-    ...at.kept.keys,
+    ...at.proxied.keys,
   }
   const unsupported = (why: string) => OmhError.of(EGRESS_UNSUPPORTED, { args: [runtime.engine, why], hintArgs: [at.file] })
   const networks = runtime.networks!
@@ -231,7 +235,7 @@ function frontNames(front: FrontRoute): string[] {
  */
 async function keptLogins(at: CredentialsUp): Promise<{ front: FrontLogin; dir: string }[]> {
   const out: { front: FrontLogin; dir: string }[] = []
-  for (const [n, login] of (at.kept.logins ?? []).entries()) {
+  for (const [n, login] of (at.proxied.logins ?? []).entries()) {
     if (at.copied) {
       await restoreLogin(login)
       continue

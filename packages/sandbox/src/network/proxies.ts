@@ -8,7 +8,7 @@ import path from 'node:path'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { AgentUser } from '../agent-user.js'
 import type { ImageOptions } from '../image/recipes.js'
-import { ensureCredentialProxy, type KeptKeys } from './credentials.js'
+import { ensureCredentialProxy, type Proxied } from './credentials.js'
 import { EGRESS_LABEL, egressDir, startEgress, type Egress } from './egress.js'
 
 export interface ProxiesUp {
@@ -29,7 +29,7 @@ export interface ProxiesUp {
   readonly image: ImageOptions
   /** The session's image: the credential proxy runs its `node`. */
   readonly sessionImage: string
-  readonly kept?: KeptKeys
+  readonly proxied?: Proxied
   /** The session's agent, whom a proxy keeping a login's vault runs as. */
   readonly agent?: AgentUser
   /** A PEM file of further authorities the credential proxy trusts upstream. */
@@ -43,16 +43,16 @@ export async function startProxies(at: ProxiesUp): Promise<{ readonly network: s
   const label = `${at.repo}-${at.session}`
   const shared = { runtime: at.runtime, context: at.context, container: at.container, fresh: at.fresh, ...(at.outside ? { outside: at.outside } : {}), ...(at.copied ? { copied: at.copied } : {}) }
   const started = await startEgress({ ...shared, session: at.session, label, dir: egressDir(at.run), egress: at.egress, image: at.image })
-  const kept = at.kept
+  const proxied = at.proxied
   const ready = started.ready.then(() =>
-    kept
+    proxied
       ? ensureCredentialProxy({
           ...shared,
           labels: { [EGRESS_LABEL]: label },
           network: started.network,
           image: at.sessionImage,
           dir: path.join(at.run, 'creds'),
-          kept,
+          proxied,
           file: at.egress.file,
           ...(at.agent ? { agent: at.agent } : {}),
           ...(at.ca ? { ca: at.ca } : {}),

@@ -117,7 +117,7 @@ async function startOn(start: Start, way: FileWay): Promise<FileWay> {
       image: imageOptions(at.kernel.settings),
       sessionImage: prepared.spec.image,
       agent: at.agent,
-      ...(prepared.kept ? { kept: prepared.kept } : {}),
+      ...(prepared.proxied ? { proxied: prepared.proxied } : {}),
       ...(ca ? { ca } : {}),
       ...volumesOf,
     })
@@ -217,7 +217,7 @@ export function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared
     !at.request.skip?.length &&
     decision.action === 'attach' &&
     decision.container.labels[LABEL.files] === 'mounted' &&
-    !prepared.kept &&
+    !prepared.proxied &&
     !at.kernel.hooks.beforeLaunch.taps.length &&
     !at.kernel.hooks.launched.taps.length
   )

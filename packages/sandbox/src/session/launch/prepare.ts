@@ -11,7 +11,7 @@ import { cacheVolumes } from '../../environment/caches.js'
 import { findSecret, resolveSecrets, secretsFile } from '../../secrets.js'
 import { makeAuthority, sessionAuthority } from '../../network/authority.js'
 import { boundSecrets, bundleKeeper, declaredSecrets, GUEST_AUTHORITY, secretHosts, withBound, withPlaceholders } from '../../network/bound-secrets.js'
-import { keptKeys, sessionToken } from '../../network/credentials.js'
+import { proxiedKeys, sessionToken } from '../../network/credentials.js'
 import { plannedLogins, restoreLogin, vaultDir } from '../../network/logins.js'
 import { credentialHostPath } from '../../accounts.js'
 import { egressOf, networkName, proxyEnv, type Egress } from '../../network/egress.js'
@@ -59,8 +59,8 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
     : undefined
   // A dry run makes nothing on disk: a throwaway authority shows where the session's goes.
   const authority = bound || logins.length ? (options.dryRun ? makeAuthority() : await sessionAuthority(paths.run)) : undefined
-  const keys = holds && token ? keptKeys(adapter, find, token) : undefined
-  const kept = withBound(keys, bound, authority, token, logins)
+  const keys = holds && token ? proxiedKeys(adapter, find, token) : undefined
+  const proxied = withBound(keys, bound, authority, token, logins)
   const files = withGitfile([...render.files, ...(authority ? [{ kind: 'file' as const, guest: GUEST_AUTHORITY, content: authority.cert, mode: 0o644 }] : [])])
   const dir = stagingDir(paths, adapter.name)
   const staged = options.dryRun ? await stage({ files }, dir, { dryRun: true }) : await stageForAgent(files, dir)
@@ -73,7 +73,7 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
     shadow: paths.shadow,
     staged: stagedMounts(staged),
     credentials,
-    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...withPlaceholders(render.env, bound?.placeholders ?? new Map()), ...kept?.env } : { ...declaredSecrets(kernel.settings), ...render.env },
+    env: egress.mode === 'allowlist' ? { ...proxyEnv(), ...withPlaceholders(render.env, bound?.placeholders ?? new Map()), ...proxied?.env } : { ...declaredSecrets(kernel.settings), ...render.env },
     contents: contentDigests(files),
     // sshd for `omh attach` listens here once attached; publishing costs nothing until then. The
     // engine picks the host port: any fixed one may be taken, and a launch must not fail for it.
@@ -94,7 +94,7 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
     branch: branchOf(sid),
     worktree: paths.worktree,
     spec: planned.spec,
-    exec: harnessArgv(adapter, [...(kept?.args ?? []), ...at.request.args], at.request.tty),
+    exec: harnessArgv(adapter, [...(proxied?.args ?? []), ...at.request.args], at.request.tty),
   })
   const spec = stamp(plan.spec, { ...contentDigests(files), ...networkSettings(kernel.settings) })
   const withEnvironment = environment ? { environment } : {}
@@ -102,7 +102,7 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
   const secretEnv = resolveSecrets(spec.env, { env: kernel.options.env, omhHome: kernel.omhHome }, (variable) => `${variable} of ${adapter.name}'s MCP servers, or [secrets.${variable}]`)
   if (options.dryRun) return { paths, render, planned, plan, spec, ...withEnvironment }
   await hideMounts(paths.shadow, paths.worktree, ['.git', ...planned.worktreeTargets, ...(await carriedPaths(paths.run))], kernel.options.env, path.join(paths.run, 'hidden.json'))
-  return { paths, render, planned, plan, spec, secretEnv, ...(kept ? { kept } : {}), ...withEnvironment }
+  return { paths, render, planned, plan, spec, secretEnv, ...(proxied ? { proxied } : {}), ...withEnvironment }
 }
 
 /**

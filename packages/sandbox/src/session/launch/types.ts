@@ -7,7 +7,7 @@ import type { ContainerInfo, ContainerSpec, FileWay, LaunchPlan, RuntimeContext,
 import type { Adapter, HarnessRender, Kernel, RenderReport } from '@omh/kernel'
 import type { AgentUser } from '../../agent-user.js'
 import type { ProjectEnvironment, SetupStep } from '../../environment/project.js'
-import type { KeptKeys } from '../../network/credentials.js'
+import type { Proxied } from '../../network/credentials.js'
 import type { SessionPort } from '../beside.js'
 import type { SessionPaths } from '../layout.js'
 import type { SessionPlan } from '../plan.js'
@@ -123,7 +123,7 @@ export interface Prepared {
   /** The spec's variables with every `<secret NAME>` resolved: for the engine only, never shown or staged. */
   readonly secretEnv?: Readonly<Record<string, string>>
   /** API keys the host holds, for the credential proxy alone. */
-  readonly kept?: KeptKeys
+  readonly proxied?: Proxied
   /** The project's environment, when the image source plans one. */
   readonly environment?: ProjectEnvironment
 }
