@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PLUGIN_API_VERSION, defineRenderer, type ParseResult, type RenderContext, type RenderInput, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { readJson } from '@omh/plugin-kit'
-import { trustDocument } from './codex-trust.js'
+import { approvalDocument } from './codex-hook-approval.js'
 import { isRecord, readHooks, translate } from './document.js'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
@@ -53,7 +53,7 @@ function renderCodex(input: RenderInput): RenderOutput {
   const files: StagedFile[] = [
     { kind: 'file', guest: file, content: json({ hooks: document }), syntax: 'json' },
     // Codex reads its hooks.json beside config.toml, in CODEX_HOME, so the trust records go there too.
-    { kind: 'file', guest: path.posix.join(path.posix.dirname(file), 'config.toml'), content: trustDocument(file, placed), syntax: 'toml' },
+    { kind: 'file', guest: path.posix.join(path.posix.dirname(file), 'config.toml'), content: approvalDocument(file, placed), syntax: 'toml' },
   ]
   return { files, dropped }
 }

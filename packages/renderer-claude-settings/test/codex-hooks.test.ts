@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { parse as parseToml } from 'smol-toml'
 import { GUEST_HOME, GUEST_WORK, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { AWKWARD, bundledHooks, hook, hooksInput } from '../../../test/helpers/hooks.js'
-import { trustHash } from '../src/codex-trust.js'
+import { approvalHash } from '../src/codex-hook-approval.js'
 import renderer from '../src/index.js'
 
 const context = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }
@@ -44,7 +44,7 @@ describe('codex-hooks', () => {
     for (const [event, groups] of Object.entries(doc.hooks)) {
       groups.forEach((g, n) => {
         const label = event.replace(/(?<=[a-z])([A-Z])/g, '_$1').toLowerCase()
-        expected[`/home/agent/.codex/hooks.json:${label}:${n}:0`] = { trusted_hash: trustHash(event, g.matcher, g.hooks[0]!.command) }
+        expected[`/home/agent/.codex/hooks.json:${label}:${n}:0`] = { trusted_hash: approvalHash(event, g.matcher, g.hooks[0]!.command) }
       })
     }
     expect(Object.keys(expected)).toEqual([
@@ -57,8 +57,8 @@ describe('codex-hooks', () => {
   })
 
   it('hashes a hook as Codex 0.171.0 does (values its `hooks/list` reported)', () => {
-    expect(trustHash('PreToolUse', 'Bash', 'echo hi')).toBe('sha256:3bbce6504b48cc6f0d7fe24bd36273633d1bfa5879bc87f4ed7ccd16f24d1415')
-    expect(trustHash('SessionStart', undefined, 'echo s')).toBe('sha256:899b41364f0b974bfd1b287934c0cc22772fcf351ea75b4f330d9d1112e2454d')
+    expect(approvalHash('PreToolUse', 'Bash', 'echo hi')).toBe('sha256:3bbce6504b48cc6f0d7fe24bd36273633d1bfa5879bc87f4ed7ccd16f24d1415')
+    expect(approvalHash('SessionStart', undefined, 'echo s')).toBe('sha256:899b41364f0b974bfd1b287934c0cc22772fcf351ea75b4f330d9d1112e2454d')
   })
 
   it('runs under sh with Codex payloads and answers in the protocol Codex reads', () => {

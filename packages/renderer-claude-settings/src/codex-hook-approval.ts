@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto'
 import type { Placed } from './document.js'
 
 /**
- * Codex runs a hook from a user's hooks.json only once that exact definition
- * is trusted: `[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash`
+ * Codex's approval of a hook (its config calls it trust; omh's trust is the
+ * user's leave for a repository). Codex runs a hook from a user's hooks.json
+ * only once that exact definition is approved: `[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash`
  * in config.toml must equal the hash Codex computes for the hook. Without the
  * record the hook is skipped without a word, so a hook omh writes without one
  * would be a promise nobody keeps.
@@ -15,7 +16,7 @@ import type { Placed } from './document.js'
  * (`timeout` defaults to 600 seconds, `async` to false; absent optional fields
  * are left out). The file's path is part of the key, not of the hash.
  */
-export function trustHash(event: string, matcher: string | undefined, command: string): string {
+export function approvalHash(event: string, matcher: string | undefined, command: string): string {
   const identity = {
     event_name: eventLabel(event),
     ...(matcher !== undefined ? { matcher } : {}),
@@ -47,14 +48,14 @@ function sorted(value: unknown): unknown {
  * `hooks` table: the kernel joins it with the other parts of the same file
  * (MCP servers) when another binding writes there too.
  */
-export function trustDocument(file: string, placed: readonly Placed[]): string {
+export function approvalDocument(file: string, placed: readonly Placed[]): string {
   const lines = [
     `# Written by omh: trust records for the hooks in ${file}.`,
     '# Codex runs a hook only when its definition still hashes to the recorded value.',
   ]
   for (const p of placed) {
     lines.push('', `[hooks.state.${JSON.stringify(trustKey(file, p))}]`)
-    lines.push(`trusted_hash = ${JSON.stringify(trustHash(p.event, p.entry.matcher, p.entry.hooks[0]!.command))}`)
+    lines.push(`trusted_hash = ${JSON.stringify(approvalHash(p.event, p.entry.matcher, p.entry.hooks[0]!.command))}`)
   }
   return `${lines.join('\n')}\n`
 }
