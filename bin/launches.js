@@ -18,7 +18,7 @@ import { answerKey, current, readEntry } from './answers.js'
 /** Bumped whenever the entry format or the recording rules change. */
 const FORMAT = 'omh-launch-1'
 
-/** A session id or name, as packages/sandbox/src/session/layout.ts spells them. */
+/** A session id or name, as packages/sandbox/src/host/layout.ts spells them. */
 const SESSION_ID = /^(?:s\d{2,}|(?!s\d+$)[a-z](?:-?[a-z0-9]){0,39})$/
 /** An engine's name, as a runtime plugin gives it. */
 const ENGINE = /^[a-z][a-z0-9-]{0,39}$/

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { NEUTRAL } from '../../packages/sandbox/src/session/git.js'
+import { NEUTRAL } from '../../packages/sandbox/src/host/git.js'
 import { ROOT } from '../helpers/run.js'
 
 describe('the recorder of kept answers', () => {

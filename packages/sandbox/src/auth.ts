@@ -21,7 +21,7 @@ import { exists } from './host-files.js'
 import { credentialMounts, type CredentialMount } from './session/plan.js'
 import { prepareCredentials } from './session/prepare.js'
 import { chooseWay, copyPlan, fillVolumes, mirror, readVolumes, withLinks } from './engine-files/copied.js'
-import { handToAgent } from './session/ownership.js'
+import { handToAgent } from './host/ownership.js'
 
 export interface AuthRequest {
   readonly harness: string

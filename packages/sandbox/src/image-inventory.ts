@@ -5,7 +5,7 @@
 import { CONTAINER_FAILED, OmhError, type ImageInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { IMAGE_LABELS } from './image/recipes.js'
 import { EGRESS_LABEL } from './network/egress.js'
-import { LABEL } from './session/layout.js'
+import { LABEL } from './host/layout.js'
 
 export interface OmhImage {
   readonly id: string

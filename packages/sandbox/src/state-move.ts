@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs'
 import { chmod, copyFile, lchown, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { MOVE_JOURNAL, STATE_ENTRIES } from '@omh/kernel/locations'
-import { tryGit } from './session/git.js'
+import { tryGit } from './host/git.js'
 import { withDirLock } from './session/store.js'
 
 type Env = Readonly<Record<string, string | undefined>>

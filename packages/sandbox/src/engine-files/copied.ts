@@ -27,7 +27,7 @@ import {
   type VolumeHelper,
   type VolumeMount,
 } from '@omh/plugin-api'
-import { handToAgent } from '../session/ownership.js'
+import { handToAgent } from '../host/ownership.js'
 
 const run = promisify(execFile)
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { GIT_FAILED, OmhError } from '@omh/plugin-api'
-import { tryGit } from '../session/git.js'
+import { tryGit } from '../host/git.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 

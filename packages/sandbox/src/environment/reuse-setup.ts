@@ -23,7 +23,7 @@ import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'no
 import path from 'node:path'
 import { readFileSafe } from '@omh/kernel'
 import { statePath } from '@omh/kernel/locations'
-import { tryGit } from '../session/git.js'
+import { tryGit } from '../host/git.js'
 import type { SetupStep } from './project.js'
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -22,11 +22,11 @@ import {
 import { fileToChange, type Adapter, type EffectiveSettings, type Kernel } from '@omh/kernel'
 import { HOST_PATTERN } from '@omh/plugin-kit'
 import type { ImageOptions } from '../image/recipes.js'
-import { stopBeside } from '../session/beside.js'
+import { stopBeside } from './beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
 import { SECRET_REFUSED, SECRETS_LOG } from './credential-proxy.js'
 import { putFiles } from '../engine-files/copied.js'
-import { watchFiles } from '../session/watch-files.js'
+import { watchFiles } from '../host/watch-files.js'
 
 /** The proxy's name on the session's network, and its port. */
 export const PROXY_HOST = 'omh-egress'

@@ -9,8 +9,8 @@ import { Kernel } from '@omh/kernel'
 import { attach, type AttachHost } from './attach.js'
 import { createSession } from './create.js'
 import { egressDir } from '../network/egress.js'
-import { LABEL, sessionPaths } from './layout.js'
-import { repository, resolveBase } from './repo.js'
+import { LABEL, sessionPaths } from '../host/layout.js'
+import { repository, resolveBase } from '../host/repo.js'
 
 const g = globalThis as { __omhFakeRuntime?: FakeRuntime }
 afterEach(() => {

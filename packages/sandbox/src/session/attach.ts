@@ -14,7 +14,7 @@ import type { Kernel } from '@omh/kernel'
 import { agentUser, userSpec } from '../agent-user.js'
 import { egressDir, egressOf, recordedNetwork } from '../network/egress.js'
 import { readCopied } from '../engine-files/copied.js'
-import { LABEL } from './layout.js'
+import { LABEL } from '../host/layout.js'
 import { Sessions } from './sessions.js'
 
 export interface AttachRequest {

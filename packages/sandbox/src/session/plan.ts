@@ -6,8 +6,8 @@ import { GUEST_SOCKETS } from '../image/recipes.js'
 import { TOOLSET_SLEEP } from '../image/toolset.js'
 import { GUEST_HOME, GUEST_WORK, type ContainerSpec, type Mount, type ResourceLimits, type StagedEntry, type VolumeMount } from '@omh/plugin-api'
 import { byText } from '@omh/plugin-kit'
-import { LABEL, containerName } from './layout.js'
-import type { Repository } from './repo.js'
+import { LABEL, containerName } from '../host/layout.js'
+import type { Repository } from '../host/repo.js'
 import { GUEST_SHADOW } from './shadow.js'
 
 /** A read-only mount from staging, and whether its source is a file or a directory. */

@@ -6,7 +6,7 @@ import { lstat, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { GUEST_WORK, type StagedEntry } from '@omh/plugin-api'
 import { stage, type StageResult } from '../stage.js'
-import { handToAgent } from './ownership.js'
+import { handToAgent } from '../host/ownership.js'
 import type { CredentialMount, StagedMount } from './plan.js'
 import { GITFILE } from './shadow.js'
 

@@ -7,9 +7,9 @@ import { OmhError, SESSION_UNSAVED_WORK, type RuntimeContext, type RuntimePlugin
 import { readCopied } from '../engine-files/copied.js'
 import { unsavedWork, type Count } from '../work/work.js'
 import { removeSession } from './create.js'
-import { branchOf, sessionPaths } from './layout.js'
+import { branchOf, sessionPaths } from '../host/layout.js'
 import { clearMountpoints } from './mountpoints.js'
-import type { Repository } from './repo.js'
+import type { Repository } from '../host/repo.js'
 import { takeDown } from './teardown.js'
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -1,5 +1,5 @@
 import type { ContainerInfo, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
-import { LABEL } from './layout.js'
+import { LABEL } from '../host/layout.js'
 import { KEEPER } from './plan.js'
 
 /** What to do with a session's container for a new plan. */

@@ -6,8 +6,8 @@
  */
 import type { ContainerInfo } from '@omh/plugin-api'
 import { changedFiles, workState, type Count } from '../work/work.js'
-import { LABEL, branchOf, sessionPaths } from './layout.js'
-import { resolveBase, type Repository } from './repo.js'
+import { LABEL, branchOf, sessionPaths } from '../host/layout.js'
+import { resolveBase, type Repository } from '../host/repo.js'
 import { listSessions, readClaim } from './store.js'
 
 type Env = Readonly<Record<string, string | undefined>>

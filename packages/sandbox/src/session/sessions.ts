@@ -1,8 +1,8 @@
 import { OmhError, SESSION_NAME_REFUSED, SESSION_NOT_FOUND } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
-import { SESSION_NAME, sessionPaths, type SessionPaths } from './layout.js'
-import { requireRepo, type Repository } from './repo.js'
-import { tryGit } from './git.js'
+import { SESSION_NAME, sessionPaths, type SessionPaths } from '../host/layout.js'
+import { requireRepo, type Repository } from '../host/repo.js'
+import { tryGit } from '../host/git.js'
 import { hasSession, lastUsed, listSessions, nextSessionId, readClaim } from './store.js'
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -1,14 +1,12 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { UNSIGNED, git, type GitOptions } from './git.js'
+import { UNSIGNED, git, type GitOptions } from '../host/git.js'
+import { SANDBOX_AUTHOR } from '../host/layout.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
 /** Where the shadow git directory appears inside the container. */
 export const GUEST_SHADOW = '/omh/shadow'
-
-/** The identity the sandbox's own commits carry; never the user's. */
-export const SANDBOX_AUTHOR = { name: 'omh sandbox', email: 'sandbox@omh.invalid' } as const
 
 /** What the agent reads in `git log` inside the sandbox: whose repository this is, and how its work reaches a person. */
 export const ARRANGEMENT = `This repository belongs to the sandbox. It holds one commit, the files as the

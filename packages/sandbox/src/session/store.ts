@@ -2,9 +2,9 @@ import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { statePath } from '@omh/kernel/locations'
 import { alive, claimRun, withDirLock, type Claim } from './claim.js'
-import { tryGit } from './git.js'
-import { NUMBERED_SESSION, SESSION_ID, bySession, repoRunDir, sessionId, sessionNumber, sessionPaths } from './layout.js'
-import type { Repository } from './repo.js'
+import { tryGit } from '../host/git.js'
+import { NUMBERED_SESSION, SESSION_ID, bySession, repoRunDir, sessionId, sessionNumber, sessionPaths } from '../host/layout.js'
+import type { Repository } from '../host/repo.js'
 
 export { alive, withDirLock, type Claim } from './claim.js'
 

@@ -2,9 +2,9 @@ import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { copyBack, removeVolumes } from '../engine-files/copied.js'
 import { egressDir, removeEgress } from '../network/egress.js'
 import { forgetUp } from './idle.js'
-import { LABEL, containerName, sessionPaths } from './layout.js'
+import { LABEL, containerName, sessionPaths } from '../host/layout.js'
 import { clearMountpoints } from './mountpoints.js'
-import type { Repository } from './repo.js'
+import type { Repository } from '../host/repo.js'
 
 /** How a session comes off its engine. */
 export interface TakeDown {

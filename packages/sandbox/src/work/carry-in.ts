@@ -9,7 +9,7 @@ import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CARRY_IN_REFUSED, OmhError, isOmhError } from '@omh/plugin-api'
 import { DEFAULT_CARRY_IN_BYTES, readFileSafe, type Kernel } from '@omh/kernel'
-import { tryGit } from '../session/git.js'
+import { tryGit } from '../host/git.js'
 
 
 const CARRIED = 'carried.json'

@@ -5,8 +5,8 @@
 import { lstat, readdir, readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { OmhError, SANDBOX_HISTORY_REFUSED } from '@omh/plugin-api'
-import { GitError, tryGit, type GitOptions } from '../session/git.js'
-import { SANDBOX_AUTHOR } from '../session/shadow.js'
+import { GitError, tryGit, type GitOptions } from '../host/git.js'
+import { SANDBOX_AUTHOR } from '../host/layout.js'
 
 /** The subject of the commit every sandbox repository starts with; it holds the files as the session began, not the agent's work. */
 export const SEED_SUBJECT = 'The session starts here.'

@@ -3,9 +3,9 @@
  * page that compares it with its base.
  */
 import { OmhError, REMOTE_UNKNOWN } from '@omh/plugin-api'
-import { gitFailure, git, tryGit, type GitOptions } from '../session/git.js'
-import { branchOf } from '../session/layout.js'
-import type { Repository } from '../session/repo.js'
+import { gitFailure, git, tryGit, type GitOptions } from '../host/git.js'
+import { branchOf } from '../host/layout.js'
+import type { Repository } from '../host/repo.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -3,9 +3,9 @@
  * is left out (omh's files, repositories of the agent's own), and what is too large to take.
  */
 import { GIT_FAILED, OmhError, SESSION_FILE_TOO_LARGE } from '@omh/plugin-api'
-import { GitError, tryGit, type GitOptions } from '../session/git.js'
+import { GitError, tryGit, type GitOptions } from '../host/git.js'
 import { MAX_BLOB_BYTES } from './history.js'
-import type { Repository } from '../session/repo.js'
+import type { Repository } from '../host/repo.js'
 
 /** Pathspecs for "everything but omh's files". */
 export const excluding = (omh: readonly string[]): string[] => ['.', ...omh.map((p) => `:(exclude,literal)${p}`)]

@@ -8,10 +8,10 @@ import path from 'node:path'
 import { NOTHING_TO_COMMIT, OmhError, SESSION_OFF_BRANCH, GUEST_WORK } from '@omh/plugin-api'
 import { carriedPaths } from './carry-in.js'
 import { addAll, excluding, failed, must, refuseLargeFiles } from './work-index.js'
-import { GitError, NO_DIFF_PROGRAMS, tryGit, type GitOptions } from '../session/git.js'
+import { GitError, NO_DIFF_PROGRAMS, tryGit, type GitOptions } from '../host/git.js'
 import { MAX_BLOB_BYTES, agentIdentity, readCarried, sandboxHead, readSandboxHistory, writeCarried } from './history.js'
-import { branchOf, sessionPaths, type SessionPaths } from '../session/layout.js'
-import type { Repository } from '../session/repo.js'
+import { branchOf, sessionPaths, type SessionPaths } from '../host/layout.js'
+import type { Repository } from '../host/repo.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -18,7 +18,7 @@ import { egressOf, networkName, proxyEnv, type Egress } from '../../network/egre
 import { sessionLimits } from '../../network/limits.js'
 import { GUEST_SSH_PORT } from '../../ssh.js'
 import { carriedPaths } from '../../work/carry-in.js'
-import { LABEL, branchOf, containerName, credentialsDir, stagingDir } from '../layout.js'
+import { LABEL, branchOf, containerName, credentialsDir, stagingDir } from '../../host/layout.js'
 import { contentDigests, credentialMounts, harnessArgv, KEEPER, planDigest, planSession, type CredentialMount } from '../plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from '../prepare.js'
 import { hideMounts } from '../shadow.js'

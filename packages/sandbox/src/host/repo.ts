@@ -1,3 +1,6 @@
+/**
+ * The user's repository as omh sees it: its root, its id, and the base a session starts from.
+ */
 import { createHash } from 'node:crypto'
 import { realpathSync } from 'node:fs'
 import path from 'node:path'

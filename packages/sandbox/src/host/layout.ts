@@ -1,3 +1,7 @@
+/**
+ * Where a session's files live on the host (worktree, sandbox repository, run directory), the
+ * names and labels of its containers, and its branch: the one place every part looks them up.
+ */
 import path from 'node:path'
 import { statePath } from '@omh/kernel/locations'
 import type { Repository } from './repo.js'
@@ -68,3 +72,6 @@ export const LABEL = {
   /** How its files reach the container: `mounted` or `copied`. */
   files: 'omh.files',
 } as const
+
+/** The identity the sandbox's own commits carry; never the user's. */
+export const SANDBOX_AUTHOR = { name: 'omh sandbox', email: 'sandbox@omh.invalid' } as const

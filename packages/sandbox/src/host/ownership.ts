@@ -1,3 +1,7 @@
+/**
+ * Files the agent must own: when omh runs as root, what it makes for a session is handed to the
+ * agent's IDs, so the agent in the container can read and write them.
+ */
 import { lchown, lstat, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'

@@ -1,3 +1,7 @@
+/**
+ * git, run on the host for omh's own reading and writing of repositories: with the user's git but
+ * none of a repository's hooks, filters or helpers, which are its code.
+ */
 import { execFile } from 'node:child_process'
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import path from 'node:path'
