@@ -33,8 +33,8 @@ const UPSTREAM = 'api.upstream.test'
 /** More names of the same upstream: one a session may reach but no secret is bound to, one another secret is bound to. */
 const UNBOUND = 'api.unbound.test'
 const OTHER_HOST = 'api.other.test'
-/** The hosts a Claude subscription login talks to, served by a second upstream on 443 under their real names. */
-const LOGIN_HOSTS = ['api.anthropic.com', 'platform.claude.com']
+/** The hosts the subscription logins talk to, served by a second upstream on 443 under their real names. */
+const LOGIN_HOSTS = ['api.anthropic.com', 'platform.claude.com', 'chatgpt.com', 'auth.openai.com']
 const UPSTREAM_PORT = 8443
 const PROMPT = 'Do the scripted task.'
 /** In the project's README alone: what the search for the key must find, to show it finds what is there. */
@@ -86,6 +86,68 @@ const CASES: Record<Turn, Case> = {
     script: bashScript,
   },
 }
+/** A JWT as an OAuth issuer signs one; the signature is random, so its bytes are this token's alone. */
+const jwt = (claims: Record<string, unknown>) => {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+  return `${part({ alg: 'RS256', typ: 'JWT' })}.${part(claims)}.${randomBytes(32).toString('base64url')}`
+}
+
+/** A subscription login as the harness's own login flow leaves it, about to expire, so the launch must refresh it. */
+interface LoginCase {
+  readonly harness: Harness
+  /** The login file, relative to the account's directory. */
+  readonly file: string
+  readonly tokens: () => { readonly access: string; readonly refresh: string; readonly id?: string }
+  /** Every file of the account, the login file among them. */
+  readonly files: (tokens: ReturnType<LoginCase['tokens']>) => Record<string, unknown>
+  readonly turn: readonly string[]
+  /** The access token the scripted token endpoint hands out first. */
+  readonly refreshedAccess: RegExp
+  /** What the login file must hold after the session: the vault's placeholders, a new expiry. */
+  readonly holdsPlaceholders: (held: any, vault: any) => void
+}
+const CHATGPT_ACCOUNT = 'scripted-account'
+const LOGINS: readonly LoginCase[] = [
+  {
+    harness: 'claude',
+    file: '.claude/.credentials.json',
+    // Within Claude Code's five minutes of expiry.
+    tokens: () => ({ access: `sk-ant-oat01-real-${randomBytes(24).toString('hex')}`, refresh: `sk-ant-ort01-real-${randomBytes(24).toString('hex')}` }),
+    files: ({ access, refresh }) => ({
+      '.claude/.credentials.json': { claudeAiOauth: { accessToken: access, refreshToken: refresh, expiresAt: Date.now() + 60_000, scopes: ['user:inference', 'user:profile'], subscriptionType: 'max' } },
+      '.claude.json': { hasCompletedOnboarding: true },
+    }),
+    turn: CASES.claude.turn,
+    refreshedAccess: /^sk-ant-oat01-scripted-access-1$/,
+    holdsPlaceholders: (held, vault) => {
+      expect(held.claudeAiOauth.accessToken).toBe(vault.placeholders.access)
+      expect(held.claudeAiOauth.expiresAt).toBeGreaterThan(Date.now() + 3_600_000)
+    },
+  },
+  {
+    // `codex login` with ChatGPT: an access token already expired, which Codex refreshes before its first request.
+    harness: 'codex',
+    file: '.codex/auth.json',
+    tokens: () => {
+      const now = Math.floor(Date.now() / 1000)
+      const auth = { 'https://api.openai.com/auth': { chatgpt_account_id: CHATGPT_ACCOUNT, chatgpt_user_id: 'scripted-user', chatgpt_plan_type: 'pro' } }
+      return { access: jwt({ iat: now - 864_000, exp: now - 60, ...auth }), refresh: `rt_real_${randomBytes(24).toString('hex')}`, id: jwt({ iat: now - 864_000, exp: now - 60, email: 'u@example.com', ...auth }) }
+    },
+    files: ({ access, refresh, id }) => ({
+      '.codex/auth.json': { OPENAI_API_KEY: null, tokens: { id_token: id, access_token: access, refresh_token: refresh, account_id: CHATGPT_ACCOUNT }, last_refresh: new Date(Date.now() - 864_000_000).toISOString() },
+    }),
+    // Codex's own provider: the ChatGPT backend, where the scripted model's catalog declares the model.
+    turn: ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-m', 'scripted', PROMPT],
+    refreshedAccess: /\.scripted-signature-1$/,
+    holdsPlaceholders: (held, vault) => {
+      expect(held.tokens).toMatchObject({ access_token: vault.placeholders.access, refresh_token: vault.placeholders.refresh, id_token: vault.placeholders.id, account_id: CHATGPT_ACCOUNT })
+      expect(Date.parse(held.last_refresh)).toBeGreaterThan(Date.now() - 3_600_000)
+    },
+  },
+]
+/** Codex's login on Docker alone: the proxy's side is the same code on both engines, and Podman runs Claude Code's. */
+const LOGIN_ON: Record<Engine, readonly Harness[]> = { docker: ['claude', 'codex'], podman: ['claude'] }
+
 /** The bundled upstreams, each replaced by the test's in the personal adapters. */
 const UPSTREAMS = ['https://api.anthropic.com', 'https://api.openai.com']
 
@@ -176,67 +238,69 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
   }
   const upstreamLog = (): RecordedRequest[] => readFileSync(path.join(upstreamDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
 
-  it('a subscription login kept outside: the session holds placeholders, a forced expiry refreshes through the proxy, the turn runs on the refreshed token, and no byte of a real token is inside', async () => {
-    // The login's hosts, under their real names, on the outside network: Claude Code moves none of them.
-    const loginLog = path.join(upstreamDir, 'login-requests.jsonl')
-    writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(bashScript))
-    rmSync(path.join(upstreamDir, 'login-ready'), { force: true })
-    const started = sh(engine, [
-      'run', '-d', '--pull=never', '--name', `${upstream}-login`, '--label', 'omh.test=e2e', '--network', outside, ...LOGIN_HOSTS.flatMap((h) => ['--network-alias', h]),
-      '-v', `${upstreamDir}:/up`, TEST_BASE,
-      'node', '/up/model.mjs', '--script', '/up/script.json', '--log', '/up/login-requests.jsonl', '--host', '0.0.0.0', '--port', '443', '--tls-cert', '/up/server.pem', '--tls-key', '/up/server.key', '--ready', '/up/login-ready',
-    ])
-    expect(started.status, started.stderr).toBe(0)
-    for (let i = 0; i < 200 && !existsSync(path.join(upstreamDir, 'login-ready')); i++) await new Promise((r) => setTimeout(r, 100))
-    // A login as /login leaves it, expiring within Claude Code's five minutes: the launch must refresh it.
-    const ACCESS = `sk-ant-oat01-real-${randomBytes(24).toString('hex')}`
-    const REFRESH = `sk-ant-ort01-real-${randomBytes(24).toString('hex')}`
-    const account = path.join(stateOf(home), 'creds', 'claude', 'default')
-    mkdirSync(path.join(account, '.claude'), { recursive: true })
-    const login = { claudeAiOauth: { accessToken: ACCESS, refreshToken: REFRESH, expiresAt: Date.now() + 60_000, scopes: ['user:inference', 'user:profile'], subscriptionType: 'max' } }
-    writeFileSync(path.join(account, '.claude/.credentials.json'), JSON.stringify(login), { mode: 0o600 })
-    writeFileSync(path.join(account, '.claude.json'), JSON.stringify({ hasCompletedOnboarding: true }))
-    try {
-      const ran = await omh(['--new', 'claude', '--', ...CASES.claude.turn], { ANTHROPIC_API_KEY: '' })
-      expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
-      expect(ran.stdout).toContain('Done.')
-      const sid = /omh: \S+ on omh\/(s\d+)/.exec(ran.stderr)?.[1]
+  it.each(LOGINS.filter((login) => LOGIN_ON[engine].includes(login.harness)))(
+    'a subscription login to $harness kept outside: the session holds placeholders, a forced expiry refreshes through the proxy, the turn runs on the refreshed token, and no byte of a real token is inside',
+    async (login: LoginCase) => {
+      // The login's hosts, under their real names, on the outside network: neither harness lets a setting move them all.
+      const loginLog = path.join(upstreamDir, 'login-requests.jsonl')
+      writeFileSync(path.join(upstreamDir, 'script.json'), JSON.stringify(CASES[login.harness].script))
+      rmSync(path.join(upstreamDir, 'login-ready'), { force: true })
+      const started = sh(engine, [
+        'run', '-d', '--pull=never', '--name', `${upstream}-login`, '--label', 'omh.test=e2e', '--network', outside, ...LOGIN_HOSTS.flatMap((h) => ['--network-alias', h]),
+        '-v', `${upstreamDir}:/up`, TEST_BASE,
+        'node', '/up/model.mjs', '--script', '/up/script.json', '--log', '/up/login-requests.jsonl', '--host', '0.0.0.0', '--port', '443', '--tls-cert', '/up/server.pem', '--tls-key', '/up/server.key', '--ready', '/up/login-ready',
+      ])
+      expect(started.status, started.stderr).toBe(0)
+      for (let i = 0; i < 200 && !existsSync(path.join(upstreamDir, 'login-ready')); i++) await new Promise((r) => setTimeout(r, 100))
+      const real = login.tokens()
+      const account = path.join(stateOf(home), 'creds', login.harness, 'default')
+      for (const [file, content] of Object.entries(login.files(real))) {
+        mkdirSync(path.dirname(path.join(account, file)), { recursive: true })
+        writeFileSync(path.join(account, file), JSON.stringify(content), { mode: 0o600 })
+      }
+      try {
+        const ran = await omh(['--new', login.harness, '--', ...login.turn], { ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' })
+        expect(ran.status, `${ran.stdout}\n${ran.stderr}`).toBe(0)
+        expect(ran.stdout).toContain('Done.')
+        const sid = /omh: \S+ on omh\/(s\d+)/.exec(ran.stderr)?.[1]
 
-      const seen: RecordedRequest[] = readFileSync(loginLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-      const refreshes = seen.filter((r) => r.path.endsWith('/oauth/token'))
-      expect(refreshes.length, seen.map((r) => `${r.method} ${r.path}`).join('; ')).toBeGreaterThanOrEqual(1)
-      // The refresh reached the token endpoint with the real refresh token, put there by the proxy.
-      expect((refreshes[0]!.body as { refresh_token?: string }).refresh_token).toBe(REFRESH)
-      const conversation = seen.filter((r) => r.reply !== null)
-      expect(conversation.length).toBe(2)
-      // The turn ran on the refreshed token, which only the proxy and the vault hold.
-      expect(conversation.every((r) => r.headers?.['authorization'] === 'Bearer sk-ant-oat01-scripted-access-1'), JSON.stringify(conversation.map((r) => r.headers?.['authorization']))).toBe(true)
+        const seen: RecordedRequest[] = readFileSync(loginLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+        const refreshes = seen.filter((r) => r.path.endsWith('/oauth/token'))
+        expect(refreshes.length, seen.map((r) => `${r.method} ${r.path}`).join('; ')).toBeGreaterThanOrEqual(1)
+        // The refresh reached the token endpoint with the real refresh token, put there by the proxy.
+        expect((refreshes[0]!.body as { refresh_token?: string }).refresh_token).toBe(real.refresh)
+        const conversation = seen.filter((r) => r.reply !== null)
+        expect(conversation.length).toBe(2)
+        // The turn ran on the refreshed token, which only the proxy and the vault hold.
+        const vault = JSON.parse(readFileSync(path.join(stateOf(home), 'logins', login.harness, 'default', 'vault.json'), 'utf8'))
+        expect(vault.access).toMatch(login.refreshedAccess)
+        expect(vault.refresh).toMatch(/scripted-refresh-1$/)
+        expect(conversation.every((r) => r.headers?.['authorization'] === `Bearer ${vault.access}`), JSON.stringify(conversation.map((r) => r.headers?.['authorization']))).toBe(true)
+        const held = JSON.parse(readFileSync(path.join(account, login.file), 'utf8'))
+        login.holdsPlaceholders(held, vault)
 
-      const vault = JSON.parse(readFileSync(path.join(stateOf(home), 'logins', 'claude', 'default', 'vault.json'), 'utf8'))
-      expect(vault).toMatchObject({ access: 'sk-ant-oat01-scripted-access-1', refresh: 'sk-ant-ort01-scripted-refresh-1' })
-      const held = readFileSync(path.join(account, '.claude/.credentials.json'), 'utf8')
-      expect(JSON.parse(held).claudeAiOauth.accessToken).toBe(vault.placeholders.access)
-      expect(JSON.parse(held).claudeAiOauth.expiresAt).toBeGreaterThan(Date.now() + 3_600_000)
-
-      const worktree = path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid!)
-      const container = sh(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
-      const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
-      const tokens = [ACCESS, REFRESH, 'sk-ant-oat01-scripted-access-1', 'sk-ant-ort01-scripted-refresh-1']
-      const environs = `${inside(`cat ${ENVIRONS} 2>/dev/null`).stdout}${inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null').stdout}`
-      for (const t of tokens) expect(environs).not.toContain(t)
-      const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${tokens.join('\n')}\n`).stdout.split('\n').filter(Boolean)
-      expect(found.filter((l) => l.endsWith(`:${README_MARK}`))).toContain(`/work/README.md:${README_MARK}`)
-      expect(found.filter((l) => tokens.some((t) => l.includes(t)))).toEqual([])
-      // On the host, only the vault holds them.
-      const atRest = spawnSync('grep', ['-rlF', ...tokens.flatMap((t) => ['-e', t]), home], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
-      expect(atRest).toEqual([path.join(stateOf(home), 'logins', 'claude', 'default', 'vault.json')])
-      expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
-    } finally {
-      sh(engine, ['rm', '-f', `${upstream}-login`])
-      rmSync(account, { recursive: true, force: true })
-      rmSync(path.join(stateOf(home), 'logins'), { recursive: true, force: true })
-    }
-  })
+        const worktree = path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid!)
+        const container = sh(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+        const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
+        const tokens = [...Object.values(real), vault.access, vault.refresh, ...(vault.id ? [vault.id] : [])].filter((t): t is string => typeof t === 'string' && t !== '')
+        const environs = `${inside(`cat ${ENVIRONS} 2>/dev/null`).stdout}${inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null').stdout}`
+        for (const t of tokens) expect(environs).not.toContain(t)
+        const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${tokens.join('\n')}\n`).stdout.split('\n').filter(Boolean)
+        expect(found.filter((l) => l.endsWith(`:${README_MARK}`))).toContain(`/work/README.md:${README_MARK}`)
+        expect(found.filter((l) => tokens.some((t) => l.includes(t)))).toEqual([])
+        // Nor did any answer carry one back: the harness's own login file, rewritten after the refresh, holds none.
+        for (const t of tokens) expect(JSON.stringify(held)).not.toContain(t)
+        // On the host, only the vault holds them.
+        const atRest = spawnSync('grep', ['-rlF', ...tokens.flatMap((t) => ['-e', t]), home], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+        expect(atRest).toEqual([path.join(stateOf(home), 'logins', login.harness, 'default', 'vault.json')])
+        expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
+      } finally {
+        sh(engine, ['rm', '-f', `${upstream}-login`])
+        rmSync(account, { recursive: true, force: true })
+        rmSync(path.join(stateOf(home), 'logins'), { recursive: true, force: true })
+      }
+    },
+  )
 
   it('a secret bound to a host: that host gets the value, an allowed unbound one only the placeholder, one it is not bound to is refused and logged; the container holds no byte of it', async () => {
     const SECRET = `ghp_${randomBytes(20).toString('hex')}`

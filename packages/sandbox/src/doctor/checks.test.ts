@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { testdir } from '../../../../test/helpers/testdir.js'
 import { checkAdapterFile, toAdapter, type Adapter, type RenderReport } from '@omh/kernel'
 import { emptyProfile, type ProfileItems } from '@omh/plugin-api'
-import { capabilitiesUnderTest, classVerdicts, doctorChecks, doctorPlan, type DoctorInput } from './checks.js'
+import { capabilitiesUnderTest, classVerdicts, doctorChecks, doctorPlan, loginKept, type DoctorInput } from './checks.js'
 import { digestBytes, type RunnerReport } from './runner.js'
 
 async function adapter(): Promise<Adapter> {
@@ -161,9 +161,15 @@ describe('doctor checks', () => {
       ['/home/agent/.h/skills/review', 'skills', 'does not resolve: ENOENT: no such file or directory'],
       ['/home/agent/.h/plugin.js', 'hooks', 'does not parse (node --check): file:1 | SyntaxError: Unexpected end of input | more'],
       ['h', '-', `is not on PATH in the image: the adapter's install (${i.adapter.file}) did not put it there`],
-      ['/home/agent/.h/token.json', '-', 'cannot be renamed over, so a login saved there would not persist: EBUSY: resource busy or locked'],
+      ['/home/agent/.h/token.json', '-', 'cannot be renamed over, so a login saved there would not persist: EBUSY: resource busy or locked; a login there stays inside the session, where the agent can read it (the adapter names no [[logins]] for it)'],
     ])
     expect(classVerdicts(i, checks)).toMatchObject({ rules: 'failed', skills: 'failed', hooks: 'failed' })
+  })
+
+  it('say of a login file whether a subscription login there is kept outside, and where its tokens go', () => {
+    const logins = [{ file: '/home/agent/.h/auth.json', access: 'tokens.access', hosts: ['chat.example', '*.api.example'], refresh_url: 'https://auth.example/oauth/token' }]
+    expect(loginKept({ logins }, '/home/agent/.h/auth.json')).toBe('a subscription login there is kept outside the session: its tokens go to chat.example, *.api.example only, its refresh to auth.example')
+    expect(loginKept({ logins }, '/home/agent/.h/other.json')).toMatch(/^a login there stays inside the session/)
   })
 
   it('fail every class whose probe printed nothing', async () => {

@@ -151,9 +151,11 @@ export function doctorChecks(input: DoctorInput, expected: Readonly<Record<strin
       name: token,
       path: token,
       ok: r?.ok === true,
-      detail: r?.ok
-        ? `can be renamed over, so a login saved there persists (${r.detail})`
-        : `cannot be renamed over, so a login saved there would not persist: ${r?.detail ?? 'was not checked'}`,
+      detail: `${
+        r?.ok
+          ? `can be renamed over, so a login saved there persists (${r.detail})`
+          : `cannot be renamed over, so a login saved there would not persist: ${r?.detail ?? 'was not checked'}`
+      }; ${loginKept(adapter, token)}`,
     })
   }
 
@@ -169,6 +171,14 @@ export function doctorChecks(input: DoctorInput, expected: Readonly<Record<strin
     })
   }
   return checks
+}
+
+/** Whether a subscription login in `token` is kept outside a session behind the allowlist, and where its tokens may go. */
+export function loginKept(adapter: Pick<Adapter, 'logins'>, token: string): string {
+  const login = adapter.logins.find((l) => l.file === token)
+  return login
+    ? `a subscription login there is kept outside the session: its tokens go to ${login.hosts.join(', ')} only${login.refresh_url ? `, its refresh to ${new URL(login.refresh_url).host}` : ''}`
+    : 'a login there stays inside the session, where the agent can read it (the adapter names no [[logins]] for it)'
 }
 
 /**

@@ -12,11 +12,16 @@
  *   `POST /v1/messages/count_tokens` and `GET /v1/models`: Claude Code, and
  *   OpenCode through its bundled Anthropic provider;
  * - the OpenAI Responses API (`POST /v1/responses`, streamed), with
- *   `GET /v1/models`: Codex through a custom model provider.
+ *   `GET /v1/models`: Codex through a custom model provider;
+ * - a subscription login's token endpoint (`POST …/oauth/token`), and the
+ *   ChatGPT backend's account check Codex makes on such a login.
  *
  * Every request offering tools is the conversation and gets the script's next
  * reply; a request offering none (a title, a summary) gets `aside` text and
  * leaves the script where it is. Anything else is answered 404 and recorded.
+ *
+ * Longer than 400 lines: it is one program, copied alone into a container and
+ * run with Node's built-ins only, so its parts cannot live in modules of their own.
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 // Types only: importing node:http as a module loads Node's fetch and zlib (tens of ms), and this
@@ -226,6 +231,35 @@ export function responsesStream(answer: Answer, model: string, id: string): stri
   return events.join('')
 }
 
+/**
+ * New tokens for the `n`th refresh, shaped as the issuer that was asked makes them: OpenAI's
+ * (a refresh naming a `client_id`, as Codex's does) are JWTs with an identity token beside them,
+ * whose claims carry the ChatGPT account; Anthropic's are opaque, with the scopes granted, without
+ * which Claude Code keeps its old token.
+ */
+export function refreshed(n: number, request: unknown): Record<string, unknown> {
+  const clientId = (request as { client_id?: unknown } | null)?.client_id
+  if (typeof clientId === 'string' && clientId.startsWith('app_')) {
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+    const now = Math.floor(Date.now() / 1000)
+    const claims = { iat: now, exp: now + 28_800, 'https://api.openai.com/auth': { chatgpt_account_id: 'scripted-account', chatgpt_user_id: 'scripted-user', chatgpt_plan_type: 'pro' } }
+    const jwt = (extra: Record<string, unknown>) => `${part({ alg: 'RS256', typ: 'JWT' })}.${part({ ...claims, ...extra })}.scripted-signature-${n}`
+    return { access_token: jwt({ jti: `scripted-access-${n}` }), id_token: jwt({ email: 'scripted@example.com' }), refresh_token: `rt_scripted-refresh-${n}`, expires_in: 28_800, token_type: 'Bearer' }
+  }
+  return { access_token: `sk-ant-oat01-scripted-access-${n}`, refresh_token: `sk-ant-ort01-scripted-refresh-${n}`, expires_in: 28_800, token_type: 'Bearer', scope: 'user:inference user:profile user:sessions:claude_code' }
+}
+
+/** A request body as sent: Codex compresses what it sends the ChatGPT backend with zstd. */
+async function decoded(body: Buffer, encoding: string | undefined): Promise<Buffer> {
+  if (!encoding || encoding === 'identity' || body.length === 0) return body
+  const zlib = await import('node:zlib')
+  if (encoding === 'zstd') return zlib.zstdDecompressSync(body)
+  if (encoding === 'gzip') return zlib.gunzipSync(body)
+  if (encoding === 'br') return zlib.brotliDecompressSync(body)
+  if (encoding === 'deflate') return zlib.inflateSync(body)
+  return body
+}
+
 /** The model a model list declares unless the script names another. */
 export const SCRIPTED = 'scripted'
 
@@ -299,7 +333,7 @@ export class ScriptedModel {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
-    const raw = Buffer.concat(chunks).toString('utf8')
+    const raw = (await decoded(Buffer.concat(chunks), req.headers['content-encoding'])).toString('utf8')
     let body: unknown = raw
     try {
       body = raw ? JSON.parse(raw) : null
@@ -321,8 +355,13 @@ export class ScriptedModel {
     // each time, and the scopes granted, without which a harness keeps its old token.
     if (method === 'POST' && route.endsWith('/oauth/token')) {
       const n = ++this.refreshes
-      const granted = { access_token: `sk-ant-oat01-scripted-access-${n}`, refresh_token: `sk-ant-ort01-scripted-refresh-${n}`, expires_in: 28_800, token_type: 'Bearer', scope: 'user:inference user:profile user:sessions:claude_code' }
-      return json(200, granted, `refreshed ${n}`)
+      return json(200, refreshed(n, body), `refreshed ${n}`)
+    }
+    // The ChatGPT backend's workspace discovery, which Codex asks before its first model request on
+    // a ChatGPT login: the account the request names, served from the address it already uses.
+    if (method === 'GET' && route.endsWith('/wham/accounts/check')) {
+      const id = String(req.headers['chatgpt-account-id'] ?? '')
+      return json(200, { accounts: [{ id, workspace_backend_origin: 'NO_CONSTRAINT', account_routing_override: 'NO_CONSTRAINT' }], account_ordering: [id] }, 'accounts')
     }
     if (method === 'POST' && route.endsWith('/messages/count_tokens')) return json(200, { input_tokens: Math.ceil(raw.length / 4) }, 'count_tokens', 'anthropic')
     if (method === 'GET' && route.endsWith('/models')) return json(200, modelList(this.script.model ?? SCRIPTED), 'models')

@@ -24,6 +24,26 @@ describe('a refreshed login', () => {
   })
 })
 
+describe('a login whose access token is a JWT', () => {
+  const mark = `omh-login-${'ab'.repeat(16)}`
+  const login: SecretBinding = { name: 'codex/default access token', placeholder: `h.c1.${mark}`, variable: 'omh-login-0-access', hosts: ['chatgpt.com'] }
+
+  it('gets back a placeholder with the new claims, the same mark', () => {
+    const vault = { access: 'h.c1.s1', refresh: 'r1', placeholders: { access: `h.c1.${mark}`, refresh: 'pr' } }
+    const kept = keepRefreshed(JSON.stringify({ access_token: 'h.c2.s2', refresh_token: 'r2' }), vault)!
+    expect(JSON.parse(kept.text)).toEqual({ access_token: `h.c2.${mark}`, refresh_token: 'pr' })
+    expect(kept.vault.placeholders.access).toBe(`h.c2.${mark}`)
+  })
+
+  it('is swapped by its mark, whichever claims a harness still sends, and refused by its mark elsewhere', () => {
+    const real = { 'omh-login-0-access': 'h.c2.real' }
+    for (const sent of [`h.c1.${mark}`, `h.c0.${mark}`]) {
+      expect(swapSecrets({ authorization: `Bearer ${sent}` }, '/', 'chatgpt.com', [login], real)).toEqual({ headers: { authorization: 'Bearer h.c2.real' }, target: '/' })
+      expect(swapSecrets({ authorization: `Bearer ${sent}` }, '/', 'api.unbound.test', [login], real)).toEqual({ refused: login })
+    }
+  })
+})
+
 describe('swapping placeholders', () => {
   it('binds a pattern to a host, `*.` to the domain and below', () => {
     expect(hostBound('api.bound.test', 'api.bound.test')).toBe(true)

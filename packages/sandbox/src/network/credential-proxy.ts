@@ -241,11 +241,12 @@ export function keepRefreshed(answer: string, vault: VaultRead): { readonly text
   if (!parsed || typeof parsed !== 'object' || typeof parsed['access_token'] !== 'string') return undefined
   const refreshed = typeof parsed['refresh_token'] === 'string' ? parsed['refresh_token'] : vault.refresh
   const identity = typeof parsed['id_token'] === 'string' ? parsed['id_token'] : vault.id
-  // A new identity token keeps the placeholder's signature mark, with the new token's header and claims.
+  // A new JWT keeps its placeholder's mark, with the new token's header and claims: a harness reads
+  // its expiry there (Codex refreshes an access token whose `exp` has passed, again and again).
   const idPlaceholder = typeof parsed['id_token'] === 'string' && vault.placeholders.id ? reshaped(parsed['id_token'], vault.placeholders.id) : vault.placeholders.id
-  const placeholders = { ...vault.placeholders, ...(idPlaceholder ? { id: idPlaceholder } : {}) }
+  const placeholders = { ...vault.placeholders, access: reshaped(parsed['access_token'], vault.placeholders.access), ...(idPlaceholder ? { id: idPlaceholder } : {}) }
   const kept: VaultRead = { access: parsed['access_token'], ...(refreshed ? { refresh: refreshed } : {}), ...(identity ? { id: identity } : {}), placeholders }
-  parsed['access_token'] = vault.placeholders.access
+  parsed['access_token'] = placeholders.access
   if (typeof parsed['refresh_token'] === 'string') parsed['refresh_token'] = vault.placeholders.refresh ?? ''
   if (typeof parsed['id_token'] === 'string') parsed['id_token'] = idPlaceholder ?? ''
   return { text: JSON.stringify(parsed), vault: kept }
@@ -262,13 +263,26 @@ export const SECRET_REFUSED = 'OMH_SECRET_REFUSED'
 export const hostBound = (pattern: string, host: string): boolean =>
   pattern.startsWith('*.') ? host === pattern.slice(2) || host.endsWith(pattern.slice(1)) : host === pattern
 
+/**
+ * Where a placeholder stands in a text. A JWT-shaped one is known by its mark alone: it carries the
+ * header and claims of the token it stands for, which change at each refresh, and a harness that
+ * has not read the refreshed file yet still sends the ones before.
+ */
+function placeholderPattern(placeholder: string): RegExp | string {
+  const jwt = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.(omh-login-[0-9a-f]{32})$/.exec(placeholder)
+  return jwt ? new RegExp(`[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.${jwt[1]}(?![0-9a-f])`, 'g') : placeholder
+}
+
 /** A header value or target with each placeholder bound to `host` replaced; throws the binding of one that is not. */
 function swapIn(text: string, host: string, bindings: readonly SecretBinding[], env: Readonly<Record<string, string | undefined>>): string {
   let out = text
   for (const b of bindings) {
-    if (!out.includes(b.placeholder)) continue
+    const pattern = placeholderPattern(b.placeholder)
+    const found = typeof pattern === 'string' ? out.includes(pattern) : out.search(pattern) >= 0
+    if (!found) continue
     if (!b.hosts.some((h) => hostBound(h, host))) throw b
-    out = out.replaceAll(b.placeholder, env[b.variable] ?? b.placeholder)
+    const value = env[b.variable] ?? b.placeholder
+    out = typeof pattern === 'string' ? out.replaceAll(pattern, value) : out.replace(pattern, () => value)
   }
   return out
 }

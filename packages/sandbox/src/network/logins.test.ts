@@ -77,5 +77,10 @@ describe('a subscription login kept outside', () => {
     expect(file.tokens.id_token).toBe(kept.vault.placeholders.id)
     expect(file.tokens.id_token.split('.').slice(0, 2)).toEqual(id.split('.').slice(0, 2))
     expect(readFileSync(at.file, 'utf8')).not.toMatch(/c2lnbmF0dXJl|rt_real/)
+
+    // Refreshed in a session: the file holds the placeholder with the new token's claims, the same mark.
+    const mark = kept.vault.placeholders.access.split('.')[2]
+    writeFileSync(at.file, JSON.stringify({ ...file, tokens: { ...file.tokens, access_token: `${b64({ alg: 'RS256' })}.${b64({ exp: 2_100_000_000 })}.${mark}` } }))
+    expect(await keepLoginOutside(at.file, at.vault, codex)).toEqual({ vault: kept.vault })
   })
 })

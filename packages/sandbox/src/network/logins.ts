@@ -63,6 +63,12 @@ export function placeholderFor(token: string): string {
   return `${prefix}${mark}`
 }
 
+/** One placeholder, as the file holds it and as the vault does: a JWT-shaped one is known by its mark, its claims following each refresh. */
+export function samePlaceholder(held: string, kept: string): boolean {
+  const mark = (p: string) => /\.(omh-login-[0-9a-f]{32})$/.exec(p)?.[1]
+  return held === kept || (mark(held) !== undefined && mark(held) === mark(kept))
+}
+
 function isJsonObject(base64url: string): boolean {
   try {
     const value: unknown = JSON.parse(Buffer.from(base64url, 'base64url').toString('utf8'))
@@ -113,7 +119,7 @@ export async function keepLoginOutside(accountFile: string, vaultDirectory: stri
   const refresh = facts.refresh ? at(doc, facts.refresh) : undefined
   const id = facts.id ? at(doc, facts.id) : undefined
   const kept = await readVault(dir)
-  if (kept && access === kept.placeholders.access) return { vault: kept }
+  if (kept && samePlaceholder(access, kept.placeholders.access)) return { vault: kept }
   if (/omh-login-[0-9a-f]{32}$/.test(access)) return { lost: `${accountFile} holds placeholders of a login omh no longer keeps` }
   const given = (value: unknown): value is string => typeof value === 'string' && value !== ''
   const placeholders = {
@@ -163,7 +169,8 @@ export async function plannedLogins(facts: readonly LoginFacts[], hostPath: (gue
 export async function restoreLogin(login: PlannedLogin): Promise<void> {
   const vault = await readVault(login.vault)
   const doc = await readJson(login.accountFile)
-  if (!vault || at(doc, login.facts.access) !== vault.placeholders.access) return
+  const held = at(doc, login.facts.access)
+  if (!vault || typeof held !== 'string' || !samePlaceholder(held, vault.placeholders.access)) return
   put(doc, login.facts.access, vault.access)
   if (login.facts.refresh && vault.refresh) put(doc, login.facts.refresh, vault.refresh)
   if (login.facts.id && vault.id) put(doc, login.facts.id, vault.id)
