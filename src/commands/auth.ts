@@ -48,7 +48,7 @@ export default class Auth extends OmhCommand<AuthResult> {
         s.dim(
           result.keptOutside
             ? '  kept outside: from the next launch behind the egress allowlist on, sessions hold placeholders and omh\'s credential proxy the tokens'
-            : `  stays inside: ${result.harness}'s adapter names no login omh can keep outside, so every session mounts these files and the agent can read them`,
+            : `  stays inside: omh keeps no ${result.harness} login of this kind outside (docs/accounts.md has which it keeps), so every session mounts these files and the agent can read them`,
         ),
       )
     }

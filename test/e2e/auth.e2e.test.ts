@@ -16,7 +16,7 @@ import { omhAsync, stateOf } from '../helpers/run.js'
 const engine: Engine = ENGINES[0]!
 
 /** A fake harness: `login` is what its binary does when run. */
-const adapter = (name: string, creds: string, login: string) => `name = "${name}"
+const adapter = (name: string, creds: string, login: string, logins = '') => `name = "${name}"
 bin = "${name}"
 install = '''
 cat > $OMH_PREFIX/bin/${name} <<'SH'
@@ -29,10 +29,13 @@ creds = ["${creds}"]
 token = ["$HOME/.fakeh/token.json"]
 login = "Nothing to do: the fake logs in by itself."
 
+${logins}
 [capabilities.rules]
 path = "/work/AGENTS.md"
 render = "concat"
 `
+/** A login in the token file the credential proxy could hold, at `access`. */
+const loginAt = (access: string) => `[[logins]]\nfile = "$HOME/.fakeh/token.json"\naccess = "${access}"\nhosts = ["api.fakeh.test"]\n`
 
 // Saves the token as real harnesses do: write beside, rename over.
 const SAVES = `mkdir -p "$HOME/.fakeh"
@@ -58,23 +61,31 @@ describe(`omh auth on ${engine}, with fake harnesses`, () => {
     home = mkdtempSync(path.join(os.tmpdir(), 'omh-auth-e2e-'))
     mkdirSync(path.join(home, 'adapters'))
     writeFileSync(path.join(home, 'settings.toml'), `runtime = "${engine}"\n\n[image]\nbase = "${TEST_BASE}"\nnetwork = "host"\n`)
-    writeFileSync(path.join(home, 'adapters/fakeh.toml'), adapter('fakeh', '$HOME/.fakeh/', SAVES))
+    writeFileSync(path.join(home, 'adapters/fakeh.toml'), adapter('fakeh', '$HOME/.fakeh/', SAVES, loginAt('token')))
+    // Names a login where the file it saves holds none: a key, as a provider's key in a harness's many-provider file.
+    writeFileSync(path.join(home, 'adapters/fakeh-key.toml'), adapter('fakeh-key', '$HOME/.fakeh/', SAVES, loginAt('oauth.access')))
     writeFileSync(path.join(home, 'adapters/fakeh-quits.toml'), adapter('fakeh-quits', '$HOME/.fakeh/', QUITS))
     writeFileSync(path.join(home, 'adapters/fakeh-file.toml'), adapter('fakeh-file', '$HOME/.fakeh/token.json', SAVES))
   })
 
   afterAll(() => {
     const listed = client(engine, ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', 'label=omh.kind=harness'])
-    removeBuiltImages(engine, listed.stdout.split('\n').filter((t) => /\/omh-fakeh(-quits|-file)?:/.test(t)))
+    removeBuiltImages(engine, listed.stdout.split('\n').filter((t) => /\/omh-fakeh(-quits|-file|-key)?:/.test(t)))
     rmSync(home, { recursive: true, force: true })
   })
 
   it('captures the login in the account directory, the token saved by rename over a directory mount', async () => {
     const ran = await omh(['auth', 'fakeh', 'work', '--json'], env())
     expect(ran.status, ran.stderr).toBe(0)
-    expect(JSON.parse(ran.stdout).result).toMatchObject({ harness: 'fakeh', account: 'work', reauthenticated: false, confirmed: true, accounts: ['work'] })
+    expect(JSON.parse(ran.stdout).result).toMatchObject({ harness: 'fakeh', account: 'work', reauthenticated: false, confirmed: true, keptOutside: true, accounts: ['work'] })
     expect(readFileSync(creds('fakeh', 'work'), 'utf8')).toMatch(/^\{"token":"t-\d+"\}\n$/)
     expect(readFileSync(creds('fakeh', 'work', '.fakeh/settings.json'), 'utf8')).toContain('dark')
+  })
+
+  it('says a login stays inside when the files hold none the adapter can keep outside', async () => {
+    const ran = await omh(['auth', 'fakeh-key', 'work'], env())
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain('stays inside: omh keeps no fakeh-key login of this kind outside')
   })
 
   it('logs into the only captured account again when none is named', async () => {

@@ -144,9 +144,29 @@ const LOGINS: readonly LoginCase[] = [
       expect(Date.parse(held.last_refresh)).toBeGreaterThan(Date.now() - 3_600_000)
     },
   },
+  {
+    // `opencode auth login` with ChatGPT: past its `expires`, so OpenCode refreshes (a form) before its first request.
+    harness: 'opencode',
+    file: '.local/share/opencode/auth.json',
+    tokens: () => {
+      const now = Math.floor(Date.now() / 1000)
+      const auth = { 'https://api.openai.com/auth': { chatgpt_account_id: CHATGPT_ACCOUNT, chatgpt_user_id: 'scripted-user', chatgpt_plan_type: 'pro' } }
+      return { access: jwt({ iat: now - 864_000, exp: now - 60, ...auth }), refresh: `rt_real_${randomBytes(24).toString('hex')}` }
+    },
+    files: ({ access, refresh }) => ({
+      '.local/share/opencode/auth.json': { openai: { type: 'oauth', refresh, access, expires: Date.now() - 60_000, accountId: CHATGPT_ACCOUNT } },
+    }),
+    // A model a ChatGPT login offers: OpenCode sends its requests to the ChatGPT backend's Codex endpoint.
+    turn: ['run', '-m', 'openai/gpt-5.5', PROMPT],
+    refreshedAccess: /\.scripted-signature-1$/,
+    holdsPlaceholders: (held, vault) => {
+      expect(held.openai).toMatchObject({ type: 'oauth', access: vault.placeholders.access, refresh: vault.placeholders.refresh, accountId: CHATGPT_ACCOUNT })
+      expect(held.openai.expires).toBeGreaterThan(Date.now() + 3_600_000)
+    },
+  },
 ]
-/** Codex's login on Docker alone: the proxy's side is the same code on both engines, and Podman runs Claude Code's. */
-const LOGIN_ON: Record<Engine, readonly Harness[]> = { docker: ['claude', 'codex'], podman: ['claude'] }
+/** Two logins on each engine: the proxy's side is the same code on both, each harness's wire its own. */
+const LOGIN_ON: Record<Engine, readonly Harness[]> = { docker: ['claude', 'codex'], podman: ['claude', 'opencode'] }
 
 /** The bundled upstreams, each replaced by the test's in the personal adapters. */
 const UPSTREAMS = ['https://api.anthropic.com', 'https://api.openai.com']
@@ -173,6 +193,8 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
   const upstream = `${outside}-api`
   // The key: random, so its bytes can only be where it was carried.
   const KEY = `sk-test-${randomBytes(24).toString('hex')}`
+  /** Every secret a test here gave omh: none may be left in omh's own files once the sessions are gone. */
+  const planted: string[] = [KEY]
   const omh = (args: readonly string[], env: Record<string, string> = {}) =>
     finished(
       spawn(process.execPath, [BIN, ...args], {
@@ -283,6 +305,7 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
         const container = sh(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
         const inside = (command: string, input?: string) => sh(engine, ['exec', '-i', '-u', '0', container, 'sh', '-c', command], input)
         const tokens = [...Object.values(real), vault.access, vault.refresh, ...(vault.id ? [vault.id] : [])].filter((t): t is string => typeof t === 'string' && t !== '')
+        planted.push(...tokens)
         const environs = `${inside(`cat ${ENVIRONS} 2>/dev/null`).stdout}${inside('for f in /proc/[0-9]*/environ; do cat "$f"; echo; done 2>/dev/null').stdout}`
         for (const t of tokens) expect(environs).not.toContain(t)
         const found = inside('grep -rHoF -D skip -f /dev/stdin / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null; true', `${README_MARK}\n${tokens.join('\n')}\n`).stdout.split('\n').filter(Boolean)
@@ -312,6 +335,7 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
       `[secrets.E2E_TOKEN]\nhosts = ["${UPSTREAM}"]\n\n[secrets.OTHER_TOKEN]\nhosts = ["${OTHER_HOST}"]\n\n[network]\nallow = ["${UPSTREAM}:${UPSTREAM_PORT}", "${UNBOUND}:${UPSTREAM_PORT}", "${OTHER_HOST}:${UPSTREAM_PORT}"]\n`,
     )
     const secrets = { E2E_TOKEN: SECRET, OTHER_TOKEN: OTHER }
+    planted.push(SECRET, OTHER)
     try {
       // A repository's layer that sends your secret somewhere waits for your trust.
       const untrusted = await omh(['--new', 'claude', '--', '--version'], secrets)
@@ -456,6 +480,15 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
     expect(sh(engine, ['ps', '-q', '--filter', `name=omh-.*-${sid}-creds`]).stdout.trim()).not.toBe('')
     expect((await omh(['sessions', 'rm', sid!, '--force'])).status).toBe(0)
     expect(sh(engine, ['ps', '-aq', '--filter', `label=omh.egress=${repoId}-${sid}`]).stdout.trim()).toBe('')
+  })
+
+  it("leaves no secret at rest in omh's files after every launch here: keys, bound secrets, logins and their refreshed tokens", () => {
+    // The login vaults, the one place a login's tokens are kept on purpose, went with their tests.
+    const cache = path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'omh')
+    const written = spawnSync('find', [home, ...(existsSync(cache) ? [cache] : []), '-type', 'f'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)
+    expect(written.length, 'omh wrote nothing to search').toBeGreaterThan(0)
+    const atRest = spawnSync('grep', ['-rlF', ...planted.flatMap((t) => ['-e', t]), home, ...(existsSync(cache) ? [cache] : [])], { encoding: 'utf8' })
+    expect(atRest.stdout, 'files under OMH_HOME, OMH_STATE and the cache holding a secret').toBe('')
   })
 })
 

@@ -11,7 +11,7 @@
  */
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
-import { accountDir, accountToCapture, capturedAccounts, unfilledTokens } from './accounts.js'
+import { accountDir, accountToCapture, capturedAccounts, credentialHostPath, unfilledTokens } from './accounts.js'
 import { agentUser, userSpec, type AgentUser } from './agent-user.js'
 import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError, GUEST_HOME, GUEST_WORK, type ContainerSpec, type RunResult, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { ensureImage } from './image/ensure.js'
@@ -22,6 +22,7 @@ import { credentialMounts, type CredentialMount } from './session/plan.js'
 import { prepareCredentials } from './session/prepare.js'
 import { chooseWay, copyPlan, fillVolumes, mirror, readVolumes, withLinks } from './engine-files/copied.js'
 import { handToAgent } from './host/ownership.js'
+import { plannedLogins, vaultDir } from './network/logins.js'
 
 export interface AuthRequest {
   readonly harness: string
@@ -49,7 +50,7 @@ export interface AuthResult {
   readonly reauthenticated: boolean
   /** Every `token` file holds real content. False only for an adapter without `token`, which cannot tell. */
   readonly confirmed: boolean
-  /** The adapter names the login's tokens (`[[logins]]`): sessions behind the allowlist hold placeholders, not the login. */
+  /** The files hold a login the adapter names (`[[logins]]`): sessions behind the allowlist hold placeholders, not the login. */
   readonly keptOutside: boolean
   /** The harness's exit status. */
   readonly status: number
@@ -133,7 +134,8 @@ export async function authenticate(kernel: Kernel, request: AuthRequest, host: A
     account,
     reauthenticated,
     confirmed: adapter.token.length > 0,
-    keptOutside: adapter.logins.length > 0,
+    // What the files hold decides, not the adapter alone: one file may hold a login omh keeps and a key it does not.
+    keptOutside: (await plannedLogins(adapter.logins, (guest) => credentialHostPath(dir, guest), vaultDir(kernel.omhState, adapter.name, account), `${adapter.name}/${account}`)).length > 0,
     status,
     directory: dir,
     accounts: await capturedAccounts(kernel.omhState, adapter),

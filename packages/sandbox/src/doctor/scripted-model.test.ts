@@ -154,6 +154,21 @@ describe('the scripted model over HTTP', () => {
     expect((modelList('other') as any).models[0].slug).toBe('other')
   })
 
+  it("answers a token refresh in the issuer's shape: OpenAI's JWTs for a form naming its client, Anthropic's opaque tokens for JSON", async () => {
+    const form = await fetch(`http://127.0.0.1:${port}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'rt_x', client_id: 'app_x' }).toString(),
+    })
+    const openai = (await form.json()) as Record<string, string>
+    expect(openai.access_token!.split('.')).toHaveLength(3)
+    expect(JSON.parse(Buffer.from(openai.id_token!.split('.')[1]!, 'base64url').toString())['https://api.openai.com/auth'].chatgpt_account_id).toBe('scripted-account')
+    const anthropic = (await (await post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: 'sk-ant-ort01-x' })).json()) as Record<string, string>
+    expect(anthropic.access_token).toMatch(/^sk-ant-oat01-scripted-access-\d+$/)
+    const log = readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(log.filter((r) => r.path.endsWith('/oauth/token')).map((r) => r.body.refresh_token)).toEqual(['rt_x', 'sk-ant-ort01-x'])
+  })
+
   it('says so in text when no offered tool matches the script', async () => {
     const lone = new ScriptedModel({ replies: [{ call: 'Edit', input: {} }] })
     const { answer } = lone.answer({ tools: [{ name: 'Bash' }] })

@@ -336,7 +336,8 @@ export class ScriptedModel {
     const raw = (await decoded(Buffer.concat(chunks), req.headers['content-encoding'])).toString('utf8')
     let body: unknown = raw
     try {
-      body = raw ? JSON.parse(raw) : null
+      // A form (an OAuth refresh, as OpenCode sends one) is read as the object it encodes.
+      body = !raw ? null : /x-www-form-urlencoded/i.test(String(req.headers['content-type'] ?? '')) ? Object.fromEntries(new URLSearchParams(raw)) : JSON.parse(raw)
     } catch {
       // Recorded as the text it was.
     }

@@ -236,6 +236,17 @@ describe('a live allowlist', () => {
     await new Promise((resolve) => setTimeout(resolve, 600))
     expect(heard).toHaveLength(2)
   })
+  it('lets two writers apply at once (the session\'s watch and `omh sessions allow`), both succeeding, the file whole', async () => {
+    const dir = egressDir(mkdtempSync(path.join(os.tmpdir(), 'omh-egress-both-')))
+    mkdirSync(dir)
+    writeFileSync(path.join(dir, 'allow.conf'), allowRules(['a.test']))
+    const runtime = { engine: 'recording', exec: async () => ({ exitCode: 0, stdout: '', stderr: '' }) } as unknown as RuntimePlugin
+    const heard: { ok: boolean }[] = []
+    const apply = (allow: string[]) => applyAllowlist({ runtime, context, container: 'omh-r-s01', dir, allow: async () => allow, heard: (o) => heard.push(o) })
+    await Promise.all([apply(['a.test', 'b.test']), apply(['a.test', 'b.test']), apply(['a.test', 'c.test'])])
+    expect(heard).toEqual([{ ok: true, allow: expect.any(Array) }, { ok: true, allow: expect.any(Array) }, { ok: true, allow: expect.any(Array) }])
+    expect([allowRules(['a.test', 'b.test']), allowRules(['a.test', 'c.test'])]).toContain(readFileSync(path.join(dir, 'allow.conf'), 'utf8'))
+  })
 })
 
 describe('a copied proxy\'s rules', () => {

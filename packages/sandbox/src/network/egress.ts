@@ -203,10 +203,17 @@ export function allowRules(patterns: readonly string[]): string {
 }
 
 async function writeAtomic(file: string, text: string) {
-  await writeFile(`${file}.tmp`, text, { mode: 0o644 })
-  // Readable by the proxy's user whatever the umask: a copied proxy gets these files' modes by tar.
-  await chmod(`${file}.tmp`, 0o644)
-  await rename(`${file}.tmp`, file)
+  // A name of this write's own: the session's watch and `omh sessions allow` apply the same edit at once.
+  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`
+  try {
+    await writeFile(tmp, text, { mode: 0o644 })
+    // Readable by the proxy's user whatever the umask: a copied proxy gets these files' modes by tar.
+    await chmod(tmp, 0o644)
+    await rename(tmp, file)
+  } catch (error) {
+    await rm(tmp, { force: true })
+    throw error
+  }
 }
 
 
