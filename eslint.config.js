@@ -48,16 +48,28 @@ export default tseslint.config(
     },
   },
   // The floors: arrows point down only. CLI → sandbox → kernel → plugin-kit → plugin-api;
-  // renderers → plugin-kit, plugin-api; runtimes → container-cli → plugin-api.
+  // renderers → plugin-kit, plugin-api; runtimes → container-cli → plugin-api. The fast path stands
+  // beside the CLI, on the sandbox's and the kernel's leaf modules alone (it is bundled whole).
   ...floors({
     'packages/plugin-api/src/**': ['@omh/*', 'tapable', 'cosmiconfig', 'smol-toml', 'execa'],
-    'packages/plugin-kit/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
-    'packages/kernel/src/**': ['@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
-    'packages/sandbox/src/**': ['@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/plugin-kit/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/kernel/src/**': ['@omh/sandbox', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/sandbox/src/**': ['@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/renderer-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/container-cli/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/runtime-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
   }),
+  {
+    // The fast path is bundled whole into the file every run starts with: omh's leaf modules only.
+    files: ['packages/fast-path/src/**'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^@omh/(?!kernel/locations$|sandbox/(?:kept|claim|watch-files|idle-due)$)', message: 'The fast path loads no more of omh than it needs to decide: see docs/ARCHITECTURE.md (the floors).' }, testOnly] },
+      ],
+    },
+  },
   {
     // The test kit itself: plugin-kit's floor, and the test tools it is made of.
     files: ['packages/plugin-kit/src/testing/**'],

@@ -17,7 +17,7 @@ const bin = path.join(root, 'bin/run.js')
 const home = mkdtempSync(path.join(os.tmpdir(), 'omh-bench-'))
 cpSync(path.join(root, 'examples/profile'), home, { recursive: true })
 execFileSync('git', ['init', '-q'], { cwd: home })
-// Answers are kept per user (bin/answers.js): a cache of the bench's own, and for
+// Answers are kept per user (packages/fast-path/src/answers.ts): a cache of the bench's own, and for
 // the cold figures a cache directory that cannot be made, so every run reads,
 // checks, renders and records as on a first run.
 const cache = mkdtempSync(path.join(os.tmpdir(), 'omh-bench-cache-'))

@@ -60,3 +60,17 @@ await build({
   outfile: 'packages/container-cli/dist/execa.js',
   allowOverwrite: true,
 })
+
+// The fast path: one file that imports nothing but Node's own until it decides to load omh, with
+// the command grammar from oclif's manifest folded in, so no run reads the manifest to decide.
+const { grammarOf } = await import('../packages/fast-path/dist/grammar.js')
+const manifest = JSON.parse(await readFile('oclif.manifest.json', 'utf8'))
+await build({
+  ...common,
+  banner: {},
+  entryPoints: ['packages/fast-path/dist/boot.js'],
+  outfile: 'dist/boot.js',
+  // Loaded only when a launch is replayed or recorded, from omh's own packages.
+  external: ['@omh/sandbox/claim', '@omh/sandbox/watch-files', '@omh/sandbox/idle-due'],
+  define: { OMH_GRAMMAR: JSON.stringify(grammarOf(manifest)) },
+})

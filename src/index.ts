@@ -14,7 +14,7 @@ export { COMMANDS, commandNotFound } from './commands.js'
 export { completionValues } from './lib/completion-values.js'
 
 /**
- * A kept launch's reload of the egress allowlist (bin/launches.js): loads
+ * A kept launch's reload of the egress allowlist (packages/fast-path/src/launches.ts): loads
  * omh only once a settings file changed while the harness runs.
  */
 export async function keptAllowlist(root: string, at: { harness: string; engine: string; container: string; dir: string }): Promise<void> {

@@ -7,6 +7,7 @@ import { chooseDevcontainer, readDevcontainer, type EffectiveSettings } from '@o
 import { droppedDetail, environmentLines, renderSummary } from '../lib/dropped.js'
 import { OmhCommand } from '../lib/omh-command.js'
 import { bytes, table } from '../lib/table.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 interface FileListing {
   guest: string
@@ -69,6 +70,8 @@ export interface RenderResult {
 }
 
 export default class Render extends OmhCommand<RenderResult> {
+  /** Answered again while the files it read are unchanged; never with the content, which holds secrets. */
+  static answeredAgain: AnsweredAgain = { unless: ['--content'] }
   static override summary = 'Show what would be staged for a harness, without starting anything.'
   static override description =
     'For each capability the adapter binds: the guest path, the renderer, the files and their sizes; then every profile item the harness cannot express, with the reason.'

@@ -31,7 +31,9 @@ describe('kept answers of read-only commands', () => {
       'node_modules/omh-renderer-shout/index.js': shout('1.0.0'),
       'node_modules/omh-renderer-shout/next.js': shout('2.0.0'),
     })
-    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache }
+    const marks = path.join(testdir(), 'loads')
+    const env = { OMH_HOME: home, XDG_CACHE_HOME: cache, NODE_OPTIONS: `--import=${path.join(ROOT, 'test/helpers/load-marker.mjs')}`, OMH_TEST_LOADS: marks }
+    const loads = () => new Set(readFileSync(marks, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0])).size
     const run = (...args: string[]) => {
       const ran = omh([...args, '--json'], { cwd: repo, env })
       expect(ran.status, ran.stderr).toBe(0)
@@ -48,8 +50,11 @@ describe('kept answers of read-only commands', () => {
     await settle()
     const before = { adapter: JSON.stringify(adapter()), rules: rules(), version: version(), selected: selected() }
     expect(before).toMatchObject({ rules: 'BE BRIEF.\n'.length, version: '1.0.0', selected: ['style'] })
-    // The same runs again are answered from what was kept.
+    // The same runs again are answered from what was kept: the same answers, and neither omh nor a plugin loaded.
+    const loaded = loads()
+    expect(loaded, 'each first run loads omh').toBeGreaterThanOrEqual(4)
     expect({ adapter: JSON.stringify(adapter()), rules: rules(), version: version(), selected: selected() }).toEqual(before)
+    expect(loads(), 'a replay loads nothing').toBe(loaded)
     const kept = readdirSync(path.join(cache, 'omh/answers'))
     expect(kept.length).toBeGreaterThanOrEqual(3)
 

@@ -1,29 +1,21 @@
 import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { testdir } from '../helpers/testdir.js'
 import { ROOT } from '../helpers/run.js'
 
-interface Launches {
-  launchKey(argv: readonly string[], env?: NodeJS.ProcessEnv): string
-  keptCandidate(argv: readonly string[]): boolean
-  replayLaunch(key: string, dir: string): Promise<boolean>
-}
-interface Answers {
-  fingerprint(file: string): string
-  presence(file: string): string
-  save(dir: string, key: string, entry: object): void
-  entryName(key: string): string
-  replay(key: string, dir: string): boolean
-}
-// The kept launch lives beside bin/run.js, plain JavaScript outside every package.
-const load = async <T>(name: string): Promise<T> => (await import(path.join(ROOT, 'bin', name))) as T
-const { launchKey, keptCandidate, replayLaunch } = await load<Launches>('launches.js')
-const { fingerprint, presence, save, entryName, replay } = await load<Answers>('answers.js')
+import { entryName, fingerprint, grammarOf, keptCandidate as candidate, launchKey, presence, replay, replayLaunch as replayAt, save as saveEntry, type Manifest } from '@omh/fast-path'
+
+const grammar = grammarOf(JSON.parse(readFileSync(path.join(ROOT, 'oclif.manifest.json'), 'utf8')) as Manifest)
+/** Entries as a file may hold them, malformed ones too. */
+const save = saveEntry as (dir: string, key: string, entry: object) => void
+const keptCandidate = (argv: readonly string[]) => candidate(argv, grammar)
+const replayLaunch = (key: string, dir: string) => replayAt(key, dir, pathToFileURL(`${ROOT}/`))
 
 /**
- * A kept launch as bin/record.js leaves one, over a stand-in for the engine's
+ * A kept launch as the fast path's recorder leaves one, over a stand-in for the engine's
  * client: it answers `inspect` with the file `answer` (exit status in
  * `inspect-status`), and notes each `exec` in `execs`, exiting 7.
  */

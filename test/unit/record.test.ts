@@ -6,23 +6,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ROOT } from '../helpers/run.js'
 
 /**
- * A run recorded by bin/record.js in a process of its own: it reads `file`, then does `between`
+ * A run recorded by the fast path's recorder in a process of its own: it reads `file`, then does `between`
  * with `node:fs` as it was before recording wrapped it (as another process would), then prints
- * what it read. Then a second process asks bin/answers.js whether it would replay that run.
+ * what it read. Then a second process asks the fast path whether it would replay that run.
  */
 function recordThenReplay(where: string, file: string, between: string): { printed: string; replayed: string } {
   const kept = path.join(where, 'kept')
   const script = `
     import fs from 'node:fs'
     const untouched = { ...fs }
-    const { record } = await import(${JSON.stringify(path.join(ROOT, 'bin/record.js'))})
+    const { record } = await import(${JSON.stringify(path.join(ROOT, 'packages/fast-path/dist/record.js'))})
     await record('the-key', ${JSON.stringify(kept)})
     const text = fs.readFileSync(${JSON.stringify(file)}, 'utf8')
     ;(function (fs, recorded) { ${between} })(untouched, fs)
     process.stdout.write(text)
   `
   const replay = `
-    const { replay } = await import(${JSON.stringify(path.join(ROOT, 'bin/answers.js'))})
+    const { replay } = await import(${JSON.stringify(path.join(ROOT, 'packages/fast-path/dist/answers.js'))})
     if (!replay('the-key', ${JSON.stringify(kept)})) process.stdout.write('<not kept>')
   `
   const env = { ...process.env, OMH_STATE: path.join(where, 'state') }

@@ -8,7 +8,7 @@
 import { mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageInfo, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
+import { CONTAINER_FAILED, IMAGE_BUILD_FAILED, OmhError, PLUGIN_API_VERSION, defineRuntime, type ContainerInfo, type ContainerSpec, type HostUser, type ImageInfo, type ImageRecipe, type PluginMeta, type PublishedPort, type ResourceLimits, type RunResult, type RuntimeClient, type RuntimeContext, type RuntimeInfo, type RuntimePlugin, type RuntimeUnavailable } from '@omh/plugin-api'
 import type { ExecaError } from 'execa'
 import { buildArgs, containerArgs, execArgs, labelFilters, listArgs, numericUser, unmountable, type ClientCall } from './args.js'
 import { clientFailure, runClient, type ClientResult } from './client.js'
@@ -142,6 +142,16 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
     if (instead.unenforced.length) context.progress(`${engine} cannot limit ${instead.unenforced.join(' or ')} here (rootless on cgroups v1): the session runs without that ceiling`)
     const { limits: _limits, ...rest } = spec
     return containerArgs(rest, context.env, attachedTTY, [...user, ...instead.flags])
+  }
+
+  /** The client as data: `exec` with the user's terminal runs exactly the process `client.exec` gives. */
+  const client: RuntimeClient = {
+    exec(container, argv, options, context) {
+      const call = execArgs(container, argv, options, context.env, stdinIsTerminal())
+      const env = Object.fromEntries(Object.entries(clientEnv(context, call.env)).filter((entry): entry is [string, string] => entry[1] !== undefined))
+      return { file: program, args: ['exec', ...call.args], env, stdio: ['inherit', 'inherit', 'inherit'] }
+    },
+    containerState: (containers) => ['inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', ...containers],
   }
 
   /** Runs an attached client: the user's terminal when asked for, output captured otherwise. */
@@ -295,7 +305,10 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         }
         return { exitCode: done.exitCode, stdout: all, stderr: '' }
       }
-      const result = await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
+      const own = terminal ? client.exec(container, argv, options, context) : undefined
+      const result = own
+        ? await runClient(own.file, own.args, { env: own.env, stdin: own.stdio[0], output: 'inherit', ...(context.signal ? { signal: context.signal } : {}) })
+        : await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
       if (result.exitCode === undefined || (!terminal && result.exitCode !== 0 && dialect.execFailed(result.exitCode, result.stderr))) {
         throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, result)
       }
@@ -329,7 +342,7 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
       return inspected(result)[0]
     },
 
-    keptCheck: (containers) => ['inspect', '--type', 'container', '--format', '{{.Id}} {{.State.Running}}', ...containers],
+    client,
 
     async down(container, context) {
       const result = await callWith(context)(['rm', '-f', ...dialect.removeNow, container])

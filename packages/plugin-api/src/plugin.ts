@@ -562,6 +562,29 @@ export interface ExecOptions {
   readonly stream?: boolean
 }
 
+/** A process to start: the program, its arguments, its whole environment, and what its stdin, stdout and stderr are. */
+export interface ClientProcess {
+  readonly file: string
+  readonly args: readonly string[]
+  readonly env: Readonly<Record<string, string>>
+  readonly stdio: readonly ['inherit' | 'ignore', 'inherit' | 'ignore', 'inherit' | 'ignore']
+}
+
+/** A runtime's client program, as data. */
+export interface RuntimeClient {
+  /**
+   * The process `exec` starts for these arguments when the output is not
+   * captured, exactly: `exec` runs this very process.
+   */
+  exec(container: string, argv: readonly string[], options: ExecOptions, context: RuntimeContext): ClientProcess
+  /**
+   * Arguments for the client that print a line per named container, a line
+   * that changes whenever the container is replaced or stops: asked before
+   * and after, equal answers mean the very same containers still run.
+   */
+  containerState(containers: readonly string[]): readonly string[]
+}
+
 /**
  * A container engine. Every operation that fails in the engine (not in the
  * process it runs) rejects with an OmhError: CONTAINER_FAILED, or
@@ -619,16 +642,13 @@ export interface RuntimePlugin<O = unknown> {
    */
   inspect?(container: string, context: RuntimeContext): Promise<ContainerInfo | undefined>
   /**
-   * Arguments for this runtime's own client, the program its `exec` runs,
-   * that print a line per named container which changes whenever the
-   * container is replaced or stops. A warm relaunch of a session asks this
-   * while it checks its files, and goes straight to the exec it recorded only
-   * while the answer is byte for byte the one given when the session's
-   * container last ran a harness. Absent (a runtime that talks to its engine
-   * without a client program): launches on it are never kept.
+   * The client program this runtime runs for its engine (a container
+   * engine's command-line client), described as data, for a caller that starts it without
+   * loading the runtime. Absent: a runtime that talks to its engine without
+   * a client program.
    * @since 1
    */
-  keptCheck?(containers: readonly string[]): readonly string[]
+  readonly client?: RuntimeClient
   /** Stops and removes a container at once. Resolves when it is gone; a container already gone is not an error. */
   down(container: string, context: RuntimeContext): Promise<void>
   /**

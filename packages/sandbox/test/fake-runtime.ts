@@ -52,10 +52,10 @@ export interface FakeRuntime extends RuntimePlugin {
 /**
  * Options for a fake; `inspect: false` makes a runtime that cannot be asked for a container by name,
  * `ways: ['copied']` one whose engine does not see this disk (its containers get volumes),
- * `keptCheck: false` one without a client program to ask again (its launches are never kept),
+ * `client: false` one without a client program to describe (its launches are never kept),
  * `networks: true` one that makes networks (a session behind an egress proxy).
  */
-export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[]; keptCheck?: boolean; networks?: boolean } = {}): FakeRuntime {
+export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?: readonly FileWay[]; client?: boolean; networks?: boolean } = {}): FakeRuntime {
   const engine = options.engine ?? 'fake'
   const containers = new Map<string, FakeContainer>()
   const volumeStore = new Map<string, FakeVolume>()
@@ -141,7 +141,14 @@ export function fakeRuntime(options: { engine?: string; inspect?: boolean; ways?
     async run() {
       return { exitCode: 0, stdout: '', stderr: '' }
     },
-    ...(options.keptCheck === false ? {} : { keptCheck: (names: readonly string[]) => ['inspect', ...names] }),
+    ...(options.client === false
+      ? {}
+      : {
+          client: {
+            exec: (container: string, argv: readonly string[]) => ({ file: 'fake', args: ['exec', container, ...argv], env: {}, stdio: ['inherit', 'inherit', 'inherit'] as const }),
+            containerState: (names: readonly string[]) => ['inspect', ...names],
+          },
+        }),
     async list(labels) {
       fake.asked.push('list')
       if (!fake.answering) throw new Error('the engine does not answer')

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { Problem } from '@omh/plugin-api'
 import { OmhCommand } from '../../lib/omh-command.js'
 import { plural, table } from '../../lib/table.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 export interface AdapterListing {
   name: string
@@ -16,6 +17,8 @@ export interface AdapterListing {
 }
 
 export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] }> {
+  /** Answered again while the files it read are unchanged. */
+  static answeredAgain: AnsweredAgain = {}
   static override summary = 'List the harnesses omh knows.'
   static override description =
     'Bundled adapters ship with omh; a plugin package may ship more in its adapters/ folder; a file in $OMH_HOME/adapters/ adds a harness or overrides one of the same name.'

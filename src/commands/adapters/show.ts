@@ -2,8 +2,11 @@ import { Args } from '../../lib/oclif.js'
 import type { Adapter } from '@omh/kernel'
 import { OmhCommand } from '../../lib/omh-command.js'
 import { table } from '../../lib/table.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 export default class AdaptersShow extends OmhCommand<{ adapter: Adapter }> {
+  /** Answered again while the files it read are unchanged. */
+  static answeredAgain: AnsweredAgain = {}
   static override summary = 'Show what one harness can express and where it reads each capability.'
   static override args = {
     name: Args.string({ required: true, description: 'Harness name, e.g. claude.' }),

@@ -2,6 +2,7 @@ import path from 'node:path'
 import { Args } from '../../lib/oclif.js'
 import { ADAPTER_INVALID, ADAPTERS_INVALID, OmhError, type Problem } from '@omh/plugin-api'
 import { OmhCommand } from '../../lib/omh-command.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 interface Checked {
   file: string
@@ -12,6 +13,8 @@ interface Checked {
 }
 
 export default class AdaptersValidate extends OmhCommand<{ files: Checked[] }> {
+  /** Answered again while the files it read are unchanged. */
+  static answeredAgain: AnsweredAgain = {}
   static override summary = 'Check adapter files: every problem, with its line, at once.'
   static override strict = false
   static override args = {

@@ -2,6 +2,7 @@ import path from 'node:path'
 import { OmhCommand } from '../../lib/omh-command.js'
 import { installedPlugins, originOf, pluginFolderOf } from '../../lib/plugin-folder.js'
 import { table } from '../../lib/table.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 interface PluginListing {
   name: string
@@ -25,6 +26,8 @@ interface PluginListing {
 }
 
 export default class Plugins extends OmhCommand<{ plugins: PluginListing[] }> {
+  /** Answered again while the files it read are unchanged. */
+  static answeredAgain: AnsweredAgain = {}
   static override summary = 'List the loaded renderer, runtime and extension plugins, where each came from, and the settings file that named it.'
   static override description =
     '`omh plugins add` installs a plugin into $OMH_HOME/plugins and names it in your settings; `omh plugins rm` takes it out again.'

@@ -2,12 +2,15 @@ import type { ContainerInfo } from '@omh/plugin-api'
 import { LABEL, sessionRows, type Count, type SessionRow, type SessionRows } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 export type { SessionRow }
 
 export type SessionsLsResult = SessionRows
 
 export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
+  /** Answered again while the files it read are unchanged: kept only while it asks git nothing but refs and asks no engine (a repository without sessions). */
+  static answeredAgain: AnsweredAgain = {}
   static override summary = "List this repository's sessions: container, branch, commits ahead, uncommitted work."
   static override description =
     'A count git cannot give is shown as unknown, never as zero. Uncommitted work leaves out the files omh mounts into the worktree. Files that two sessions have both changed since the default branch, committed or not, are named with the other session, so you can see a conflict coming before either is merged.'

@@ -3,6 +3,7 @@ import { mcpFileOf, readMcpFile, redactServer } from '@omh/kernel'
 import { describeServer } from '../../../lib/mcp-plan.js'
 import { OmhCommand } from '../../../lib/omh-command.js'
 import { table } from '../../../lib/table.js'
+import type { AnsweredAgain } from '@omh/fast-path'
 
 interface ServerListing {
   name: string
@@ -27,6 +28,8 @@ export interface McpLsResult {
 }
 
 export default class ConfigMcpLs extends OmhCommand<McpLsResult> {
+  /** Answered again while the files it read are unchanged. */
+  static answeredAgain: AnsweredAgain = {}
   static override summary = 'List the MCP servers of your catalogue ($OMH_HOME/mcp.json).'
   static override description =
     'Environment and header values are never shown, nor what looks like a secret in arguments and URLs; `used` says whether [use] mcp selects the server.'

@@ -211,7 +211,7 @@ async function startBeside(at: Launch, prepared: Prepared, runtime: RuntimePlugi
  */
 export function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared, runtime: RuntimePlugin): boolean {
   return (
-    runtime.keptCheck !== undefined &&
+    runtime.client !== undefined &&
     !at.request.fresh &&
     at.request.name === undefined &&
     !at.request.skip?.length &&

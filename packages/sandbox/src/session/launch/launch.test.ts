@@ -278,7 +278,7 @@ describe('launch', () => {
       await launch(t.kernel, request({ session: undefined }), t.host)
       expect(offers).toEqual([])
       await launch(t.kernel, request({ session: 's01' }), t.host)
-      expect(offers).toEqual([{ containers: [name], check: ['inspect', name], run: path.join(t.state, 'run', t.repo.id, 's01'), harness: 'h', calls: 2 }])
+      expect(offers).toEqual([{ containers: [name], check: ['inspect', name], exec: { file: 'fake', args: ['exec', name, 'h-bin', '--flag'], env: {}, stdio: ['inherit', 'inherit', 'inherit'] }, run: path.join(t.state, 'run', t.repo.id, 's01'), harness: 'h', calls: 2 }])
       // The next call is the exec: nothing else was asked of the engine in between.
       expect(t.fake.calls).toEqual([`up ${name}`, `exec ${name} h-bin --flag`, `exec ${name} h-bin --flag`])
       // Picked as the current session it is offered too; brought up anew, or a new session, it is not.
@@ -293,8 +293,8 @@ describe('launch', () => {
     }
   })
 
-  it('offers no relaunch on a runtime that cannot be asked again without omh (no keptCheck)', async () => {
-    const t = await setup('', fakeRuntime({ keptCheck: false }))
+  it('offers no relaunch on a runtime that cannot be asked again without omh (no client)', async () => {
+    const t = await setup('', fakeRuntime({ client: false }))
     const offers: unknown[] = []
     ;(globalThis as Record<symbol, unknown>)[KEPT_LAUNCH] = { offer: (o: object) => offers.push(o) }
     try {

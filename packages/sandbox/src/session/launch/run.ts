@@ -39,29 +39,26 @@ export async function run(
         allow: async () => (await sessionEgress(await kernel.rereadSettings(), adapter, dir)).allow,
       })
     : undefined
-  if (kept && runtime.keptCheck) {
+  const options = {
+    tty: at.request.tty,
+    interactive: true,
+    user: userSpec(at.agent),
+    workdir: GUEST_WORK,
+    env: { OMH_HARNESS: at.adapter.name },
+  }
+  if (kept && runtime.client) {
     const container = prepared.spec.name!
     const containers = allowlist ? [...kept.containers, proxyName(container)] : kept.containers
     offerKeptLaunch({
       ...kept,
       containers,
-      check: runtime.keptCheck(containers),
+      check: runtime.client.containerState(containers),
+      exec: runtime.client.exec(container, prepared.plan.exec, options, host.context),
       ...(allowlist ? { allowlist: { files, dir, container, engine: runtime.engine } } : {}),
     })
   }
   const result = await runtime
-    .exec(
-      prepared.spec.name!,
-      prepared.plan.exec,
-      {
-        tty: at.request.tty,
-        interactive: true,
-        user: userSpec(at.agent),
-        workdir: GUEST_WORK,
-        env: { OMH_HARNESS: at.adapter.name },
-      },
-      host.context,
-    )
+    .exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
     .finally(() => stop?.())
   // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
   await copyBack(runtime, prepared.paths.run, host.context)

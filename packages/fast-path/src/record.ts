@@ -1,25 +1,30 @@
-// Records what a read-only command read and printed, so the next run with the
-// same key can be answered while those files are unchanged (bin/answers.js).
-// Every path the process asks about is noted: through `node:fs` (settings,
-// adapters, plugin manifests, catalogue files, repository files, oclif's own)
-// and through the module loader (omh, plugins, what they import, and the
-// `node_modules` directories a package is looked up in). A run that starts a
-// process, opens a connection or writes a file is not kept: its answer is not
-// a function of files alone. The one process allowed is git asked which
-// commit a ref names, whose answer is a function of the files gitInputs notes.
-//
-// A launch is recorded the same way (`launch`), to keep what its next run
-// needs to go straight to the engine's exec (bin/launches.js): it writes its
-// own bookkeeping and asks its engine, so what it writes is left out of what
-// it read, and the one program it may start besides git is the engine, whose
-// answers the next run asks again. The launch offers what it did (see
-// packages/sandbox/src/session/kept.ts) just before the exec, which is caught
-// here as the next process started.
+/**
+ * Records what a read-only command read and printed, so the next run with the same key can be
+ * answered while those files are unchanged (answers.ts). Every path the process asks about is
+ * noted: through `node:fs` (settings, adapters, plugin manifests, catalogue files, repository
+ * files, oclif's own) and through the module loader (omh, plugins, what they import, and the
+ * `node_modules` directories a package is looked up in). A run that starts a process, opens a
+ * connection or writes a file is not kept: its answer is not a function of files alone. The one
+ * process allowed is git asked which commit a ref names, whose answer is a function of the files
+ * gitInputs notes.
+ *
+ * A launch is recorded the same way (`launch`), to keep what its next run needs to go straight to
+ * the engine's exec (launches.ts): it writes its own bookkeeping and asks its engine, so what it
+ * writes is left out of what it read, and the one program it may start besides git is the
+ * engine's client. Just before the harness starts, the launch offers what it did, the exec its
+ * runtime runs included, as data (`KeptLaunchOffer`); the recording stands only when that exec is
+ * the one process the launch then started.
+ *
+ * Longer than 400 lines: one recorder, whose wrapping of `node:fs`, the loader and the process
+ * functions, and whose check at exit, make sense only together.
+ */
 import fs from 'node:fs'
 import module from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { fingerprint, presence, save } from './answers.js'
+import { KEPT_LAUNCH, type KeptLaunchListener, type KeptLaunchOffer } from '@omh/sandbox/kept'
+import { fingerprint, presence, save, type Input, type Printed } from './answers.js'
+import type { KeptExec } from './launches.js'
 
 /** A file changed this recently may change again within the file system's time resolution, unseen. */
 const SETTLED_MS = 2000
@@ -46,37 +51,51 @@ const SPAWNS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileS
 /** Kernel files that say what this machine is (is-wsl, under oclif, asks them): the same until a reboot. */
 const MACHINE = new Set(['/dev/null', '/proc/version', '/proc/sys/fs/binfmt_misc/WSLInterop'])
 
-export async function record(key, dir, { launch = false } = {}) {
+type Functions = Record<string, unknown>
+type Write = (this: NodeJS.WriteStream, chunk: unknown, encoding?: unknown, callback?: unknown) => boolean
+
+export interface RecordOptions {
+  /** A launch rather than a read-only command. */
+  readonly launch?: boolean
+  /** The fast path's own files, loaded before the recording starts: inputs of every answer, checked at its end. */
+  readonly own?: readonly string[]
+}
+
+export async function record(key: string, dir: string | undefined, options: RecordOptions = {}): Promise<void> {
+  const launch = options.launch ?? false
   if (!dir || typeof module.registerHooks !== 'function') return
   const started = Date.now()
   /** Paths a launch wrote: its own output, never its input. */
-  const written = new Set()
+  const written = new Set<string>()
   /** Programs a launch started besides git's ref queries. */
-  const programs = new Set()
-  let offer
-  let exec
-  let execNext = false
+  const programs: { file: string; args: readonly string[] }[] = []
+  let offer: KeptLaunchOffer | undefined
+  /** Once the offered exec has started, nothing more may be printed or started. */
+  let execStarted = false
   if (launch) {
-    globalThis[Symbol.for('omh.kept-launch')] = {
+    const listener: KeptLaunchListener = {
       offer(o) {
         offer = o
-        execNext = true
       },
     }
+    ;(globalThis as { [KEPT_LAUNCH]?: KeptLaunchListener })[KEPT_LAUNCH] = listener
   }
-  const touched = new Set(['record.js', 'answers.js', 'launches.js', 'run.js'].map((name) => fileURLToPath(new URL(name, import.meta.url))))
-  const out = []
+  const touched = new Set([fileURLToPath(import.meta.url), ...(options.own ?? [])])
+  const out: Printed[] = []
   let kept = true
 
-  const asPath = (p) => {
+  const asPath = (p: unknown): string | undefined => {
     if (p instanceof URL) p = p.protocol === 'file:' ? fileURLToPath(p) : undefined
     else if (Buffer.isBuffer(p)) p = p.toString()
     return typeof p === 'string' ? path.resolve(p) : undefined
   }
   /** Each path's fingerprint when the run first asked about it, before it read anything there. */
-  const first = new Map()
+  const first = new Map<string, string>()
   let fingerprinting = false
-  const touch = (p) => {
+  const spoil = () => {
+    kept = false
+  }
+  const touch = (p: unknown) => {
     const abs = asPath(p)
     if (!abs || touched.has(abs) || MACHINE.has(abs)) return
     // Devices, and the kernel's views of processes and of itself, answer differently with nothing
@@ -94,52 +113,51 @@ export async function record(key, dir, { launch = false } = {}) {
       fingerprinting = false
     }
   }
-  const spoil = () => {
-    kept = false
-  }
   /** Paths whose content was read, not only asked about: a directory listed, a file opened. */
-  const contents = new Set()
-  const read = (p) => {
+  const contents = new Set<string>()
+  const read = (p: unknown) => {
     const abs = asPath(p)
     if (abs) contents.add(abs)
   }
-  const wrote = (p) => {
+  const wrote = (p: unknown) => {
     if (!launch) return spoil()
     const abs = asPath(p)
     if (abs) written.add(abs)
   }
-  const writes = (flags) => typeof flags === 'number' ? (flags & 3) !== 0 || (flags & fs.constants.O_CREAT) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags)
+  const writes = (flags: unknown) => (typeof flags === 'number' ? (flags & 3) !== 0 || (flags & fs.constants.O_CREAT) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
 
   // Before `node:fs` is wrapped: a stream to a file writes through fs.writeSync, taken when the stream is made.
   for (const [fd, stream] of [
     [1, process.stdout],
     [2, process.stderr],
-  ]) {
-    const write = stream.write
-    stream.write = function (chunk, encoding, callback) {
+  ] as const) {
+    const write = stream.write as Write
+    stream.write = function (this: NodeJS.WriteStream, chunk: unknown, encoding?: unknown, callback?: unknown) {
       // oclif flushes stdout at its end by writing nothing.
-      if (exec) (chunk?.length ? spoil : Boolean)()
+      if (execStarted) ((chunk as { length?: number } | undefined)?.length ? spoil : Boolean)()
       else if (typeof chunk === 'string' && (typeof encoding !== 'string' || /^utf-?8$/i.test(encoding))) out.push([fd, chunk, false])
-      else out.push([fd, Buffer.from(chunk, typeof encoding === 'string' ? encoding : undefined).toString('base64'), true])
+      else out.push([fd, (typeof chunk === 'string' ? Buffer.from(chunk, encoding as BufferEncoding) : Buffer.from(chunk as Uint8Array)).toString('base64'), true])
       return write.call(this, chunk, encoding, callback)
-    }
+    } as typeof stream.write
   }
 
-  const wrap = (target, name, before) => {
+  const wrap = (target: Functions, name: string, before: (args: unknown[]) => void) => {
     const original = target[name]
     if (typeof original !== 'function') return
-    const wrapped = function (...args) {
+    const wrapped = function (this: unknown, ...args: unknown[]) {
       before(args)
-      return original.apply(this, args)
+      return (original as (...a: unknown[]) => unknown).apply(this, args)
     }
     // Every own property, symbols and non-enumerable ones too: `util.promisify.custom` on
     // execFile is what makes its promise resolve to { stdout, stderr }.
     Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(original))
     target[name] = wrapped
   }
-  for (const target of [fs, fs.promises]) {
+  const targets = [fs, fs.promises] as unknown as Functions[]
+  for (const target of targets) {
+    const names = (base: string) => (target === targets[0] ? [base, `${base}Sync`] : [base])
     for (const base of READS) {
-      for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
+      for (const name of names(base)) {
         wrap(target, name, (args) => {
           // Where a descriptor this run opened leads: the file behind it was noted by its own path.
           if (base === 'readlink' && /^\/proc\/self\/fd\/\d+$/.test(String(args[0]))) return
@@ -150,7 +168,7 @@ export async function record(key, dir, { launch = false } = {}) {
       }
     }
     for (const base of WRITES) {
-      for (const name of target === fs ? [base, `${base}Sync`] : [base]) {
+      for (const name of names(base)) {
         wrap(target, name, (args) => {
           wrote(args[0])
           // The second path of a rename, copy or link is written too.
@@ -162,15 +180,15 @@ export async function record(key, dir, { launch = false } = {}) {
   // Every other function of `node:fs` (one added in a later Node: `glob`) reads or writes in a
   // way not noted here, so a run that calls one is not kept: the list fails closed.
   const known = new Set([...READS, ...WRITES, ...BY_DESCRIPTOR].flatMap((base) => [base, `${base}Sync`]))
-  for (const target of [fs, fs.promises]) {
+  for (const target of targets) {
     for (const name of Object.keys(target)) {
       if (typeof target[name] === 'function' && /^[a-z]/.test(name) && !known.has(name)) wrap(target, name, spoil)
     }
   }
-  for (const name of ['realpathSync', 'realpath']) {
-    const native = fs[name].native
+  for (const name of ['realpathSync', 'realpath'] as const) {
+    const native = fs[name].native as (...args: unknown[]) => unknown
     if (native) {
-      fs[name].native = function (...args) {
+      ;(fs[name] as { native: unknown }).native = function (this: unknown, ...args: unknown[]) {
         touch(args[0])
         return native.apply(this, args)
       }
@@ -178,43 +196,41 @@ export async function record(key, dir, { launch = false } = {}) {
   }
   // Output written past the streams; anything else written by descriptor spoils the run.
   for (const name of ['write', 'writeSync']) {
-    wrap(fs, name, (args) => {
-      if ((args[0] === 1 || args[0] === 2) && exec) spoil()
-      else if (args[0] === 1 || args[0] === 2) out.push([args[0], Buffer.from(typeof args[1] === 'string' ? args[1] : args[1]).toString('base64'), true])
+    wrap(fs as unknown as Functions, name, (args) => {
+      const fd = args[0]
+      if ((fd === 1 || fd === 2) && execStarted) spoil()
+      else if (fd === 1 || fd === 2) out.push([fd, Buffer.from(args[1] as string | Uint8Array).toString('base64'), true])
       else spoil()
     })
   }
-  const childProcess = await import('node:child_process')
+  const childProcess = (await import('node:child_process')).default
   // Unwrapped: the engine is asked at the end, when nothing is recorded any more.
-  const { spawnSync } = childProcess.default
-  const repos = new Set()
+  const { spawnSync } = childProcess
+  const repos = new Set<string>()
   for (const name of SPAWNS) {
-    wrap(childProcess.default, name, (args) => {
+    wrap(childProcess as unknown as Functions, name, (args) => {
       const cwd = name === 'execFile' ? refQuery(args) : undefined
       if (cwd !== undefined) repos.add(cwd)
       else if (!launch || name !== 'spawn' || typeof args[0] !== 'string' || !Array.isArray(args[1])) spoil()
       else {
-        programs.add(args[0])
-        if (execNext) {
-          execNext = false
-          exec = { file: args[0], args: [...args[1]], options: args[2] ?? {} }
-        }
+        programs.push({ file: args[0], args: args[1] as string[] })
+        const exec = offer?.exec
+        if (exec && args[0] === exec.file && sameStrings(args[1] as string[], exec.args)) execStarted = true
       }
     })
   }
-  const net = await import('node:net')
-  for (const name of ['connect', 'createConnection', 'createServer']) wrap(net.default, name, spoil)
-  wrap(net.default.Socket.prototype, 'connect', spoil)
-  const workers = await import('node:worker_threads')
-  const { Worker } = workers.default
-  workers.default.Worker = class extends Worker {
-    constructor(...args) {
+  const net = (await import('node:net')).default
+  for (const name of ['connect', 'createConnection', 'createServer']) wrap(net as unknown as Functions, name, spoil)
+  wrap(net.Socket.prototype as unknown as Functions, 'connect', spoil)
+  const workers = (await import('node:worker_threads')).default
+  const { Worker } = workers
+  ;(workers as { Worker: unknown }).Worker = class extends Worker {
+    constructor(...args: ConstructorParameters<typeof Worker>) {
       spoil()
       super(...args)
     }
   }
   module.syncBuiltinESMExports()
-
 
   module.registerHooks({
     resolve(specifier, context, nextResolve) {
@@ -245,13 +261,15 @@ export async function record(key, dir, { launch = false } = {}) {
   const { idleCheckDueAt } = await import('@omh/sandbox/idle-due')
 
   process.on('exit', (code) => {
-    if (!kept || (launch && !keptLaunch())) return
+    if (!kept) return
+    const exec = launch ? keptExec() : undefined
+    if (launch && !exec) return
     for (const cwd of repos) if (!gitInputs(cwd, touch)) return
     // Every command looks for idle session containers when a look is due; a kept answer stands only until then.
     const dueAt = idleCheckDueAt(omhStateOf(process.env))
-    const inputs = []
+    const inputs: Input[] = []
     // A time with nothing below the millisecond comes from a coarse clock (or a coarse file system).
-    const settled = (ns) => BigInt(started - (ns % 1_000_000n === 0n ? SETTLED_MS : SETTLED_FINE_MS)) * 1_000_000n
+    const settled = (ns: bigint) => BigInt(started - (ns % 1_000_000n === 0n ? SETTLED_MS : SETTLED_FINE_MS)) * 1_000_000n
     for (const file of touched) {
       if (written.has(file)) continue
       // A launch that only asked whether a directory is there (the repository's `.git`, a
@@ -266,51 +284,54 @@ export async function record(key, dir, { launch = false } = {}) {
       // mode:dev:ino:size:mtime:ctime, the times in nanoseconds
       for (const part of fp.split('>')) {
         const fields = part.split(':')
-        if (fields.length === 6 && [BigInt(fields[4]), BigInt(fields[5])].some((ns) => ns > settled(ns))) return
+        if (fields.length === 6 && [BigInt(fields[4]!), BigInt(fields[5]!)].some((ns) => ns > settled(ns))) return
       }
       inputs.push([file, fp])
     }
-    if (!launch) return save(dir, key, { inputs, out, code: code ?? 0, ...(dueAt === undefined ? {} : { dueAt }) })
+    const due = dueAt === undefined ? {} : { dueAt }
+    if (!exec || !offer) return save(dir, key, { inputs, out, code: code ?? 0, ...due })
     // The engine is asked now what the next run will ask it: that answer, and no other, lets it go straight to the exec.
-    const env = { ...process.env, ...exec.env }
+    const env: Record<string, string | undefined> = { ...process.env, ...exec.env }
     for (const name of exec.unset) delete env[name]
-    const check = offer.check
-    if (!Array.isArray(check) || !check.every((arg) => typeof arg === 'string')) return
-    const asked = spawnSync(exec.file, check, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 })
+    const asked = spawnSync(exec.file, offer.check, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 })
     // The launch has just run in these containers: this answer is what "still running, the same" looks like.
     const lines = asked.status === 0 ? asked.stdout.trim().split('\n') : []
     if (lines.length !== offer.containers.length) return
-    save(dir, key, { inputs, out, exec: { file: exec.file, args: exec.args, env: exec.env, unset: exec.unset, stdio: exec.stdio }, check: { args: check, answer: asked.stdout }, offer, ...(dueAt === undefined ? {} : { dueAt }) })
+    save(dir, key, { inputs, out, exec, check: { args: offer.check, answer: asked.stdout }, offer, ...due })
   })
 
-  /** Whether the launch offered a relaunch and ran its exec as one that can be repeated; `exec` then holds it whole. */
-  function keptLaunch() {
-    if (!offer || !exec) return false
-    if ([...programs].some((file) => file !== exec.file)) return false
-    const { env: full, stdio, signal, ...rest } = exec.options
-    if (signal || Object.keys(rest).length || !Array.isArray(stdio) || !stdio.every((s) => s === 'inherit' || s === 'ignore') || typeof full !== 'object') return false
-    // The environment as a difference from this one: the next run has the same (it is part of the key).
-    const env = {}
-    for (const [name, value] of Object.entries(full)) if (value !== undefined && process.env[name] !== value) env[name] = String(value)
-    const unset = Object.keys(process.env).filter((name) => full[name] === undefined)
-    exec = { file: exec.file, args: exec.args, env, unset, stdio }
-    return true
+  /**
+   * The offered exec as a relaunch repeats it, when the launch started it and no other program
+   * besides: the environment as a difference from this one (the next run has the same, it is part
+   * of the key).
+   */
+  function keptExec(): KeptExec | undefined {
+    const offered = offer?.exec
+    if (!offered || !execStarted || programs.some((p) => p.file !== offered.file)) return undefined
+    const env: Record<string, string> = {}
+    for (const [name, value] of Object.entries(offered.env)) if (process.env[name] !== value) env[name] = value
+    const unset = Object.keys(process.env).filter((name) => offered.env[name] === undefined)
+    return { file: offered.file, args: offered.args, env, unset, stdio: offered.stdio }
   }
 }
 
+const sameStrings = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, n) => s === b[n])
+
 /** The settings omh passes every host git call; any other `-c` may change an answer in ways no file shows. */
-const NEUTRAL = new Set(['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'protocol.file.allow=never', 'advice.detachedHead=false', 'submodule.recurse=false', 'diff.ignoreSubmodules=all', 'status.submoduleSummary=false'])
+export const NEUTRAL = new Set(['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'core.pager=cat', 'protocol.file.allow=never', 'advice.detachedHead=false', 'submodule.recurse=false', 'diff.ignoreSubmodules=all', 'status.submoduleSummary=false'])
 
 /**
- * The repository of a git call that only reads refs (finding the default
- * branch), or undefined for anything else. Its answer is a function of the
- * repository's ref and config files, which gitInputs notes.
+ * The repository of a git call that only reads refs (finding the default branch), or undefined for
+ * anything else. Its answer is a function of the repository's ref and config files, which gitInputs
+ * notes.
  */
-function refQuery([file, args, options]) {
-  if (file !== 'git' || !Array.isArray(args) || typeof options?.cwd !== 'string') return undefined
-  if (Object.keys(options.env ?? {}).some((name) => name.startsWith('GIT_') && !/^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/.test(name))) return undefined
+function refQuery([file, args, options]: unknown[]): string | undefined {
+  const cwd = (options as { cwd?: unknown } | undefined)?.cwd
+  if (file !== 'git' || !Array.isArray(args) || typeof cwd !== 'string') return undefined
+  const env = (options as { env?: Record<string, unknown> }).env ?? {}
+  if (Object.keys(env).some((name) => name.startsWith('GIT_') && !/^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TERMINAL_PROMPT$/.test(name))) return undefined
   let n = 0
-  while (args[n] === '-c' && NEUTRAL.has(args[n + 1])) n += 2
+  while (args[n] === '-c' && NEUTRAL.has(args[n + 1] as string)) n += 2
   const rest = args.slice(n).join(' ')
   const ref = '[A-Za-z0-9/._-]+'
   const reads = [
@@ -318,20 +339,19 @@ function refQuery([file, args, options]) {
     new RegExp(`^rev-parse --verify --quiet ${ref}(\\^\\{commit\\})?$`),
     /^for-each-ref --count=1 --format=%\(refname\) refs\/heads$/,
   ]
-  return reads.some((re) => re.test(rest)) ? path.resolve(options.cwd) : undefined
+  return reads.some((re) => re.test(rest)) ? path.resolve(cwd) : undefined
 }
 
 /** Refs and config files at most; a repository with more is not worth checking on every run. */
 const MOST_REFS = 2000
 
 /**
- * Notes every file git reads to answer a ref query in `cwd`: the git binary
- * PATH finds, the `.git` it discovers, HEAD, config (global and system too),
- * packed refs and every loose ref. False when the answer cannot be tied to
- * files: an `include` in a config, or too many refs.
+ * Notes every file git reads to answer a ref query in `cwd`: the git binary PATH finds, the `.git`
+ * it discovers, HEAD, config (global and system too), packed refs and every loose ref. False when
+ * the answer cannot be tied to files: an `include` in a config, or too many refs.
  */
-function gitInputs(cwd, touch) {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
+function gitInputs(cwd: string, touch: (p: string) => void): boolean {
+  for (const dir of (process.env['PATH'] ?? '').split(':')) {
     const bin = path.join(dir || '.', 'git')
     touch(bin)
     if (fs.statSync(bin, { throwIfNoEntry: false })?.isFile()) break
@@ -353,8 +373,8 @@ function gitInputs(cwd, touch) {
   const commonFile = path.join(gitDir, 'commondir')
   touch(commonFile)
   const common = fs.existsSync(commonFile) ? path.resolve(gitDir, fs.readFileSync(commonFile, 'utf8').trim()) : gitDir
-  const home = process.env.HOME ?? ''
-  const xdg = process.env.XDG_CONFIG_HOME || path.join(home, '.config')
+  const home = process.env['HOME'] ?? ''
+  const xdg = process.env['XDG_CONFIG_HOME'] || path.join(home, '.config')
   const configs = [path.join(common, 'config'), path.join(gitDir, 'config.worktree'), path.join(home, '.gitconfig'), path.join(xdg, 'git/config'), '/etc/gitconfig']
   for (const file of configs) {
     touch(file)
@@ -368,9 +388,9 @@ function gitInputs(cwd, touch) {
   }
   for (const file of [path.join(gitDir, 'HEAD'), path.join(common, 'packed-refs')]) touch(file)
   let count = 0
-  const walk = (dir) => {
+  const walk = (dir: string): boolean => {
     touch(dir)
-    let names
+    let names: fs.Dirent[]
     try {
       names = fs.readdirSync(dir, { withFileTypes: true })
     } catch {
