@@ -38,6 +38,7 @@ export default defineConfig({
       { find: /^@omh\/kernel\/locations$/, replacement: path.join(root, 'packages/kernel/src/locations.ts') },
       { find: /^@omh\/sandbox$/, replacement: path.join(root, 'packages/sandbox/src/index.ts') },
       { find: /^@omh\/sandbox\/kept$/, replacement: path.join(root, 'packages/sandbox/src/session/kept.ts') },
+      { find: /^@omh\/test-utils$/, replacement: path.join(root, 'packages/test-utils/src/index.ts') },
       { find: /^@omh\/fast-path$/, replacement: path.join(root, 'packages/fast-path/src/index.ts') },
       { find: /^@omh\/sandbox\/state$/, replacement: path.join(root, 'packages/sandbox/src/state.ts') },
       { find: /^@omh\/container-cli$/, replacement: path.join(root, 'packages/container-cli/src/index.ts') },

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { repository } from '@omh/sandbox'
 import { CHECK_EVERY_MS } from '@omh/sandbox/idle-due'
 import { BIN, ROOT, omh, stateOf, testEnv } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 const plugin = (entry: string) =>
   JSON.stringify({ name: 'omh-renderer-shout', version: '1.0.0', type: 'module', exports: { '.': { import: entry } } })

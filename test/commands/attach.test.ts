@@ -4,7 +4,7 @@ import path from 'node:path'
 import { repository } from '@omh/sandbox'
 import { afterEach, describe, expect, it } from 'vitest'
 import { omh, omhAsync, stateOf } from '../helpers/run.js'
-import { gitRepo, testdir, write } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 
 describe('omh attach, before any container', () => {
   it('refuses an editor it does not know, naming the bundled ones and the nearest', () => {

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { repository } from '@omh/sandbox'
 import { BIN, omh, stateOf } from '../helpers/run.js'
-import { gitRepo, testdir, write } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 
 /** A profile with a harness of its own, and a repository with two sessions. */
 function setup() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 /**
  * An engine that runs nothing: asked for the doctor's container, it measures

@@ -3,7 +3,7 @@ import { readFileSync, symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 // An extension that exists only in this project's node_modules, named by the
 // project's settings: it writes what it saw to $AUDIT_LOG, labels every

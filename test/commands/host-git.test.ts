@@ -8,7 +8,7 @@ import path from 'node:path'
 import { createSession, repository, resolveBase } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
 import { omh, stateOf } from '../helpers/run.js'
-import { testdir, write } from '../helpers/testdir.js'
+import { testdir, write } from '@omh/test-utils'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 const git = (cwd: string, ...args: string[]) =>

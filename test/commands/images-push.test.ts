@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 describe('[image] registry and omh images push', () => {
   it('refuses a registry written as a URL, naming the file and the key, exit 2', () => {

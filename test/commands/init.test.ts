@@ -2,7 +2,7 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 const PROJECT = {
   'package.json': JSON.stringify({ name: 'app', scripts: { test: 'vitest run' } }),

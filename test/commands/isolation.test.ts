@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { omh, stateOf } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 describe("the tests' own environment", () => {
   const saved = { home: process.env['OMH_HOME'], state: process.env['OMH_STATE'] }

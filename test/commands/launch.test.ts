@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, stateOf } from '../helpers/run.js'
-import { gitRepo, testdir, write } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: 'pipe' }).trim()
 

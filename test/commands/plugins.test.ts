@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { testdir, write } from '../helpers/testdir.js'
+import { testdir, write } from '@omh/test-utils'
 
 // Packages as a third party would publish them: each depends on omh's
 // contracts by range, which the plugin folder answers with omh's own copies.

@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 // A read that hangs is killed here and fails the test, rather than the run.
 const QUICK = 15_000

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, ROOT } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 describe('omh render', () => {
   it('shows every class of the example profile for claude', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 /** What omh says, refusing with exit 2 the personal settings file `text`; and that file's path. */
 function refused(text: string): { stderr: string; file: string } {

@@ -2,7 +2,7 @@ import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir, write } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 
 /** Every regular file below `dir`, by path. */
 function filesBelow(dir: string): string[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 const SECRETS = ['sk-live-4f9a', 'tok-3b1c', 'key-88aa', 'pw-71d0', 'q-5e2f', 'env-9c3d', 'hdr-0a4b', 'ghp_R8xT2mQ9vL4nK7pW3sZ6yB1cD5fG0hJ']
 

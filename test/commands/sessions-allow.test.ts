@@ -3,7 +3,7 @@ import path from 'node:path'
 import { createSession, repository, resolveBase, sessionAllowed } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir, write } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 
 async function withSession() {
   const root = gitRepo({ 'README.md': 'hi\n' })

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { createSession, repository, resolveBase } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 const user = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 const git = (cwd: string, ...args: string[]) =>

@@ -5,7 +5,7 @@ import { claim, createSession, prepareMountpoints, repository, resolveBase, sess
 import { describe, expect, it } from 'vitest'
 import { carryIn } from '../../packages/sandbox/src/work/carry-in.js'
 import { omh, stateOf } from '../helpers/run.js'
-import { gitRepo, testdir, write } from '../helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 const git = (cwd: string, ...args: string[]) =>

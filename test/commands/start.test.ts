@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { BIN, testEnv } from '../helpers/run.js'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 describe('omh run from a directory that was removed', () => {
   it('says so, exit 2, without a stack trace', () => {

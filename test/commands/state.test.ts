@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, omhAsync } from '../helpers/run.js'
-import { testdir, write } from '../helpers/testdir.js'
+import { testdir, write } from '@omh/test-utils'
 
 /** A profile an older omh left state in. */
 const OLD_PROFILE = {

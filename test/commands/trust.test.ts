@@ -2,7 +2,7 @@ import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSy
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT, omh, stateOf } from '../helpers/run.js'
-import { gitRepo, testdir } from '../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 // Each module leaves a marker beside itself when it runs: the only proof
 // that matters is whether repository code ran on the host.

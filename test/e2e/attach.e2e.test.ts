@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, removeBuiltImages, requireEngine, testNetwork, type Engine } from '../helpers/engines.js'
 import { ROOT, omhAsync, stateOf } from '../helpers/run.js'
-import { write } from '../helpers/testdir.js'
+import { write } from '@omh/test-utils'
 
 /** One engine is enough here: the first this run tests (vitest.config.ts gives the file to Docker's project). */
 const engine: Engine = ENGINES[0]!

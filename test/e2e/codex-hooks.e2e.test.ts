@@ -11,8 +11,8 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import renderer from '../../packages/renderer-claude-settings/src/index.js'
-import { AWKWARD, bundledHooks, hook, hooksInput } from '../helpers/hooks.js'
-import { testdir } from '../helpers/testdir.js'
+import { AWKWARD, bundledHooks, hook, hooksInput } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 
 const bin = process.env['OMH_CODEX_BIN']
 

@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from '../helpers/run.js'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 const bin = process.env['OMH_CODEX_BIN']
 const GOLDEN = path.join(ROOT, 'test/fixtures/golden')

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN, freePort } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 import { proxyRecipe } from '../../packages/sandbox/src/network/egress.js'
-import { write } from '../helpers/testdir.js'
+import { write } from '@omh/test-utils'
 
 const START = process.env['OMH_REMOTE_START'] ?? path.resolve(ROOT, '../shared/runtimes/remote/start.sh')
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }

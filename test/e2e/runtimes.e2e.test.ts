@@ -9,7 +9,7 @@ import { ensureImage, planImages, type ImageAdapter, type ImagePlan } from '@omh
 import type { ContainerSpec, RuntimePlugin } from '@omh/plugin-api'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, RUN_LABELS, TEST_LABELS, cleanupContainers, client, engineContext, freePort, requireEngine, runtimeOf, testImageOptions, testNetwork, type Engine } from '../helpers/engines.js'
-import { testdir, write } from '../helpers/testdir.js'
+import { testdir, write } from '@omh/test-utils'
 
 /** A harness whose install reaches the npm registry over TLS as root, like real adapters do. */
 const probe: ImageAdapter = {

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
-import { write } from '../helpers/testdir.js'
+import { write } from '@omh/test-utils'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, removeBuiltImages } from '../helpers/engines.js'
 import { ROOT, omhAsync, stateOf } from '../helpers/run.js'
-import { write } from '../helpers/testdir.js'
+import { write } from '@omh/test-utils'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
 

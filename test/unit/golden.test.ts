@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { Kernel, projectRulesOf, resolveProfile } from '@omh/kernel'
 import { stage } from '@omh/sandbox'
 import { ROOT } from '../helpers/run.js'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 // The exact bytes each bundled adapter stages for one profile that uses every class. Regenerate
 // with OMH_UPDATE_GOLDEN=1 after a deliberate change, and read the diff: it is what harnesses get.

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, sta
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { testdir } from '../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { ROOT } from '../helpers/run.js'
 
 import { entryName, fingerprint, grammarOf, keptCandidate as candidate, launchKey, presence, replay, replayLaunch as replayAt, save as saveEntry, type Manifest } from '@omh/fast-path'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { harnessWords } from '../../src/commands/launch.js'
 import { routeArgv } from '../../src/lib/route.js'
-import { failure } from '../helpers/failure.js'
+import { failure } from '@omh/test-utils'
 
 const commands = new Set(['adapters', 'render', 'sessions'])
 const sync = async (run: () => unknown) => run()

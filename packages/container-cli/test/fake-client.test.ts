@@ -6,7 +6,7 @@ import { chmodSync, chownSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { ContainerSpec, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import docker from '../../runtime-docker/src/index.js'
 import podman from '../../runtime-podman/src/index.js'
 

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { failure } from '../../../test/helpers/failure.js'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { LOCK_STALE_MS, lockFile, lockFileOf } from './file-lock.js'
 
 // Above any pid_max Linux allows, so no process has it.

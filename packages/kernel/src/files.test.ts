@@ -2,8 +2,8 @@ import { promises, chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync
 import { syncBuiltinESMExports } from 'node:module'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { failure } from '../../../test/helpers/failure.js'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { replaceFile, snapshot, updateFile } from './files.js'
 
 const originals = { rename: promises.rename, open: promises.open }

@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type OmhError } from '@omh/plugin-api'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { listDirSafe, readTextSafe, type ReadBounds } from './safe-read.js'
 
 const refusal = (file: string, bounds: ReadBounds = {}): OmhError => {

@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { failure } from '../../../test/helpers/failure.js'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { inspectRepositoryTrust, loadSettings } from './settings/load.js'
 import { recordTrust, revokeTrust, trustStoreOf } from './trust.js'
 

@@ -3,7 +3,7 @@ import { load } from 'js-yaml'
 import { describe, expect, it } from 'vitest'
 import type { AdapterFacts, Subagent } from '@omh/plugin-api'
 import { testRenderer } from '@omh/plugin-kit/testing'
-import { bundledFormats } from '../../../test/helpers/bundled.js'
+import { bundledFormats } from '@omh/test-utils'
 import plugin, { claudeAgent, commandSkill, opencodeAgent, yamlString } from '../src/index.js'
 
 const claude: AdapterFacts = { name: 'claude', tools: { edit: 'Edit|Write', read: 'Read', shell: 'Bash', search: 'Grep|Glob' }, paths: {} }

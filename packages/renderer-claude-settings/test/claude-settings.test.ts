@@ -6,8 +6,8 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type Hook, type ParseSuccess, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { testRenderer } from '@omh/plugin-kit/testing'
-import { bundledFormats } from '../../../test/helpers/bundled.js'
-import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '../../../test/helpers/hooks.js'
+import { bundledFormats } from '@omh/test-utils'
+import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '@omh/test-utils'
 import renderer from '../src/index.js'
 
 const context = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { parse as parseToml } from 'smol-toml'
 import { GUEST_HOME, GUEST_WORK, type RenderOutput, type StagedFile } from '@omh/plugin-api'
-import { AWKWARD, bundledHooks, hook, hooksInput } from '../../../test/helpers/hooks.js'
+import { AWKWARD, bundledHooks, hook, hooksInput } from '@omh/test-utils'
 import { approvalHash } from '../src/codex-hook-approval.js'
 import renderer from '../src/index.js'
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { TOOL_WORDS, type Subagent } from '@omh/plugin-api'
 import { testRenderer, text } from '@omh/plugin-kit/testing'
 import plugin, { codexAgent } from '../src/index.js'
-import { bundledFormats } from '../../../test/helpers/bundled.js'
+import { bundledFormats } from '@omh/test-utils'
 
 testRenderer(plugin, { ...(await bundledFormats()), golden: new URL('./golden', import.meta.url) })
 

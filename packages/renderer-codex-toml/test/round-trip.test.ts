@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { McpServer, RenderOutput, StagedFile } from '@omh/plugin-api'
 import { renderInput, parseContext as kitParseContext, renderContext, servers, testRenderer } from '@omh/plugin-kit/testing'
-import { bundledFormats } from '../../../test/helpers/bundled.js'
+import { bundledFormats } from '@omh/test-utils'
 import plugin, { combineToml } from '../src/index.js'
 
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { serverValues, type McpServer, type RenderOutput } from '@omh/plugin-api'
 import { renderInput, parseContext as kitParseContext, renderContext, servers, testRenderer } from '@omh/plugin-kit/testing'
-import { bundledFormats } from '../../../test/helpers/bundled.js'
+import { bundledFormats } from '@omh/test-utils'
 import plugin from '../src/index.js'
 
 const SUBSTITUTED = /\{(env|file):[^}]*\}/

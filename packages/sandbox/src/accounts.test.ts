@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { accountNameProblem, accountToCapture, capturedAccounts, chooseAccount, credentialHostPath, isPlaceholder, unfilledTokens } from './accounts.js'
 import { isOmhError } from '@omh/plugin-api'
 

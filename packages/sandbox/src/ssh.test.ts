@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { failure } from '../../../test/helpers/failure.js'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { editorArgs, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry } from './ssh.js'
 
 describe('attach', () => {

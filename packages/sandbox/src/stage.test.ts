@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import type { StagedEntry } from '@omh/plugin-api'
 import { GUEST_SOURCES, stage } from './stage.js'
 

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { omhStateOf } from '@omh/kernel'
-import { gitRepo, testdir, write } from '../../../test/helpers/testdir.js'
+import { gitRepo, testdir, write } from '@omh/test-utils'
 import { ensureStateDir, moveState } from './state-move.js'
 
 const env = process.env

@@ -1,11 +1,11 @@
 import { Args, Flags } from '../../lib/oclif.js'
-import { LABEL, listSessions, takeDown } from '@omh/sandbox'
+import { listSessions, stopSessions, type SessionsOnEngine, type StoppedSession } from '@omh/sandbox'
 import { OmhError, USAGE } from '@omh/plugin-api'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { table } from '../../lib/table.js'
 
 export interface SessionsDownResult {
-  sessions: { session: string; stopped: boolean }[]
+  sessions: readonly StoppedSession[]
 }
 
 export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
@@ -29,18 +29,9 @@ export default class SessionsDown extends SessionsCommand<SessionsDownResult> {
     const named = argv as string[]
     const ids = flags.all ? await listSessions(kernel.omhState, repo) : await Promise.all((named.length ? named : [undefined]).map((sid) => this.session(sid)))
     const context = this.runtimeContext()
-    const sessions: SessionsDownResult['sessions'] = []
-    for (const [engine, group] of await this.byEngine(ids, flags.runtime)) {
-      const { runtime } = await this.runtime(engine)
-      const containers = await runtime.list({ [LABEL.repo]: repo.id }, context)
-      for (const sid of group) {
-        const mine = containers.filter((c) => c.labels[LABEL.session] === sid)
-        // On an engine elsewhere the agent's work is in volumes: home first, then they go.
-        await takeDown(kernel.omhState, repo, sid, { runtime, context, containers: mine.map((c) => c.id), bringHome: true })
-        sessions.push({ session: sid, stopped: mine.some((c) => c.running) })
-      }
-    }
-    sessions.sort((a, b) => a.session.localeCompare(b.session))
+    const groups: SessionsOnEngine[] = []
+    for (const [engine, group] of await this.byEngine(ids, flags.runtime)) groups.push({ runtime: (await this.runtime(engine)).runtime, context, sessions: group })
+    const sessions = await stopSessions(kernel.omhState, repo, groups)
     if (!this.jsonEnabled()) {
       if (!sessions.length) this.notice('No sessions to stop.')
       else this.log(table(sessions.map((r) => [this.style.bold(r.session), r.stopped ? 'stopped; worktree and branch kept' : this.style.dim('was not running')])))

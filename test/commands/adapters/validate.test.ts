@@ -3,7 +3,7 @@ import { symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh, ROOT } from '../../helpers/run.js'
-import { testdir } from '../../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 const BAD = ['name = "bad"', 'bin = 42', 'install = "true"', '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'rendr = "concat"', ''].join('\n')
 

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omhAsync } from '../../helpers/run.js'
-import { testdir } from '../../helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 
 const WRITERS = 8
 const ROUNDS = 25

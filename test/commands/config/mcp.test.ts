@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from '
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { omh } from '../../helpers/run.js'
-import { gitRepo, testdir } from '../../helpers/testdir.js'
+import { gitRepo, testdir } from '@omh/test-utils'
 
 const HAND_EDITED = `{
     "$schema": "https://example/mcp.schema.json",

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { checkAdapterFile, toAdapter } from './load.js'
 
 const check = async (text: string, name?: string) => {
@@ -40,6 +40,13 @@ describe('adapter schema', () => {
     const unnamed = await check([...head, 'file = "$HOME/.x/other.json"'].join('\n'))
     expect(unnamed.problems.map((p) => [p.line, p.path, p.message])).toEqual([[11, 'logins[0].file', expect.stringContaining('is none of `token`')]])
     expect((await check([...head, 'file = "$HOME/.x/login.json"', 'refresh = "tokens.refresh"', 'refresh_url = "https://auth.example/oauth/token"'].join('\n'))).problems).toEqual([])
+  })
+
+  it('refuses `token` tables beside a kept login as problems, never as an internal error', async () => {
+    const text = ['name = "x"', 'bin = "x"', 'install = "i"', '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'render = "concat"', '[[logins]]', 'file = "$HOME/.x/login.json"', 'access = "a"', 'hosts = ["api.example"]', '[[token]]', 'constructor = [1]', '[token.__proto__]', 'x = 1'].join('\n')
+    const { problems } = await check(text)
+    expect(problems.map((p) => p.path)).toEqual(expect.arrayContaining(['logins[0].file']))
+    expect(problems.find((p) => p.path === 'logins[0].file')?.message).toContain('is none of `token` (none)')
   })
 
   it('refuses unknown keys at every level', async () => {

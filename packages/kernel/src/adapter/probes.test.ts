@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { checkAdapterFile } from './load.js'
 
 const check = async (...lines: string[]) => {

@@ -297,7 +297,8 @@ export const adapterSchema = z
           issue(ctx as unknown as Issues, ['turn', 'run'], 'runs the harness without the adapter\'s `args`, which every session passes: put `"$@"` where they go (`<bin> "$@" …`)')
         }
         // A login file omh does not mount is no login the session has.
-        const tokens = Array.isArray(a.token) ? a.token : []
+        // What `token` holds may be anything here (tables, arrays): its own problems are reported beside this one.
+        const tokens = Array.isArray(a.token) ? a.token.filter((t): t is string => typeof t === 'string') : []
         if (Array.isArray(a.logins)) {
           a.logins.forEach((l, n) => {
             if (isRecord(l) && typeof l['file'] === 'string' && !tokens.includes(l['file'])) issue(ctx as unknown as Issues, ['logins', n, 'file'], `is none of \`token\` (${tokens.join(', ') || 'none'}): name the login file there too`)

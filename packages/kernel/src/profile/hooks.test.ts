@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { isOmhError, type OmhError } from '@omh/plugin-api'
 import { findHooks, parseHookFile, resolveHooks } from './hooks.js'
 

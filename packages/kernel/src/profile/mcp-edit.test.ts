@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { failure } from '../../../../test/helpers/failure.js'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { applyPlan, openMcpDocument, planPut } from './mcp-edit.js'
 import { readMcpFile } from './mcp-file.js'
 

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { readMcpFile } from './mcp-file.js'
 
 describe('mcp.json secret references', () => {

@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
-import { isOmhError, type OmhError } from '@omh/plugin-api'
+import { failure, testdir } from '@omh/test-utils'
 import type { Decided } from '../settings/load.js'
 import { resolveProfile } from './resolve.js'
 
@@ -29,16 +28,6 @@ const catalogue = {
 }
 
 const decided = (value: string[], file = '/repo/.omh/settings.toml'): Decided<readonly string[]> => ({ value, layer: 'shared', file })
-
-async function failure(run: () => Promise<unknown>): Promise<OmhError> {
-  try {
-    await run()
-  } catch (error) {
-    if (isOmhError(error)) return error
-    throw error
-  }
-  throw new Error('expected a failure')
-}
 
 describe('resolveProfile', () => {
   it('reads every class of the catalogue, in catalogue order, when [use] says nothing', async () => {

@@ -1,8 +1,8 @@
 import { mkdirSync, symlinkSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { failure } from '../../../../test/helpers/failure.js'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { fileToChange, loadSettings } from './load.js'
 
 function places(files: Record<string, string>) {

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { checkAdapterFile, toAdapter, type Adapter, type RenderReport } from '@omh/kernel'
 import { emptyProfile, type ProfileItems } from '@omh/plugin-api'
 import { capabilitiesUnderTest, classVerdicts, doctorChecks, doctorPlan, loginKept, type DoctorInput } from './checks.js'

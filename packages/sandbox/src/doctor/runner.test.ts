@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { digestBytes, digestOf, measure, runProbe } from './runner.js'
 
 const node = process.execPath

@@ -3,7 +3,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError } from '@omh/plugin-api'
-import { gitRepo } from '../../../../test/helpers/testdir.js'
+import { gitRepo } from '@omh/test-utils'
 import { git } from './git.js'
 
 const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' }

@@ -1,8 +1,8 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { failure } from '../../../../test/helpers/failure.js'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { failure } from '@omh/test-utils'
+import { testdir } from '@omh/test-utils'
 import { clearMountpoints, prepareMountpoints } from './mountpoints.js'
 
 describe('mountpoints and links', () => {

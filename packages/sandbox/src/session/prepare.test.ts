@@ -2,7 +2,7 @@ import { lstatSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { GUEST_GID, GUEST_UID } from '@omh/plugin-api'
-import { testdir } from '../../../../test/helpers/testdir.js'
+import { testdir } from '@omh/test-utils'
 import { stageForAgent } from './prepare.js'
 
 describe('stageForAgent', () => {

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { checkAdapterFile, toAdapter } from '@omh/kernel'
 import type { AdapterFacts, Binding } from '@omh/plugin-api'
-import { ROOT } from './run.js'
+import { ROOT } from './root.js'
 
 /**
  * The bundled adapters' bindings and facts by format, as the kernel hands

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { emptyProfile, type Hook, type ProfileItems, type RenderInput } from '@omh/plugin-api'
 import { parseHookText } from '@omh/plugin-kit'
 import { checkAdapterFile, parseHookFile, toAdapter, type ResolvedBinding } from '@omh/kernel'
-import { ROOT } from './run.js'
+import { ROOT } from './root.js'
 
 /** A bundled adapter's hooks binding and tool names, as a renderer receives them. */
 export async function bundledHooks(harness: 'claude' | 'codex' | 'opencode') {

@@ -1,4 +1,4 @@
-import { isOmhError, type OmhError } from '../../packages/plugin-api/src/errors.js'
+import { isOmhError, type OmhError } from '@omh/plugin-api'
 
 /** The OmhError `run` rejects with; fails the test when it resolves or throws anything else. */
 export async function failure(run: () => Promise<unknown>): Promise<OmhError> {

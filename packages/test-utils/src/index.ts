@@ -1,0 +1,4 @@
+export * from './bundled.js'
+export * from './failure.js'
+export * from './hooks.js'
+export * from './testdir.js'
