@@ -47,14 +47,16 @@ export default tseslint.config(
       ],
     },
   },
-  // The floors: arrows point down only. CLI → sandbox → kernel → plugin-kit → plugin-api;
+  // The floors: arrows point down only. CLI → doctor → sandbox → image → kernel → plugin-kit → plugin-api;
   // renderers → plugin-kit, plugin-api; runtimes → container-cli → plugin-api. The fast path stands
   // beside the CLI, on the sandbox's and the kernel's leaf modules alone (it is bundled whole).
   ...floors({
     'packages/plugin-api/src/**': ['@omh/*', 'tapable', 'cosmiconfig', 'smol-toml', 'execa'],
-    'packages/plugin-kit/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
-    'packages/kernel/src/**': ['@omh/sandbox', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
-    'packages/sandbox/src/**': ['@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/plugin-kit/src/**': ['@omh/kernel', '@omh/image', '@omh/sandbox', '@omh/doctor', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/kernel/src/**': ['@omh/image', '@omh/sandbox', '@omh/doctor', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/image/src/**': ['@omh/sandbox', '@omh/doctor', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/sandbox/src/**': ['@omh/doctor', '@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
+    'packages/doctor/src/**': ['@omh/fast-path', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/renderer-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/container-cli', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/container-cli/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],
     'packages/runtime-*/src/**': ['@omh/kernel', '@omh/sandbox', '@omh/renderer-*', '@omh/runtime-*'],

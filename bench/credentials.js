@@ -52,7 +52,7 @@ export async function benchCredentials(runs) {
     ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'ext.cnf')
     // Every request offers a tool and gets a text reply: the script never runs out.
     writeFileSync(path.join(dir, 'script.json'), JSON.stringify({ replies: [], done: 'done' }))
-    const model = spawn(process.execPath, [path.join(dist, 'doctor/scripted-model.js'), '--script', path.join(dir, 'script.json'), '--ready', path.join(dir, 'model-port'), '--tls-cert', path.join(dir, 'server.pem'), '--tls-key', path.join(dir, 'server.key')], { stdio: 'ignore' })
+    const model = spawn(process.execPath, [path.join(root, 'packages/doctor/dist/scripted-model.js'), '--script', path.join(dir, 'script.json'), '--ready', path.join(dir, 'model-port'), '--tls-cert', path.join(dir, 'server.pem'), '--tls-key', path.join(dir, 'server.key')], { stdio: 'ignore' })
     children.push(model)
     await waitFor(path.join(dir, 'model-port'))
     const modelPort = Number(readFileSync(path.join(dir, 'model-port'), 'utf8'))

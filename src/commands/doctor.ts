@@ -1,6 +1,7 @@
 import { Args, Flags } from '../lib/oclif.js'
 import { CAPABILITY_CLASSES, DOCTOR_FAILED, EGRESS_CHECK_FAILED, OmhError, isOmhError, type RuntimeContext } from '@omh/plugin-api'
-import { TOOLSET_NODE, type DoctorCheck, type DoctorReport, type EgressSelfTest } from '@omh/sandbox'
+import { TOOLSET_NODE } from '@omh/sandbox'
+import type { DoctorCheck, DoctorReport, EgressSelfTest } from '@omh/doctor'
 import type { Kernel } from '@omh/kernel'
 import { renderSummary } from '../lib/dropped.js'
 import { formatError, serializeError, toOmhError } from '../lib/failure.js'
@@ -61,7 +62,7 @@ export default class Doctor extends OmhCommand<DoctorResult> {
   async run(): Promise<DoctorResult> {
     const { args, flags } = await this.parse(Doctor)
     const kernel = await this.kernel()
-    const { doctor } = await import('@omh/sandbox')
+    const { doctor } = await import('@omh/doctor')
     const harnesses = args.harness ? [args.harness] : (await kernel.adapterSources()).map((s) => s.name)
     const reports: (DoctorReport | DoctorStopped)[] = []
     const err = this.errStyle
@@ -104,7 +105,8 @@ export default class Doctor extends OmhCommand<DoctorResult> {
 
   /** The egress self-test of this repository's current session; nothing, with a notice, when there is none to test. */
   private async egressCheck(kernel: Kernel, engine: string | undefined, context: RuntimeContext): Promise<EgressSelfTest | undefined> {
-    const { Sessions, egressSelfTest, sessionEngine, sessionPaths } = await import('@omh/sandbox')
+    const { Sessions, sessionEngine, sessionPaths } = await import('@omh/sandbox')
+    const { egressSelfTest } = await import('@omh/doctor')
     const skip = (why: string) => {
       this.notice(`${this.errStyle.bold('omh:')} egress not tested: ${why}`)
       return undefined

@@ -23,12 +23,12 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/scripted-model.js'
-import { requestText } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import type { RecordedRequest, Script } from '../../packages/doctor/src/scripted-model.js'
+import { requestText } from '../../packages/doctor/src/scripted-model.js'
 import { ENGINES, TEST_BASE, type Engine } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 
-const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
+const MODEL = path.join(ROOT, 'packages/doctor/dist/scripted-model.js')
 const UPSTREAM = 'api.upstream.test'
 /** More names of the same upstream: one a session may reach but no secret is bound to, one another secret is bound to. */
 const UNBOUND = 'api.unbound.test'

@@ -9,7 +9,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { DoctorReport } from '@omh/sandbox'
+import type { DoctorReport } from '@omh/doctor'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, requireEngine, testNetwork } from '../helpers/engines.js'
 import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'

@@ -1,7 +1,7 @@
 /**
  * Real turns: Claude Code (`claude -p`), Codex (`codex exec`) and OpenCode
  * (`opencode run`) in omh's own session containers, on Docker and Podman,
- * driven by the scripted model (packages/sandbox/src/doctor/scripted-model.ts)
+ * driven by the scripted model (packages/doctor/src/scripted-model.ts)
  * on 127.0.0.1 inside the container. The profile (test/fixtures/turns) holds
  * rules, a skill, a command, a subagent, a stdio MCP server built on the
  * official SDK (baked into the image by the adapters below) and hooks at every
@@ -16,8 +16,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/scripted-model.js'
-import { requestText } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import type { RecordedRequest, Script } from '../../packages/doctor/src/scripted-model.js'
+import { requestText } from '../../packages/doctor/src/scripted-model.js'
 import { ENGINES, TEST_BASE, client, type Engine } from '../helpers/engines.js'
 import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
 import { heardRequests, startScriptedModel, turnArgs } from '../helpers/turns.js'

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { DoctorReport } from '@omh/sandbox'
+import type { DoctorReport } from '@omh/doctor'
 import { TEST_BASE, type Engine } from './engines.js'
 import { ROOT } from './run.js'
 

@@ -2,7 +2,7 @@
 // the arguments each harness takes to run one prompt headless and talk to it.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { RecordedRequest, Script } from '../../packages/sandbox/src/doctor/scripted-model.js'
+import type { RecordedRequest, Script } from '../../packages/doctor/src/scripted-model.js'
 import { client, type Engine } from './engines.js'
 import { ROOT } from './run.js'
 
@@ -34,7 +34,7 @@ export function turnArgs(prompt: string): Record<TurnHarness, string[]> {
 
 /** Where the session sees its worktree's turn directory. */
 const IN_SESSION = '/work/.omh-turn'
-const MODEL = path.join(ROOT, 'packages/sandbox/dist/doctor/scripted-model.js')
+const MODEL = path.join(ROOT, 'packages/doctor/dist/scripted-model.js')
 
 /**
  * Starts the scripted model inside the session container, serving `script`

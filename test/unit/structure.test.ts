@@ -24,12 +24,19 @@ function importGraph(): Map<string, string[]> {
       if (spec.startsWith('.')) targets.push(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')))
       else if (spec.startsWith('@omh/')) {
         const [, name, sub] = /^@omh\/([^/]+)(?:\/(.+))?$/.exec(spec)!
-        targets.push(path.join(root, 'packages', name!, 'src', sub === 'runner' ? 'doctor/runner.ts' : 'index.ts'))
+        targets.push(entryOf(name!, sub))
       }
     }
     graph.set(file, targets)
   }
   return graph
+}
+
+/** The source file a package's name (and subpath) leads to, as its package.json exports say. */
+function entryOf(name: string, sub: string | undefined): string {
+  const manifest = JSON.parse(readFileSync(path.join(root, 'packages', name, 'package.json'), 'utf8')) as { exports?: Record<string, { source?: string } | string> }
+  const target = manifest.exports?.[sub ? `./${sub}` : '.']
+  return path.join(root, 'packages', name, typeof target === 'object' && target.source ? target.source : 'src/index.ts')
 }
 
 const packageOf = (file: string) => path.relative(root, file).split(path.sep).slice(0, 2).join('/')
@@ -54,13 +61,20 @@ describe('the code layout', () => {
   })
 
   it('reaches another package only by its name, never by a relative path', () => {
+    // Every file a package's exports lead to: reached by name, it counts as that package.
+    const exported = new Set(
+      packages.flatMap((name) => {
+        const manifest = JSON.parse(readFileSync(path.join(root, 'packages', name, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> }
+        return Object.keys(manifest.exports ?? { '.': 0 }).map((sub) => path.relative(root, entryOf(name, sub === '.' ? undefined : sub.slice(2))))
+      }),
+    )
     const leaks = [...importGraph()].flatMap(([file, targets]) =>
       file.includes(`${path.sep}packages${path.sep}`)
         ? targets.filter((t) => packageOf(t) !== packageOf(file)).map((t) => `${path.relative(root, file)} → ${path.relative(root, t)}`)
         : [],
     )
     // A package's entry reached by name counts as that package: only relative paths are leaks here.
-    const relative = leaks.filter((leak) => !leak.endsWith(`${path.sep}src${path.sep}index.ts`) && !leak.endsWith('runner.ts'))
+    const relative = leaks.filter((leak) => !exported.has(leak.split(' → ')[1]!))
     expect(relative).toEqual([])
   })
 

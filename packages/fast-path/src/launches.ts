@@ -86,7 +86,7 @@ function whole(entry: Record<string, unknown>): entry is Record<string, unknown>
       exec['env'] && typeof exec['env'] === 'object' && Object.values(exec['env']).every((v) => typeof v === 'string') &&
       check && strings(check['args']) && typeof check['answer'] === 'string' &&
       offer && typeof offer['run'] === 'string' && typeof offer['harness'] === 'string' &&
-      (allowlist === undefined || (strings(allowlist['files']) && typeof allowlist['dir'] === 'string')),
+      (allowlist === undefined || (strings(allowlist['files']) && typeof allowlist.dir === 'string')),
   )
 }
 

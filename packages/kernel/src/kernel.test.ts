@@ -289,7 +289,7 @@ describe('reaching a runtime through a question asked anyway', () => {
   it('takes the first runtime whose probe answers, without detecting it', async () => {
     const kernel = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
     const { probe, probed } = probeAnswering('alpha', 'beta')
-    const reached = await kernel.reachRuntime(undefined, runtimeContext, probe)
+    const reached = await kernel.resolveRuntime(undefined, runtimeContext, { probe })
     expect(reached).toMatchObject({ probed: true, answer: 'alpha answered' })
     expect(reached.runtime.engine).toBe('alpha')
     expect(probed).toEqual(['alpha'])
@@ -299,7 +299,7 @@ describe('reaching a runtime through a question asked anyway', () => {
   it('detects a runtime whose probe fails, and takes it when the engine answers after all', async () => {
     const kernel = await kernelIn({ ...two, 'a.mjs': runtime('alpha', { version: '1.0' }) })
     const { probe } = probeAnswering('beta')
-    const reached = await kernel.reachRuntime(undefined, runtimeContext, probe)
+    const reached = await kernel.resolveRuntime(undefined, runtimeContext, { probe })
     expect(reached).toMatchObject({ probed: false, info: { engine: 'alpha', version: '1.0' } })
     expect(reached.runtime.engine).toBe('alpha')
     expect(asked()).toEqual(['alpha'])
@@ -308,14 +308,14 @@ describe('reaching a runtime through a question asked anyway', () => {
   it('passes over what resolveRuntime passes over, in the same order, and picks the same runtime', async () => {
     const kernel = await kernelIn(two)
     const { probe, probed } = probeAnswering('beta')
-    const reached = await kernel.reachRuntime('auto', runtimeContext, probe)
+    const reached = await kernel.resolveRuntime('auto', runtimeContext, { probe })
     expect(reached.runtime).toBe((await kernel.resolveRuntime('auto', runtimeContext)).runtime)
     expect(probed).toEqual(['alpha', 'beta'])
   })
 
   it('detects a runtime that cannot be probed', async () => {
     const kernel = await kernelIn(two)
-    const reached = await kernel.reachRuntime(undefined, runtimeContext, () => undefined)
+    const reached = await kernel.resolveRuntime(undefined, runtimeContext, { probe: () => undefined })
     expect(reached).toMatchObject({ probed: false, info: { engine: 'beta', version: '2.0' } })
     expect(asked()).toEqual(['alpha', 'beta'])
   })
@@ -323,15 +323,15 @@ describe('reaching a runtime through a question asked anyway', () => {
   it('asks only the engine settings or the flag name', async () => {
     const kernel = await kernelIn({ ...two, 'home/settings.toml': 'runtime = "beta"\n', 'a.mjs': runtime('alpha', { version: '1.0' }) })
     const { probe, probed } = probeAnswering('alpha', 'beta')
-    expect((await kernel.reachRuntime(undefined, runtimeContext, probe)).runtime.engine).toBe('beta')
-    expect((await kernel.reachRuntime('alpha', runtimeContext, probe)).runtime.engine).toBe('alpha')
+    expect((await kernel.resolveRuntime(undefined, runtimeContext, { probe })).runtime.engine).toBe('beta')
+    expect((await kernel.resolveRuntime('alpha', runtimeContext, { probe })).runtime.engine).toBe('alpha')
     expect(probed).toEqual(['beta', 'alpha'])
   })
 
   it('fails as resolveRuntime does when nothing answers', async () => {
     const kernel = await kernelIn({ ...two, 'b.mjs': runtime('beta', { reason: 'installed, but the engine does not answer' }) })
     const { probe } = probeAnswering()
-    const reached = await failure(() => kernel.reachRuntime(undefined, runtimeContext, probe))
+    const reached = await failure(() => kernel.resolveRuntime(undefined, runtimeContext, { probe }))
     const resolved = await failure(() => kernel.resolveRuntime(undefined, runtimeContext))
     expect(reached.code).toBe('RUNTIME_NOT_FOUND')
     expect({ message: reached.message, problems: reached.problems, hint: reached.hint }).toEqual({
@@ -339,7 +339,7 @@ describe('reaching a runtime through a question asked anyway', () => {
       problems: resolved.problems,
       hint: resolved.hint,
     })
-    const unknown = await failure(() => kernel.reachRuntime('betta', runtimeContext, probe))
+    const unknown = await failure(() => kernel.resolveRuntime('betta', runtimeContext, { probe }))
     expect(unknown.code).toBe('RUNTIME_UNKNOWN')
   })
 
@@ -352,7 +352,7 @@ describe('reaching a runtime through a question asked anyway', () => {
     expect(kernel.runtimes.map((r) => r.plugin.engine)).toEqual(['gamma', 'alpha', 'beta'])
     expect((await kernel.resolveRuntime('auto', runtimeContext)).runtime.engine).toBe('gamma')
     const { probe, probed } = probeAnswering('gamma', 'beta')
-    expect((await kernel.reachRuntime('auto', runtimeContext, probe)).runtime.engine).toBe('gamma')
+    expect((await kernel.resolveRuntime('auto', runtimeContext, { probe })).runtime.engine).toBe('gamma')
     expect(probed).toEqual(['gamma'])
   })
 })

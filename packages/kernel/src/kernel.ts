@@ -109,6 +109,13 @@ export interface RuntimeRequest {
   readonly engine: string
   readonly context: RuntimeContext
   readonly tried: RuntimeUnavailable[]
+  /**
+   * A question the caller needs answered anyway ("the session's container?"), asked of each
+   * runtime instead of `detect`: an answer proves the engine usable. A runtime whose probe fails,
+   * or that cannot be probed (undefined instead of a promise), is detected, so the pick and every
+   * reason given for passing a runtime over are the same either way.
+   */
+  readonly probe?: (runtime: RuntimePlugin) => Promise<unknown> | undefined
 }
 
 export interface ResolvedRuntime {
@@ -117,9 +124,9 @@ export interface ResolvedRuntime {
 }
 
 /**
- * What `reachRuntime` found: the runtime `resolveRuntime` would pick, with
- * the probe's answer when the probe stood in for `detect`, or with what
- * `detect` said when it did not.
+ * What `resolveRuntime` found when asked with a probe: the runtime, with the
+ * probe's answer when the probe stood in for `detect`, or with what `detect`
+ * said when it did not.
  */
 export type ReachedRuntime<T> =
   | { readonly runtime: RuntimePlugin; readonly probed: true; readonly answer: T }
@@ -196,7 +203,7 @@ export class Kernel {
      * Taps run most specific settings layer first, then in the order a
      * layer's `plugins` names them, so `auto` is deterministic.
      */
-    resolveRuntime: new AsyncSeriesBailHook<[RuntimeRequest], ResolvedRuntime | undefined>(['request']),
+    resolveRuntime: new AsyncSeriesBailHook<[RuntimeRequest], ReachedRuntime<unknown> | undefined>(['request']),
     /**
      * Fired by the sandbox when a launch (or its `--dry-run`) is planned and
      * nothing has started. Waterfall: taps return the plan, changed or not.
@@ -368,8 +375,16 @@ export class Kernel {
       this.#runtimes.push(record as LoadedPlugin<RuntimePlugin>)
       this.hooks.resolveRuntime.tapPromise({ name: plugin.meta.name, stage }, async (request) => {
         if (request.engine !== 'auto' && request.engine !== plugin.engine) return undefined
+        const asking = request.probe?.(plugin)
+        if (asking) {
+          try {
+            return { runtime: plugin, probed: true, answer: await asking }
+          } catch {
+            // Not an answer; detect says whether the engine is usable all the same, and why not.
+          }
+        }
         const found = await detectWith(plugin, request.context)
-        if ('version' in found) return { runtime: plugin, info: found }
+        if ('version' in found) return { runtime: plugin, probed: false, info: found }
         request.tried.push(found)
         return undefined
       })
@@ -603,49 +618,23 @@ export class Kernel {
    * The runtime to use. `wanted` is `auto` or an engine name; absent, the
    * `runtime` setting decides (default `auto`). `origin` names where an
    * explicit `wanted` came from, for the error when no plugin drives it.
+   * With a `probe`, each runtime is asked it instead of `detect`
+   * (`RuntimeRequest.probe`), and the answer comes back with the runtime.
    */
-  async resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin = '--runtime'): Promise<ResolvedRuntime> {
-    const engine = this.#wantedEngine(wanted, origin)
-    const request: RuntimeRequest = { engine, context, tried: [] }
-    const found = await this.hooks.resolveRuntime.promise(request)
-    if (found) return found
-    throw this.#notFound(engine, request.tried)
-  }
-
-  /**
-   * The runtime `resolveRuntime` would pick, found by asking each runtime in
-   * the same order a question the caller needs answered anyway (`probe`, e.g.
-   * "the session's container?") instead of `detect`: an answer proves the
-   * engine usable, so the first runtime that answers is the one. A runtime
-   * whose probe fails, or that cannot be probed (`probe` resolves undefined
-   * instead of a promise), is detected as `resolveRuntime` would, so the pick
-   * and every reason given for passing a runtime over are the same. Only
-   * the kernel taps `hooks.resolveRuntime`, one tap per runtime in the order
-   * of `runtimes`, so walking that list asks what the hook would.
-   */
-  async reachRuntime<T>(
+  async resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin?: string): Promise<ResolvedRuntime>
+  async resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, options: { readonly origin?: string; readonly probe: (runtime: RuntimePlugin) => Promise<T> | undefined }): Promise<ReachedRuntime<T>>
+  async resolveRuntime<T>(
     wanted: string | undefined,
     context: RuntimeContext,
-    probe: (runtime: RuntimePlugin) => Promise<T> | undefined,
-    origin = '--runtime',
-  ): Promise<ReachedRuntime<T>> {
+    how: string | { readonly origin?: string; readonly probe: (runtime: RuntimePlugin) => Promise<T> | undefined } = '--runtime',
+  ): Promise<ResolvedRuntime | ReachedRuntime<T>> {
+    const { origin = '--runtime', probe } = typeof how === 'string' ? { origin: how, probe: undefined } : how
     const engine = this.#wantedEngine(wanted, origin)
-    const tried: RuntimeUnavailable[] = []
-    for (const { plugin: runtime } of this.#runtimes) {
-      if (engine !== 'auto' && engine !== runtime.engine) continue
-      const asking = probe(runtime)
-      if (asking) {
-        try {
-          return { runtime, probed: true, answer: await asking }
-        } catch {
-          // Not an answer; detect says whether the engine is usable all the same, and why not.
-        }
-      }
-      const found = await detectWith(runtime, context)
-      if ('version' in found) return { runtime, probed: false, info: found }
-      tried.push(found)
-    }
-    throw this.#notFound(engine, tried)
+    const request: RuntimeRequest = { engine, context, tried: [], ...(probe ? { probe } : {}) }
+    const found = await this.hooks.resolveRuntime.promise(request)
+    if (!found) throw this.#notFound(engine, request.tried)
+    if (probe) return found as ReachedRuntime<T>
+    return { runtime: found.runtime, info: (found as { info: RuntimeInfo }).info }
   }
 
   /** `auto` or an engine some runtime drives, from `wanted` or the `runtime` setting. */

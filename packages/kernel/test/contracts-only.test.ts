@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest'
 
 const packages = path.resolve(import.meta.dirname, '../..')
 const kernelSrc = path.join(packages, 'kernel/src')
-// The floors that know contracts only: the kernel, and the sandbox on top of it.
-const contractOnly = [kernelSrc, path.join(packages, 'sandbox/src'), path.join(packages, 'plugin-api/src'), path.join(packages, 'plugin-kit/src')]
+// The floors that know contracts only: the kernel, and the images, the sandbox, doctor and the fast path on top of it.
+const contractOnly = [kernelSrc, ...['image', 'sandbox', 'doctor', 'fast-path', 'plugin-api', 'plugin-kit'].map((name) => path.join(packages, name, 'src'))]
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

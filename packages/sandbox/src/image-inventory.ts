@@ -3,7 +3,7 @@
  * sessions' containers use them; and which of them no session needs.
  */
 import { CONTAINER_FAILED, OmhError, type ImageInfo, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
-import { IMAGE_LABELS } from './image/recipes.js'
+import { IMAGE_LABELS } from '@omh/image'
 import { EGRESS_LABEL } from './network/egress.js'
 import { LABEL } from './host/layout.js'
 

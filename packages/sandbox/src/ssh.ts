@@ -13,7 +13,7 @@ import { promisify } from 'node:util'
 import { OmhError, SSH_KEY_FAILED, isOmhError, GUEST_USER, GUEST_WORK } from '@omh/plugin-api'
 import { replaceFile, snapshot, statePath } from '@omh/kernel'
 import { exists } from './host-files.js'
-import { TOOLSET_SSHD, TOOLSET_SSH_KEYGEN } from './image/toolset.js'
+import { TOOLSET_SSHD, TOOLSET_SSH_KEYGEN } from '@omh/image'
 
 /** The port sshd listens on inside the container. */
 export const GUEST_SSH_PORT = 2222

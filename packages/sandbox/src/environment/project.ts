@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { OmhError, SETTINGS_INVALID } from '@omh/plugin-api'
 import { chooseDevcontainer, readDevcontainer, readTextSafe, requireEnvironmentTrust, type CreateCommandKey, type Devcontainer, type EffectiveSettings, type LifecycleCommand } from '@omh/kernel'
-import { IMAGE_LABELS, defaultEnvironment, packagesRecipe, recipe, type EnvironmentImage, type ImageOptions } from '../image/recipes.js'
+import { IMAGE_LABELS, defaultEnvironment, packagesRecipe, recipe, type EnvironmentImage, type ImageOptions } from '@omh/image'
 import { cacheDirs } from './caches.js'
 import { contextFingerprint } from './context.js'
 

@@ -15,8 +15,8 @@
  */
 import { createHash } from 'node:crypto'
 import { OmhError, SERVICE_UNHEALTHY, isOmhError, type ContainerInfo, type ContainerSpec, type ImageRecipe, type ResourceLimits, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
-import { IMAGE_LABELS, recipe, type ImageOptions } from '../image/recipes.js'
-import { TOOLSET_NODE } from '../image/toolset.js'
+import { IMAGE_LABELS, recipe, type ImageOptions } from '@omh/image'
+import { TOOLSET_NODE } from '@omh/image'
 
 export const portsName = (container: string) => `${container}-ports`
 /** The label every container beside a session carries: the session container's name. */

@@ -18,7 +18,7 @@ import { handToAgent } from '../host/ownership.js'
 import { userSpec, type AgentUser } from '../agent-user.js'
 import type { BesideSession } from './beside.js'
 import { putFiles } from '../engine-files/copied.js'
-import { TOOLSET_NODE } from '../image/toolset.js'
+import { TOOLSET_NODE } from '@omh/image'
 
 /** The credential proxy's name on the session's network, and its first port (one per key). */
 export const CREDS_HOST = 'omh-creds'

@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isOmhError, type RuntimePlugin } from '@omh/plugin-api'
-import { fakeRuntime } from '../../test/fake-runtime.js'
+import { fakeRuntime } from '@omh/test-utils'
 import { allowRules, applyAllowlist, deniedDestinations, egressDir, ensureEgress, freshNetwork, startEgress, networkName, parseDecisions, recordedNetwork, removeEgress, watchAllowlist } from './egress.js'
 
 describe('egress', () => {

@@ -21,7 +21,7 @@ import {
 } from '@omh/plugin-api'
 import { fileToChange, type Adapter, type EffectiveSettings, type Kernel } from '@omh/kernel'
 import { HOST_PATTERN } from '@omh/plugin-kit'
-import type { ImageOptions } from '../image/recipes.js'
+import type { ImageOptions } from '@omh/image'
 import { stopBeside } from './beside.js'
 import { CREDS_HOST, credsName, programVolume } from './credentials.js'
 import { SECRET_REFUSED, SECRETS_LOG } from './credential-proxy.js'
@@ -564,6 +564,6 @@ export async function dropEgress(runtime: RuntimePlugin, container: string, netw
  */
 export async function reloadAllowlist(kernel: Kernel, at: { harness: string; engine: string; container: string; dir: string }, context: RuntimeContext): Promise<void> {
   const adapter = await kernel.adapter(at.harness)
-  const { runtime } = await kernel.reachRuntime(at.engine, context, () => undefined)
+  const { runtime } = await kernel.resolveRuntime(at.engine, context)
   await applyAllowlist({ runtime, context, container: at.container, dir: at.dir, allow: async () => (await sessionEgress(await kernel.rereadSettings(), adapter, at.dir)).allow })
 }

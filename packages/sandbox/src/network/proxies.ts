@@ -7,7 +7,7 @@
 import path from 'node:path'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { AgentUser } from '../agent-user.js'
-import type { ImageOptions } from '../image/recipes.js'
+import type { ImageOptions } from '@omh/image'
 import { ensureCredentialProxy, type Proxied } from './credentials.js'
 import { EGRESS_LABEL, egressDir, startEgress, type Egress } from './egress.js'
 

@@ -2,7 +2,7 @@ import { existsSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir, write } from '@omh/test-utils'
-import { fakeRuntime } from '../../test/fake-runtime.js'
+import { fakeRuntime } from '@omh/test-utils'
 import { unused, type OmhImage } from '../image-inventory.js'
 import { CHECK_EVERY_MS, durationMs, findIdle, idleCheckDue, recordUp, stopIdle, touchUp } from './idle.js'
 

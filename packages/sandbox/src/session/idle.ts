@@ -17,7 +17,7 @@ import { clearMountpoints } from './mountpoints.js'
 import { liveProcesses } from './reuse.js'
 import { UP, alive, touchUp, withDirLock } from './claim.js'
 import { CHECKED } from './idle-due.js'
-import { TOOLSET_SSHD } from '../image/toolset.js'
+import { TOOLSET_SSHD } from '@omh/image'
 
 export { touchUp } from './claim.js'
 export { CHECK_EVERY_MS, idleCheckDue } from './idle-due.js'

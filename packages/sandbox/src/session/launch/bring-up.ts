@@ -18,7 +18,7 @@ import {
 } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { userSpec, type AgentUser } from '../../agent-user.js'
-import { imageOptions } from '../../image/recipes.js'
+import { imageOptions } from '@omh/image'
 import { CACHE_LABELS, cacheVolumes } from '../../environment/caches.js'
 import { startProxies } from '../../network/proxies.js'
 import { EGRESS_LABEL, egressDir, sessionEgress, recordedNetwork, removeEgress, type Egress } from '../../network/egress.js'

@@ -119,19 +119,20 @@ export async function view(
 ): Promise<EngineView> {
   const labels = { [LABEL.repo]: sessions.repo.id, [LABEL.session]: sid }
   const engine = await sessionEngine(kernel, sessions.paths(sid).run, sid, request.engine, context)
-  const reached = await kernel.reachRuntime(engine, context, (runtime) =>
-    runtime.inspect
-      ? Promise.all([
-          runtime.inspect(containerName(sessions.repo, sid), context),
-          // Only what a new session needs: whether to build. Read-only, so asking an engine that
-          // turns out not to be the one costs nothing; an engine that cannot say means "build".
-          imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).then(
-            (has) => has,
-            () => false,
-          ),
-        ])
-      : undefined,
-  )
+  const reached = await kernel.resolveRuntime(engine, context, {
+    probe: (runtime) =>
+      runtime.inspect
+        ? Promise.all([
+            runtime.inspect(containerName(sessions.repo, sid), context),
+            // Only what a new session needs: whether to build. Read-only, so asking an engine that
+            // turns out not to be the one costs nothing; an engine that cannot say means "build".
+            imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).then(
+              (has) => has,
+              () => false,
+            ),
+          ])
+        : undefined,
+  })
   const { runtime } = reached
   if (!reached.probed) return { runtime, containers: await runtime.list(labels, context) }
   const [named, image] = reached.answer

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, wr
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { gitRepo, testdir, write } from '@omh/test-utils'
-import { fakeRuntime, type FakeRuntime } from '../../../test/fake-runtime.js'
+import { fakeRuntime, type FakeRuntime } from '@omh/test-utils'
 import { IMAGE_BUILD_FAILED, OmhError } from '@omh/plugin-api'
 import { Kernel } from '@omh/kernel'
 import { KEPT_LAUNCH } from '../kept.js'

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { adapterSchema, toAdapter } from '@omh/kernel'
 import { type CapabilityClass } from '@omh/plugin-api'
-import { judgeProbes, probesNeeded, type CapabilityUnderTest, type ProbeRun } from '../src/doctor/judge.js'
+import { judgeProbes, probesNeeded, type CapabilityUnderTest, type ProbeRun } from '../src/judge.js'
 import { parseToml } from '@omh/plugin-kit/toml'
 
 const fixtures = path.join(import.meta.dirname, 'fixtures/probes')

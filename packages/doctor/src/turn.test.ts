@@ -31,7 +31,7 @@ describe('the script of a doctor turn', () => {
   })
 
   it("calls the bundled Claude adapter's Grep for a hook narrowed to `search`, so none is left unreached", async () => {
-    const file = fileURLToPath(new URL('../../../../adapters/claude.toml', import.meta.url))
+    const file = fileURLToPath(new URL('../../../adapters/claude.toml', import.meta.url))
     const claude = toAdapter(file, (await checkAdapterFile(file)).data!)
     const search = [hook('finder', { on: 'after-tool', tools: ['search'], run: 'true' })]
     expect(wordsToCall(search, claude.turn!.calls)).toEqual({ call: ['search'], unreached: [] })

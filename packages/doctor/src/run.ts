@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { accountDir, chooseAccount, type AccountChoice } from '../accounts.js'
-import { agentUser, type AgentUser } from '../agent-user.js'
+import { type AccountChoice, accountDir, agentUser, type AgentUser, chooseAccount, chooseWay, clearMountpoints, contentDigests, copyPlan, createShadow, credentialMounts, fillVolumes, git, gitFailure, handToAgent, mountOrder, networkOn, planSession, prepareCredentials, prepareMountpoints, repository, type Repository, resolveBase, stagedMounts, stageForAgent, withGitfile, withLinks } from '@omh/sandbox/parts'
 import {
   DOCTOR_NO_TURN,
   DOCTOR_RUNNER_FAILED,
@@ -23,22 +22,13 @@ import {
   type RuntimePlugin,
   type TranslatedItem,
 } from '@omh/plugin-api'
-import { ensureImage } from '../image/ensure.js'
-import { GUEST_OMH, imageOptions, planImages, type ImageOptions } from '../image/recipes.js'
-import { TOOLSET_NODE } from '../image/toolset.js'
+import { ensureImage } from '@omh/image'
+import { GUEST_OMH, imageOptions, planImages, type ImageOptions } from '@omh/image'
+import { TOOLSET_NODE } from '@omh/image'
 import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
-import { chooseWay, copyPlan, fillVolumes, withLinks } from '../engine-files/copied.js'
-import { git, gitFailure } from '../host/git.js'
-import { clearMountpoints, prepareMountpoints } from '../session/mountpoints.js'
-import { handToAgent } from '../host/ownership.js'
-import { contentDigests, credentialMounts, mountOrder, planSession } from '../session/plan.js'
-import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from '../session/prepare.js'
-import { repository, resolveBase, type Repository } from '../host/repo.js'
-import { createShadow } from '../session/shadow.js'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'
 import { hooksUnderTest, judgeTurn, turnChecks, turnScript, wordsToCall, type TurnReport } from './turn.js'
-import { networkOn } from '../network/engine-network.js'
 
 /** Where the doctor's own files (the runner and its plan) appear in the container. */
 export const GUEST_DOCTOR = `${GUEST_OMH}/doctor`
@@ -96,12 +86,12 @@ export interface DoctorReport {
 
 /** The scripted model's compiled file, copied into the container for `--turn`. */
 export function modelFile(): string {
-  return createRequire(import.meta.url).resolve('@omh/sandbox/scripted-model')
+  return createRequire(import.meta.url).resolve('@omh/doctor/scripted-model')
 }
 
 /** The runner's compiled file, as the installed kernel package has it. */
 export function runnerFile(): string {
-  return createRequire(import.meta.url).resolve('@omh/sandbox/runner')
+  return createRequire(import.meta.url).resolve('@omh/doctor/runner')
 }
 
 /** Runs doctor for one harness and reports every check; throws only when the container itself could not run. */

@@ -9,10 +9,8 @@
  */
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter, Kernel } from '@omh/kernel'
-import { TOOLSET_NODE } from '../image/toolset.js'
-import { egressDir, proxyName, sessionEgress, type EgressMode } from '../network/egress.js'
-import { LABEL, containerName, sessionPaths } from '../host/layout.js'
-import type { Repository } from '../host/repo.js'
+import { TOOLSET_NODE } from '@omh/image'
+import { containerName, egressDir, type EgressMode, LABEL, proxyName, type Repository, sessionEgress, sessionPaths } from '@omh/sandbox/parts'
 
 /** One destination tried: through the session's proxy (`CONNECT`), or straight past it. */
 export interface EgressProbe {

@@ -96,7 +96,7 @@ describe('doctor runner', () => {
   it('runs as a script: a plan file in, a report on stdout', () => {
     const dir = testdir({ 'plan.json': JSON.stringify({ bins: ['sh'], probes: { p: { run: 'echo hi', timeout: 5 } } }) })
     const script = path.join(dir, 'runner.mjs')
-    writeFileSync(script, readFileSync(new URL('../../dist/doctor/runner.js', import.meta.url)))
+    writeFileSync(script, readFileSync(new URL('../dist/runner.js', import.meta.url)))
     const report = JSON.parse(execFileSync(node, [script, path.join(dir, 'plan.json')], { encoding: 'utf8' }))
     expect(report.probes).toEqual({ p: { exit: 0, stdout: 'hi\n', stderr: '' } })
     expect(report.bins.sh.path).toBeTruthy()

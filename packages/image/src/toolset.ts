@@ -96,7 +96,7 @@ done
 
 /** The compiled preparation script, as this package has it. */
 export function prepareScriptSource(): string {
-  return readFileSync(createRequire(import.meta.url).resolve('@omh/sandbox/prepare-image'), 'utf8')
+  return readFileSync(createRequire(import.meta.url).resolve('@omh/image/prepare-image'), 'utf8')
 }
 
 /** The toolset's Containerfile body, after `FROM`. */
