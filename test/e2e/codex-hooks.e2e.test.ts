@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type RenderOutput, type StagedFile } from '@omh/plugin-api'
-import renderer from '../../packages/renderer-claude-settings/src/index.js'
+import renderer from '../../packages/renderer-codex-hooks/src/index.js'
 import { AWKWARD, bundledHooks, hook, hooksInput } from '@omh/test-utils'
 import { testdir } from '@omh/test-utils'
 

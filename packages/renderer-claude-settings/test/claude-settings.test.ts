@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { GUEST_HOME, GUEST_WORK, type Hook, type ParseSuccess, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { testRenderer } from '@omh/plugin-kit/testing'
 import { bundledFormats } from '@omh/test-utils'
-import { AWKWARD, bundledHooks, expectedText, hook, hookTextArbitrary, hooksInput } from '@omh/test-utils'
+import { AWKWARD, bundledHooks, expectedText, hook, hookFileArbitrary, hookTextArbitrary, hooksByName, hooksInput } from '@omh/test-utils'
 import renderer from '../src/index.js'
 
 const context = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }
@@ -60,25 +60,6 @@ function fire(command: string, payload: object, env: Record<string, string> = {}
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) }
 }
 
-const arbitraryHook = fc
-  .record({
-    on: fc.constantFrom('session-start', 'turn-end', 'before-tool', 'after-tool'),
-    tools: fc.option(fc.uniqueArray(fc.constantFrom('edit', 'read', 'shell', 'search'), { minLength: 1 }), { nil: undefined }),
-    when: fc.option(fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => s.trim() !== '' && !s.includes('\0')), { nil: undefined }),
-    kind: fc.constantFrom('run', 'inject', 'refuse'),
-    body: hookTextArbitrary,
-  })
-  .map(({ on, tools, when, kind, body }) => {
-    const tool = on === 'before-tool' || on === 'after-tool'
-    const action = kind === 'refuse' && on !== 'before-tool' ? 'inject' : kind
-    const text = tool ? body : body.replaceAll(/\$\{?OMH_TOOL_\w+(:-[^}]*)?\}?/g, 'x')
-    return { on, ...(tool && tools ? { tools } : {}), ...(when !== undefined ? { when: tool ? when : when.replaceAll('OMH_TOOL', 'X') } : {}), [action]: text }
-  })
-
-// Hooks read back without the file they came from: that is the catalogue's, not the document's.
-const byName = (list: readonly unknown[]) =>
-  [...(list as Hook[])].sort((a, b) => (a.name < b.name ? -1 : 1)).map((h) => ({ ...h, source: '' }))
-
 const facts = await bundledFormats()
 testRenderer(renderer, {
   ...facts,
@@ -87,10 +68,10 @@ testRenderer(renderer, {
     {
       format: 'claude-settings',
       capability: 'hooks',
-      items: fc.array(arbitraryHook, { maxLength: 6 }).map((files) => files.map((f, n) => hook(`hook-${n}`, f))),
+      items: fc.array(hookFileArbitrary, { maxLength: 6 }).map((files) => files.map((f, n) => hook(`hook-${n}`, f))),
       binding: claude.binding,
       adapter: facts.adapters['claude-settings']!,
-      order: byName,
+      order: hooksByName,
       numRuns: 150,
     },
   ],

@@ -66,3 +66,23 @@ export const hookTextArbitrary: fc.Arbitrary<string> = fc
   )
   .map((parts) => parts.join(''))
   .filter((text) => text.trim() !== '' && parseHookText(text).ok)
+
+/** A hook file's fields as a user writes them, every moment, action and narrowing a hooks document can hold. */
+export const hookFileArbitrary = fc
+  .record({
+    on: fc.constantFrom('session-start', 'turn-end', 'before-tool', 'after-tool'),
+    tools: fc.option(fc.uniqueArray(fc.constantFrom('edit', 'read', 'shell', 'search'), { minLength: 1 }), { nil: undefined }),
+    when: fc.option(fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => s.trim() !== '' && !s.includes('\0')), { nil: undefined }),
+    kind: fc.constantFrom('run', 'inject', 'refuse'),
+    body: hookTextArbitrary,
+  })
+  .map(({ on, tools, when, kind, body }) => {
+    const tool = on === 'before-tool' || on === 'after-tool'
+    const action = kind === 'refuse' && on !== 'before-tool' ? 'inject' : kind
+    const text = tool ? body : body.replaceAll(/\$\{?OMH_TOOL_\w+(:-[^}]*)?\}?/g, 'x')
+    return { on, ...(tool && tools ? { tools } : {}), ...(when !== undefined ? { when: tool ? when : when.replaceAll('OMH_TOOL', 'X') } : {}), [action]: text }
+  })
+
+// Hooks read back without the file they came from: that is the catalogue's, not the document's.
+export const hooksByName = (list: readonly unknown[]) =>
+  [...(list as Hook[])].sort((a, b) => (a.name < b.name ? -1 : 1)).map((h) => ({ ...h, source: '' }))

@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parse as parseToml } from 'smol-toml'
 import { GUEST_HOME, GUEST_WORK, type RenderOutput, type StagedFile } from '@omh/plugin-api'
-import { AWKWARD, bundledHooks, hook, hooksInput } from '@omh/test-utils'
-import { approvalHash } from '../src/codex-hook-approval.js'
+import { testRenderer } from '@omh/plugin-kit/testing'
+import { AWKWARD, bundledFormats, bundledHooks, hook, hookFileArbitrary, hooksByName, hooksInput } from '@omh/test-utils'
+import { approvalHash } from '../src/approval.js'
 import renderer from '../src/index.js'
 
 const context = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }
@@ -93,4 +95,21 @@ describe('codex-hooks', () => {
   it('writes nothing when no hook can be expressed', () => {
     expect(renderer.render(hooksInput([hooks[2]!], codex), context)).toEqual({ files: [], dropped: [out.dropped[0]] })
   })
+})
+
+const facts = await bundledFormats()
+testRenderer(renderer, {
+  ...facts,
+  golden: new URL('./golden', import.meta.url),
+  roundTrips: [
+    {
+      format: 'codex-hooks',
+      capability: 'hooks',
+      items: fc.array(hookFileArbitrary, { maxLength: 6 }).map((files) => files.map((f, n) => hook(`hook-${n}`, f))),
+      binding: codex.binding,
+      adapter: facts.adapters['codex-hooks']!,
+      order: hooksByName,
+      numRuns: 100,
+    },
+  ],
 })

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Placed } from './document.js'
+import type { PlacedHook } from '@omh/plugin-kit'
 
 /**
  * Codex's approval of a hook (its config calls it trust; omh's trust is the
@@ -29,7 +29,7 @@ export function approvalHash(event: string, matcher: string | undefined, command
 export const eventLabel = (event: string): string => event.replace(/(?<=[a-z0-9])([A-Z])/g, '_$1').toLowerCase()
 
 /** The trust key Codex looks a hook up by. */
-export const trustKey = (file: string, placed: Placed): string => `${file}:${eventLabel(placed.event)}:${placed.group}:0`
+export const trustKey = (file: string, placed: PlacedHook): string => `${file}:${eventLabel(placed.event)}:${placed.group}:0`
 
 function sorted(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sorted)
@@ -48,7 +48,7 @@ function sorted(value: unknown): unknown {
  * `hooks` table: the kernel joins it with the other parts of the same file
  * (MCP servers) when another binding writes there too.
  */
-export function approvalDocument(file: string, placed: readonly Placed[]): string {
+export function approvalDocument(file: string, placed: readonly PlacedHook[]): string {
   const lines = [
     `# Written by omh: trust records for the hooks in ${file}.`,
     '# Codex runs a hook only when its definition still hashes to the recorded value.',

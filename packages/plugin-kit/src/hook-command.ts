@@ -1,5 +1,7 @@
+/** One hook as the POSIX shell command a hooks document runs, and that command read back. */
 import { type Binding, type Hook, type HookAction } from '@omh/plugin-api'
-import { FIELD_VARIABLE, doubleQuoted, fieldsMentioned, fill, readDoubleQuoted, readSingleQuoted, singleQuoted } from '@omh/plugin-kit'
+import { doubleQuoted, fill, readDoubleQuoted, readSingleQuoted, singleQuoted } from './hook-shell.js'
+import { FIELD_VARIABLE, fieldsMentioned } from './hook-text.js'
 
 const HEADER = '# omh: '
 /**

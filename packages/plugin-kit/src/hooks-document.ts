@@ -1,6 +1,12 @@
-import { MOMENTS, TOOL_WORDS, type Binding, type DroppedItem, type Hook, type Moment, type ToolWord } from '@omh/plugin-api'
-import { unexpressible } from '@omh/plugin-kit'
-import { hookCommand, readHookCommand } from './command.js'
+/**
+ * The hooks document Claude Code reads in its settings and Codex in its hooks.json: harness event
+ * name → matcher groups, one shell command per group. Written from omh's hooks and read back into
+ * them, for any renderer whose harness reads this shape.
+ */
+import { MOMENTS, TOOL_WORDS, type Binding, type DroppedItem, type Hook, type Moment, type ParseContext, type ParseDocument, type ParseResult, type ToolWord } from '@omh/plugin-api'
+import { hookCommand, readHookCommand } from './hook-command.js'
+import { unexpressible } from './hook-text.js'
+import { readJson } from './json.js'
 
 /** One matcher group of a hooks document: which tools it narrows to, and its handlers. */
 export interface MatcherGroup {
@@ -8,20 +14,20 @@ export interface MatcherGroup {
   hooks: { type: 'command'; command: string }[]
 }
 
-/** The `hooks` object both harnesses read: harness event name → matcher groups. */
+/** The `hooks` object: harness event name → matcher groups. */
 export type HooksDocument = Record<string, MatcherGroup[]>
 
 /** A hook as written into the document, and where: trust records are keyed by position. */
-export interface Placed {
+export interface PlacedHook {
   readonly hook: Hook
   readonly event: string
   readonly group: number
   readonly entry: MatcherGroup
 }
 
-export interface Translation {
+export interface HooksTranslation {
   readonly document: HooksDocument
-  readonly placed: readonly Placed[]
+  readonly placed: readonly PlacedHook[]
   readonly dropped: readonly DroppedItem[]
 }
 
@@ -30,9 +36,9 @@ export interface Translation {
  * moment order and hooks in selection order within an event. Every other hook
  * is dropped by name with the reason.
  */
-export function translate(hooks: readonly Hook[], binding: Binding, tools: Readonly<Partial<Record<ToolWord, string>>>): Translation {
+export function translateHooks(hooks: readonly Hook[], binding: Binding, tools: Readonly<Partial<Record<ToolWord, string>>>): HooksTranslation {
   const document: HooksDocument = {}
-  const placed: Placed[] = []
+  const placed: PlacedHook[] = []
   const dropped: DroppedItem[] = []
   const ordered = MOMENTS.flatMap((moment) => hooks.filter((h) => h.on === moment))
   for (const hook of ordered) {
@@ -60,25 +66,25 @@ function matcherGroup(hook: Hook, binding: Binding, tools: Readonly<Partial<Reco
 }
 
 /** An entry of a hooks document that omh did not read back, and why. */
-export interface Left {
+export interface LeftInDocument {
   readonly name: string
   readonly reason: string
 }
 
 /**
- * Reads a hooks document back into hooks: the inverse of `translate` for every
+ * Reads a hooks document back into hooks: the inverse of `translateHooks` for every
  * entry omh wrote. An entry is taken only when rendering what was read gives
  * the entry back byte for byte; anything else is left, with the reason, never
  * imported half-way.
  */
-export function readHooks(
+export function readHooksDocument(
   hooks: unknown,
   binding: Binding,
   tools: Readonly<Partial<Record<ToolWord, string>>>,
   source: string,
-): { hooks: Hook[]; left: Left[] } {
+): { hooks: Hook[]; left: LeftInDocument[] } {
   const out: Hook[] = []
-  const left: Left[] = []
+  const left: LeftInDocument[] = []
   if (hooks === undefined) return { hooks: out, left }
   if (!isRecord(hooks)) return { hooks: out, left: [{ name: 'hooks', reason: 'is not an object of events' }] }
   const moments = new Map<string, Moment[]>()
@@ -159,3 +165,26 @@ function readMatcher(matcher: string, tools: Readonly<Partial<Record<ToolWord, s
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/**
+ * `parse` for a renderer whose harness reads this shape: each document one JSON object whose
+ * `hooks` are read back (`readHooksDocument`), every other key left to the harness but those in
+ * `managed`, which the renderer writes itself for other capabilities.
+ */
+export function parseHooksDocuments(documents: readonly ParseDocument[], context: ParseContext, managed: ReadonlySet<string> = new Set()): ParseResult {
+  const hooks: Hook[] = []
+  const left: { name: string; reason: string }[] = []
+  for (const doc of documents) {
+    const parsed = readJson(doc.content, doc.file)
+    if (!parsed.ok) return { ok: false, problems: [parsed.problem] }
+    const data = parsed.doc.data
+    if (!isRecord(data)) return { ok: false, problems: [{ file: doc.file, message: 'a hooks document is one JSON object' }] }
+    const read = readHooksDocument(data['hooks'], context.binding, context.adapter.tools, doc.file)
+    hooks.push(...read.hooks)
+    left.push(...read.left.map((l) => ({ name: `hooks.${l.name}`, reason: l.reason })))
+    for (const key of Object.keys(data)) {
+      if (key !== 'hooks' && !managed.has(key)) left.push({ name: key, reason: 'not a hook; omh leaves the rest of this file to the harness' })
+    }
+  }
+  return { ok: true, items: { hooks }, left }
+}
