@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { testdir } from '@omh/test-utils'
 import { ROOT } from '../helpers/run.js'
 
-import { entryName, fingerprint, grammarOf, keptCandidate as candidate, launchKey, presence, replay, replayLaunch as replayAt, save as saveEntry, type Manifest } from '@omh/fast-path'
+import { entryName, fingerprint, grammarOf, keptCandidate as candidate, keptLaunchArgs, launchKey, presence, replay, replayLaunch as replayAt, save as saveEntry, type Manifest } from '@omh/fast-path'
 
 const grammar = grammarOf(JSON.parse(readFileSync(path.join(ROOT, 'oclif.manifest.json'), 'utf8')) as Manifest)
 /** Entries as a file may hold them, malformed ones too. */
@@ -68,6 +68,20 @@ afterEach(() => {
 })
 
 describe('a kept launch', () => {
+  it('is the same kept launch however its options are spelled or ordered', () => {
+    const one = (argv: string[]) => launchKey(keptLaunchArgs(argv, grammar)!)
+    const spellings = [
+      ['--session', 's01', '--runtime', 'docker', 'claude', '-p', 'hi'],
+      ['-s', 's01', '--runtime=docker', 'claude', '-p', 'hi'],
+      ['--runtime', 'docker', '--session=s01', 'claude', '-p', 'hi'],
+    ]
+    expect(new Set(spellings.map(one)).size).toBe(1)
+    expect(one(['-s', 's01', 'claude'])).toBe(one(['--session=s01', 'claude']))
+    expect(one(['-s', 's01', 'claude'])).not.toBe(one(['-s', 's02', 'claude']))
+    expect(one(['claude', '-p', 'hi'])).not.toBe(one(['claude', 'hi', '-p']))
+    expect(keptLaunchArgs(['--runtime', 'docker', '-s', 's01', 'claude', '--x'], grammar)).toEqual(['--session', 's01', '--runtime', 'docker', 'claude', '--x'])
+  })
+
   it('is tried for a named session with the harness first after it, and for a harness alone, into the current session', () => {
     expect(keptCandidate(['--session', 's01', 'claude', '--version'])).toBe(true)
     expect(keptCandidate(['-s', 's12', 'claude'])).toBe(true)

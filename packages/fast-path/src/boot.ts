@@ -9,7 +9,7 @@ import module from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { answerKey, cacheDir, replay } from './answers.js'
 import { answerable, grammarOf, type Grammar, type Manifest } from './grammar.js'
-import { keptCandidate, keptDir, launchKey, replayLaunch } from './launches.js'
+import { keptDir, keptLaunchArgs, launchKey, replayLaunch } from './launches.js'
 
 /** Put in by the build from oclif's manifest; absent when this module runs as compiled. */
 declare const OMH_GRAMMAR: Grammar | undefined
@@ -57,12 +57,13 @@ export async function boot(argv: readonly string[], root: URL): Promise<void> {
   const own = [fileURLToPath(new URL('bin/run.js', root)), fileURLToPath(import.meta.url)]
   const known = argv.length && argv[0] !== '--' ? grammar(root) : undefined
   const answerDir = known && answerable(argv, known) ? cacheDir() : undefined
+  const launch = !answerDir && known ? keptLaunchArgs(argv, known) : undefined
   if (answerDir) {
     const key = answerKey(argv)
     if (replay(key, answerDir)) return
     await (await import('./record.js')).record(key, answerDir, { own })
-  } else if (known && keptCandidate(argv, known)) {
-    const key = launchKey(argv)
+  } else if (launch) {
+    const key = launchKey(launch)
     const dir = keptDir()
     if (await replayLaunch(key, dir, root)) return
     await (await import('./record.js')).record(key, dir, { launch: true, own })

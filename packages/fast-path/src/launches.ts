@@ -48,25 +48,33 @@ export interface LaunchEntry extends Entry {
 /**
  * `omh [--session <id>] [--runtime <engine>] <harness> [args…]`, the two options in either order
  * and any spelling the launch command gives them (`--session s01`, `-s s01`, `--session=s01`), and
- * no other before the harness: the launches that are kept. Each order is a launch key of its own.
+ * no other before the harness: the launches that are kept. Answers the launch in one spelling
+ * (`--session`, then `--runtime`, then the harness and its arguments as typed), so every spelling
+ * of the same launch takes the same kept launch; undefined for any other line.
  */
-export function keptCandidate(argv: readonly string[], grammar: Grammar): boolean {
-  const seen = new Set<string>()
+export function keptLaunchArgs(argv: readonly string[], grammar: Grammar): string[] | undefined {
+  const values = new Map<'session' | 'runtime', string>()
   let at = 0
   while (argv[at]?.startsWith('-')) {
     const word = argv[at]!
     const [flag, inline] = word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined]
     const name = grammar.session.includes(flag) ? 'session' : grammar.runtime.includes(flag) ? 'runtime' : undefined
-    if (!name || seen.has(name)) return false
+    if (!name || values.has(name)) return undefined
     const value = inline ?? argv[at + 1]
-    if (!(name === 'session' ? SESSION_ID : ENGINE).test(value ?? '')) return false
-    seen.add(name)
+    if (value === undefined || !(name === 'session' ? SESSION_ID : ENGINE).test(value)) return undefined
+    values.set(name, value)
     at += inline === undefined ? 2 : 1
   }
   const harness = argv[at]
   // A named session is launched into by its harness; without one, a word of omh's own is a command.
-  return typeof harness === 'string' && /^[a-z][a-z0-9._-]*$/.test(harness) && (seen.has('session') || !commandWords(grammar).has(harness))
+  if (typeof harness !== 'string' || !/^[a-z][a-z0-9._-]*$/.test(harness) || (!values.has('session') && commandWords(grammar).has(harness))) return undefined
+  const session = values.get('session')
+  const runtime = values.get('runtime')
+  return [...(session ? ['--session', session] : []), ...(runtime ? ['--runtime', runtime] : []), ...argv.slice(at)]
 }
+
+/** Whether `argv` is a launch that may be kept (`keptLaunchArgs`). */
+export const keptCandidate = (argv: readonly string[], grammar: Grammar): boolean => keptLaunchArgs(argv, grammar) !== undefined
 
 /** Everything besides files that can change a launch: as for a kept answer. */
 export const launchKey = (argv: readonly string[], env: Env = process.env): string => JSON.stringify({ format: FORMAT, answer: answerKey(argv, env) })
