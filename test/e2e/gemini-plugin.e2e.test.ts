@@ -7,7 +7,7 @@
  * model, skills and MCP servers in its own listings, and every hook by running
  * it in that model's turn.
  */
-import { cpSync, rmSync } from 'node:fs'
+import { cpSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, removeBuiltImages, requireEngine } from '../helpers/engines.js'
@@ -28,6 +28,8 @@ describe.each(ON)('Gemini CLI as a plugin, on %s', (engine) => {
     await requireEngine(engine)
     ;({ scratch, home, repo } = doctorScratch(engine, 'omh-gemini-e2e-'))
     cpSync(path.join(ROOT, PACKAGE), path.join(scratch, PACKAGE), { recursive: true })
+    // Gemini puts a session-start injection before the prompt, where a `/command` is no longer first.
+    writeFileSync(path.join(home, 'hooks', 'omh-hook-orient.json'), '{ "on": "session-start", "inject": "Read the README first." }\n')
   })
 
   afterAll(() => {
@@ -58,7 +60,7 @@ describe.each(ON)('Gemini CLI as a plugin, on %s', (engine) => {
       expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok), capability).toBe(true)
     }
     // Each hook ran in the probe's turn (the session-start one, the shell guard, the search one).
-    for (const hook of ['omh-hook-start', 'omh-hook-guard', 'omh-hook-search']) {
+    for (const hook of ['omh-hook-start', 'omh-hook-orient', 'omh-hook-guard', 'omh-hook-search']) {
       expect(report.checks.some((c) => c.kind === 'harness' && c.capability === 'hooks' && c.items?.includes(hook) && c.ok), hook).toBe(true)
     }
     // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
