@@ -37,12 +37,18 @@
  * way is refused before anything is sent upstream.
  */
 import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { createServer, request as plainRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
-import { request } from 'node:https'
-import { connect as netConnect, isIP, type Socket } from 'node:net'
-import { connect as tlsConnect, TLSSocket } from 'node:tls'
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import type { TLSSocket } from 'node:tls'
 import { networkInterfaces } from 'node:os'
 import { pathToFileURL } from 'node:url'
+
+// Taken when the program runs, not when this module is imported: omh's CLI reads this file's
+// constants and types, and loading a server's networking at every command would cost each one.
+const http = () => process.getBuiltinModule('node:http')
+const https = () => process.getBuiltinModule('node:https')
+const net = () => process.getBuiltinModule('node:net')
+const tls = () => process.getBuiltinModule('node:tls')
 
 export interface CredentialRoute {
   /** The port this route listens on. */
@@ -103,7 +109,7 @@ export function serveRoute(route: CredentialRoute, env: Readonly<Record<string, 
   const upstream = new URL(route.upstream)
   if (upstream.protocol !== 'https:') throw new Error(`${route.upstream}: the credential proxy forwards over TLS only`)
   const base = upstream.pathname.replace(/\/+$/, '')
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = http().createServer((req: IncomingMessage, res: ServerResponse) => {
     if (!carriesToken(req.headers, route, env[TOKEN_VARIABLE])) {
       req.resume()
       return refuse(res, 403, `omh's credential proxy serves only its session: this request does not carry the session's placeholder in ${route.header}`)
@@ -111,7 +117,7 @@ export function serveRoute(route: CredentialRoute, env: Readonly<Record<string, 
     // Read per request: the key is never kept anywhere the proxy would answer from.
     const key = env[route.variable]
     if (!key) return refuse(res, 503, `no key for ${route.variable} was given to omh's credential proxy`)
-    const out = request(
+    const out = https().request(
       {
         protocol: 'https:',
         hostname: upstream.hostname,
@@ -120,7 +126,7 @@ export function serveRoute(route: CredentialRoute, env: Readonly<Record<string, 
         path: `${base}${req.url ?? '/'}`,
         headers: forwardHeaders(req.headers, route, key),
         // SNI names a host; an address is sent without it (RFC 6066).
-        ...(isIP(upstream.hostname) ? {} : { servername: upstream.hostname }),
+        ...(net().isIP(upstream.hostname) ? {} : { servername: upstream.hostname }),
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, backHeaders(answer.headers))
@@ -357,7 +363,7 @@ export function serveFront(
 
   /** Opens a tunnel to `target` through the egress proxy and TLS over it; the egress proxy's refusal goes back to `res` as it is. */
   const through = (req: IncomingMessage, res: ServerResponse, target: { host: string; port: number }, go: (secure: TLSSocket) => void) => {
-    const tunnel = plainRequest({ host: egress.host, port: egress.port, method: 'CONNECT', path: `${target.host}:${target.port}`, headers: { host: `${target.host}:${target.port}` } })
+    const tunnel = http().request({ host: egress.host, port: egress.port, method: 'CONNECT', path: `${target.host}:${target.port}`, headers: { host: `${target.host}:${target.port}` } })
     tunnel.on('error', (error: NodeJS.ErrnoException) => refuse(res, 502, `omh's credential proxy did not reach the egress proxy: ${error.code ?? error.message}`))
     tunnel.on('connect', (answer, socket, head) => {
       if (answer.statusCode !== 200) {
@@ -367,13 +373,13 @@ export function serveFront(
         if (head.length) res.write(head)
         return socket.pipe(res)
       }
-      go(tlsConnect({ socket, ...(isIP(target.host) ? {} : { servername: target.host }), ALPNProtocols: ['http/1.1'], ...(options.upstreamCa ? { ca: options.upstreamCa } : {}) }))
+      go(tls().connect({ socket, ...(net().isIP(target.host) ? {} : { servername: target.host }), ALPNProtocols: ['http/1.1'], ...(options.upstreamCa ? { ca: options.upstreamCa } : {}) }))
     })
     tunnel.end()
   }
 
   // A request read from a tunnel to a bound host: swapped, then sent over a tunnel of its own through the egress proxy.
-  const inner = createServer((req, res) => {
+  const inner = http().createServer((req, res) => {
     const target = targets.get(req.socket)!
     const logins = loginBindings(route.logins ?? [])
     const bindings = [...route.bindings, ...logins.bindings]
@@ -392,7 +398,7 @@ export function serveFront(
     })
     if (refreshing >= 0 && logins.vaults[refreshing]) return refresh(req, res, target, swapped, route.logins![refreshing]!, logins.vaults[refreshing]!)
     through(req, res, target, (secure) => {
-      const out = plainRequest({ method: req.method, path: swapped.target, headers: swapped.headers, createConnection: () => secure }, (back) => {
+      const out = http().request({ method: req.method, path: swapped.target, headers: swapped.headers, createConnection: () => secure }, (back) => {
         res.writeHead(back.statusCode ?? 502, backHeaders(back.headers))
         back.pipe(res)
       })
@@ -421,7 +427,7 @@ export function serveFront(
       const headers: Record<string, string | string[]> = { ...swapped.headers, 'content-length': String(Buffer.byteLength(body)), 'accept-encoding': 'identity' }
       delete headers['transfer-encoding']
       through(req, res, target, (secure) => {
-        const out = plainRequest({ method: 'POST', path: swapped.target, headers, createConnection: () => secure }, (back) => {
+        const out = http().request({ method: 'POST', path: swapped.target, headers, createConnection: () => secure }, (back) => {
           const parts: Buffer[] = []
           back.on('data', (d: Buffer) => parts.push(d))
           back.on('end', () => {
@@ -447,9 +453,9 @@ export function serveFront(
   }
   inner.on('clientError', (_error, socket) => socket.destroy())
 
-  const front = createServer((req, res) => {
+  const front = http().createServer((req, res) => {
     // Plain HTTP goes on unread: a secret is never put in a request anyone on the way could read.
-    const out = plainRequest({ host: egress.host, port: egress.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+    const out = http().request({ host: egress.host, port: egress.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers)
       answer.pipe(res)
     })
@@ -461,7 +467,7 @@ export function serveFront(
     const target = authority(req.url)
     if (!target || !bound(target.host)) {
       // Every other tunnel is the egress proxy's to allow or refuse, byte for byte as the client sent it.
-      const up = netConnect(egress.port, egress.host, () => {
+      const up = net().connect(egress.port, egress.host, () => {
         up.write(rawHead(req))
         if (head.length) up.write(head)
         up.pipe(client)
@@ -473,7 +479,7 @@ export function serveFront(
     }
     client.write('HTTP/1.1 200 Connection established\r\n\r\n')
     if (head.length) client.unshift(head)
-    const secure = new TLSSocket(client, { isServer: true, cert: env[FRONT_CERT], key: env[FRONT_KEY], ALPNProtocols: ['http/1.1'] })
+    const secure = new (tls().TLSSocket)(client, { isServer: true, cert: env[FRONT_CERT], key: env[FRONT_KEY], ALPNProtocols: ['http/1.1'] })
     secure.on('error', () => secure.destroy())
     targets.set(secure, target)
     inner.emit('connection', secure)
