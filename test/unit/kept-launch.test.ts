@@ -6,12 +6,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { testdir } from '@omh/test-utils'
 import { ROOT } from '../helpers/run.js'
 
-import { entryName, fingerprint, grammarOf, keptCandidate as candidate, keptLaunchArgs, launchKey, presence, replay, replayLaunch as replayAt, save as saveEntry, type Manifest } from '@omh/fast-path'
+import { entryName, fingerprint, grammarOf, keptLaunchArgs, launchKey, presence, replay, replayLaunch as replayAt, save as saveEntry, type Manifest } from '@omh/fast-path'
 
 const grammar = grammarOf(JSON.parse(readFileSync(path.join(ROOT, 'oclif.manifest.json'), 'utf8')) as Manifest)
 /** Entries as a file may hold them, malformed ones too. */
 const save = saveEntry as (dir: string, key: string, entry: object) => void
-const keptCandidate = (argv: readonly string[]) => candidate(argv, grammar)
+const keptCandidate = (argv: readonly string[]) => keptLaunchArgs(argv, grammar) !== undefined
 const replayLaunch = (key: string, dir: string) => replayAt(key, dir, pathToFileURL(`${ROOT}/`))
 
 /**

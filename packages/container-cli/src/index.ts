@@ -281,8 +281,15 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
 
     async exec(container, argv, options, context) {
       const terminal = !options.capture
+      if (terminal) {
+        // The very process `client.exec` describes, which a kept launch starts without omh.
+        const own = client.exec(container, argv, options, context)
+        const result = await runClient(own.file, own.args, { env: own.env, stdin: own.stdio[0], output: 'inherit', ...(context.signal ? { signal: context.signal } : {}) })
+        if (result.exitCode === undefined) throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, result)
+        return output(result, terminal)
+      }
       const call = execArgs(container, argv, options, context.env, stdinIsTerminal())
-      if (options.capture && options.stream) {
+      if (options.stream) {
         const subprocess = (await execa())(program, ['exec', ...call.args], {
           env: clientEnv(context, call.env),
           extendEnv: false,
@@ -305,11 +312,8 @@ export function defineCliRuntime(dialect: EngineDialect): RuntimePlugin {
         }
         return { exitCode: done.exitCode, stdout: all, stderr: '' }
       }
-      const own = terminal ? client.exec(container, argv, options, context) : undefined
-      const result = own
-        ? await runClient(own.file, own.args, { env: own.env, stdin: own.stdio[0], output: 'inherit', ...(context.signal ? { signal: context.signal } : {}) })
-        : await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
-      if (result.exitCode === undefined || (!terminal && result.exitCode !== 0 && dialect.execFailed(result.exitCode, result.stderr))) {
+      const result = await attached({ args: ['exec', ...call.args], env: call.env }, context, terminal, Boolean(options.interactive))
+      if (result.exitCode === undefined || (result.exitCode !== 0 && dialect.execFailed(result.exitCode, result.stderr))) {
         throw failed(`run ${argv[0] ?? 'a command'} in ${container}`, result)
       }
       return output(result, terminal)

@@ -22,9 +22,7 @@ import {
   type RuntimePlugin,
   type TranslatedItem,
 } from '@omh/plugin-api'
-import { ensureImage } from '@omh/image'
-import { GUEST_OMH, imageOptions, planImages, type ImageOptions } from '@omh/image'
-import { TOOLSET_NODE } from '@omh/image'
+import { ensureImage, GUEST_OMH, imageOptions, type ImageOptions, planImages, TOOLSET_NODE } from '@omh/image'
 import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'

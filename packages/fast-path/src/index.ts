@@ -1,5 +1,5 @@
 export { answerKey, cacheDir, current, entryName, fingerprint, keyDigest, presence, readEntry, replay, save, type Entry, type Input, type Printed } from './answers.js'
 export { boot } from './boot.js'
 export { answerable, commandWords, grammarOf, type AnsweredAgain, type Grammar, type Manifest } from './grammar.js'
-export { keptCandidate, keptDir, keptLaunchArgs, launchKey, replayLaunch, type KeptExec, type LaunchEntry } from './launches.js'
+export { keptDir, keptLaunchArgs, launchKey, replayLaunch, type KeptExec, type LaunchEntry } from './launches.js'
 export { NEUTRAL, record, type RecordOptions } from './record.js'

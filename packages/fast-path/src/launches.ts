@@ -73,9 +73,6 @@ export function keptLaunchArgs(argv: readonly string[], grammar: Grammar): strin
   return [...(session ? ['--session', session] : []), ...(runtime ? ['--runtime', runtime] : []), ...argv.slice(at)]
 }
 
-/** Whether `argv` is a launch that may be kept (`keptLaunchArgs`). */
-export const keptCandidate = (argv: readonly string[], grammar: Grammar): boolean => keptLaunchArgs(argv, grammar) !== undefined
-
 /** Everything besides files that can change a launch: as for a kept answer. */
 export const launchKey = (argv: readonly string[], env: Env = process.env): string => JSON.stringify({ format: FORMAT, answer: answerKey(argv, env) })
 

@@ -15,8 +15,7 @@
  */
 import { createHash } from 'node:crypto'
 import { OmhError, SERVICE_UNHEALTHY, isOmhError, type ContainerInfo, type ContainerSpec, type ImageRecipe, type ResourceLimits, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
-import { IMAGE_LABELS, recipe, type ImageOptions } from '@omh/image'
-import { TOOLSET_NODE } from '@omh/image'
+import { IMAGE_LABELS, type ImageOptions, recipe, TOOLSET_NODE } from '@omh/image'
 
 export const portsName = (container: string) => `${container}-ports`
 /** The label every container beside a session carries: the session container's name. */

@@ -6,8 +6,7 @@
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { Adapter, Kernel } from '@omh/kernel'
 import { agentUser } from '../../agent-user.js'
-import { ensureImage } from '@omh/image'
-import { imageOptions, planImages } from '@omh/image'
+import { ensureImage, imageOptions, planImages } from '@omh/image'
 import { projectEnvironment, type EnvironmentInput, type ProjectEnvironment } from '../../environment/project.js'
 
 /** omh's own image recipes: the project's environment, the harness tools and the session image, tagged by digest. */
