@@ -8,7 +8,8 @@
  * The probe runs with omh's own Node, which every session image has, and only Node's built-ins.
  */
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
-import type { Adapter, Kernel } from '@omh/kernel'
+import type { Adapter } from '@omh/kernel'
+import type { KernelView } from '@omh/sandbox'
 import { TOOLSET_NODE } from '@omh/image'
 import { containerName, egressDir, type EgressMode, LABEL, proxyName, type Repository, sessionEgress, sessionPaths } from '@omh/sandbox/parts'
 
@@ -117,7 +118,7 @@ Promise.all(probes.map((p) => (p.way === 'proxy' ? viaProxy(p.target) : direct(p
 const ADDRESSES = "process.stdout.write(JSON.stringify(Object.values(require('os').networkInterfaces()).flat().filter((i) => !i.internal && !i.address.startsWith('fe80')).map((i) => i.address)))"
 
 export interface SelfTestAt {
-  readonly kernel: Kernel
+  readonly kernel: KernelView
   readonly runtime: RuntimePlugin
   readonly repo: Repository
   readonly session: string

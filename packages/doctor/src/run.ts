@@ -23,7 +23,8 @@ import {
   type TranslatedItem,
 } from '@omh/plugin-api'
 import { ensureImage, GUEST_OMH, imageOptions, type ImageOptions, planImages, TOOLSET_NODE } from '@omh/image'
-import { statePath, type Kernel, type RenderReport } from '@omh/kernel'
+import { statePath, type RenderReport } from '@omh/kernel'
+import type { KernelView } from '@omh/sandbox'
 import { classVerdicts, doctorChecks, doctorPlan, treeEntries, type ClassVerdict, type DoctorCheck, type DoctorInput } from './checks.js'
 import { digestBytes, digestOf, type ProbeOutput, type RunnerPlan, type RunnerReport } from './runner.js'
 import { hooksUnderTest, judgeTurn, turnChecks, turnScript, wordsToCall, type TurnReport } from './turn.js'
@@ -93,7 +94,7 @@ export function runnerFile(): string {
 }
 
 /** Runs doctor for one harness and reports every check; throws only when the container itself could not run. */
-export async function doctor(kernel: Kernel, request: DoctorRequest, host: DoctorHost): Promise<DoctorReport> {
+export async function doctor(kernel: KernelView, request: DoctorRequest, host: DoctorHost): Promise<DoctorReport> {
   const adapter = await kernel.adapter(request.harness)
   const choice = await chooseAccount(kernel.omhState, adapter, { flag: request.account, setting: kernel.settings.account?.value })
   const { runtime, info } = await kernel.resolveRuntime(request.engine, host.context)
@@ -231,7 +232,7 @@ function expectedDigests(render: RenderReport): Record<string, string> {
  * only read; outside a repository, an empty directory. Resolves the
  * repository the plan is named after.
  */
-async function workspace(kernel: Kernel, work: string, archive: string): Promise<Repository> {
+async function workspace(kernel: KernelView, work: string, archive: string): Promise<Repository> {
   await mkdir(work, { recursive: true })
   if (!kernel.repoRoot) return repository(work)
   const repo = repository(kernel.repoRoot)

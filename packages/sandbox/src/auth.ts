@@ -15,7 +15,7 @@ import { accountDir, accountToCapture, capturedAccounts, credentialHostPath, unf
 import { agentUser, userSpec, type AgentUser } from './agent-user.js'
 import { AUTH_UNSUPPORTED, LOGIN_INCOMPLETE, OmhError, GUEST_HOME, GUEST_WORK, type ContainerSpec, type RunResult, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { ensureImage, imageOptions, type ImageOptions, planImages } from '@omh/image'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from './kernel-view.js'
 import { exists } from './host-files.js'
 import { credentialMounts, type CredentialMount } from './session/plan.js'
 import { prepareCredentials } from './session/prepare.js'
@@ -59,7 +59,7 @@ export interface AuthResult {
   readonly accounts: readonly string[]
 }
 
-export async function authenticate(kernel: Kernel, request: AuthRequest, host: AuthHost): Promise<AuthResult> {
+export async function authenticate(kernel: KernelView, request: AuthRequest, host: AuthHost): Promise<AuthResult> {
   const adapter = await kernel.adapter(request.harness)
   if (!adapter.creds.length) throw OmhError.of(AUTH_UNSUPPORTED, { args: [adapter.name, adapter.file] })
   const { account, captured } = await accountToCapture(kernel.omhState, adapter, {

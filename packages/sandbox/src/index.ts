@@ -1,4 +1,5 @@
 export { agentUserSpec } from './agent-user.js'
+export { type KernelView } from './kernel-view.js'
 export { authenticate, type AuthResult } from './auth.js'
 export { CACHE_DIRS, listCaches, removeCaches, type CacheOnEngine } from './environment/caches.js'
 export { keptSetupsDirs, listKept, removeKept, type KeptSetup } from './environment/reuse-setup.js'

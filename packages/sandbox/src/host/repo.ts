@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
 import { BASE_UNKNOWN, NOT_A_REPOSITORY, OmhError, REPOSITORY_EMPTY } from '@omh/plugin-api'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from '../kernel-view.js'
 import { tryGit } from './git.js'
 
 /** A checkout, as sessions know it. */
@@ -23,7 +23,7 @@ export interface Repository {
 type Env = Readonly<Record<string, string | undefined>>
 
 /** The repository omh runs in; NOT_A_REPOSITORY outside one. */
-export function requireRepo(kernel: Pick<Kernel, 'repoRoot' | 'options'>): Repository {
+export function requireRepo(kernel: Pick<KernelView, 'repoRoot' | 'options'>): Repository {
   if (!kernel.repoRoot) throw OmhError.of(NOT_A_REPOSITORY, { args: [kernel.options.cwd] })
   return repository(kernel.repoRoot)
 }

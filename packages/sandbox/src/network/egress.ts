@@ -19,7 +19,8 @@ import {
   type RuntimePlugin,
   type VolumeHelper,
 } from '@omh/plugin-api'
-import { fileToChange, type Adapter, type EffectiveSettings, type Kernel } from '@omh/kernel'
+import { fileToChange, type Adapter, type EffectiveSettings } from '@omh/kernel'
+import type { KernelView } from '../kernel-view.js'
 import { HOST_PATTERN } from '@omh/plugin-kit'
 import type { ImageOptions } from '@omh/image'
 import { stopBeside } from './beside.js'
@@ -562,7 +563,7 @@ export async function dropEgress(runtime: RuntimePlugin, container: string, netw
  * The reload `watchAllowlist` does, for a harness run by a kept launch (which loaded none of omh):
  * the kernel, the adapter and the engine are found only when a settings file changed.
  */
-export async function reloadAllowlist(kernel: Kernel, at: { harness: string; engine: string; container: string; dir: string }, context: RuntimeContext): Promise<void> {
+export async function reloadAllowlist(kernel: KernelView, at: { harness: string; engine: string; container: string; dir: string }, context: RuntimeContext): Promise<void> {
   const adapter = await kernel.adapter(at.harness)
   const { runtime } = await kernel.resolveRuntime(at.engine, context)
   await applyAllowlist({ runtime, context, container: at.container, dir: at.dir, allow: async () => (await sessionEgress(await kernel.rereadSettings(), adapter, at.dir)).allow })

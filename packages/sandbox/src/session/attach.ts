@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { GUEST_SSH_PORT, SSHD_SCRIPT, ensureInclude, ensureKeyPair, hostEntry, sshAlias, sshPaths, sshUrl, writeHostEntry, type IncludeChange } from '../ssh.js'
 import { ATTACH_FAILED, ATTACH_NEEDS_TUNNEL, ATTACH_UNREACHABLE, OmhError, SESSION_NOT_RUNNING, type RuntimeContext } from '@omh/plugin-api'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from '../kernel-view.js'
 import { agentUser, userSpec } from '../agent-user.js'
 import { egressDir, egressOf, recordedNetwork } from '../network/egress.js'
 import { readCopied } from '../engine-files/copied.js'
@@ -55,7 +55,7 @@ export interface Attached {
 /** How long sshd may take to answer after it was started. */
 const READY_MS = 10_000
 
-export async function attach(kernel: Kernel, request: AttachRequest, host: AttachHost): Promise<Attached> {
+export async function attach(kernel: KernelView, request: AttachRequest, host: AttachHost): Promise<Attached> {
   const env = kernel.options.env
   const sessions = Sessions.of(kernel)
   const repo = sessions.repo

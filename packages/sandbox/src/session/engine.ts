@@ -6,7 +6,7 @@
  * never started a second time on another one over the same worktree.
  */
 import { OmhError, SESSION_ELSEWHERE, type RuntimeContext } from '@omh/plugin-api'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from '../kernel-view.js'
 import { forgetUp, readEngine, readUp } from './idle.js'
 
 /**
@@ -15,7 +15,7 @@ import { forgetUp, readEngine, readUp } from './idle.js'
  * its container is there is SESSION_ELSEWHERE; a record the engine no longer
  * bears out (the container went with the engine's restart) is dropped.
  */
-export async function sessionEngine(kernel: Kernel, run: string, sid: string, wanted: string | undefined, context: RuntimeContext): Promise<string | undefined> {
+export async function sessionEngine(kernel: KernelView, run: string, sid: string, wanted: string | undefined, context: RuntimeContext): Promise<string | undefined> {
   const engine = await readEngine(run)
   if (!engine) return wanted
   if (wanted === undefined || wanted === 'auto' || wanted === engine) return engine

@@ -1,5 +1,5 @@
 import { OmhError, SESSION_NAME_REFUSED, SESSION_NOT_FOUND } from '@omh/plugin-api'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from '../kernel-view.js'
 import { SESSION_NAME, sessionPaths, type SessionPaths } from '../host/layout.js'
 import { requireRepo, type Repository } from '../host/repo.js'
 import { tryGit } from '../host/git.js'
@@ -44,7 +44,7 @@ export class Sessions {
   ) {}
 
   /** The sessions of the repository the kernel runs in; NOT_A_REPOSITORY outside one. */
-  static of(kernel: Pick<Kernel, 'repoRoot' | 'options' | 'omhState'>): Sessions {
+  static of(kernel: Pick<KernelView, 'repoRoot' | 'options' | 'omhState'>): Sessions {
     return new Sessions(kernel.omhState, requireRepo(kernel), kernel.options.env)
   }
 

@@ -8,7 +8,8 @@ import { statSync } from 'node:fs'
 import { glob, mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CARRY_IN_REFUSED, OmhError, isOmhError } from '@omh/plugin-api'
-import { DEFAULT_CARRY_IN_BYTES, readFileSafe, type Kernel } from '@omh/kernel'
+import { DEFAULT_CARRY_IN_BYTES, readFileSafe } from '@omh/kernel'
+import type { KernelView } from '../kernel-view.js'
 import { tryGit } from '../host/git.js'
 
 
@@ -22,7 +23,7 @@ export interface CarryFile {
 }
 
 /** Reads every untracked file `carry_in` names in the checkout at `root`; refuses (exit 2) with the entry at the first problem. */
-export async function planCarryIn(kernel: Pick<Kernel, 'settings'>, root: string, env: Readonly<Record<string, string | undefined>>): Promise<CarryFile[]> {
+export async function planCarryIn(kernel: Pick<KernelView, 'settings'>, root: string, env: Readonly<Record<string, string | undefined>>): Promise<CarryFile[]> {
   const decided = kernel.settings.last((s) => s.session?.carry_in)
   if (!decided?.value.length) return []
   const limit = kernel.settings.last((s) => s.limits?.carry_in_bytes)?.value ?? DEFAULT_CARRY_IN_BYTES

@@ -16,7 +16,7 @@ import {
   type RuntimeContext,
   type RuntimePlugin,
 } from '@omh/plugin-api'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import { userSpec, type AgentUser } from '../../agent-user.js'
 import { imageOptions } from '@omh/image'
 import { CACHE_LABELS, cacheVolumes } from '../../environment/caches.js'
@@ -218,8 +218,8 @@ export function keepable(at: Launch, decision: ReuseDecision, prepared: Prepared
     decision.action === 'attach' &&
     decision.container.labels[LABEL.files] === 'mounted' &&
     !prepared.proxied &&
-    !at.kernel.hooks.beforeLaunch.taps.length &&
-    !at.kernel.hooks.launched.taps.length
+    !at.hooks.beforeLaunch.taps.length &&
+    !at.hooks.launched.taps.length
   )
 }
 
@@ -240,7 +240,7 @@ async function fileWay(decision: ReuseDecision, runtime: RuntimePlugin, prepared
 }
 
 /** `[session] files`: how a new container is to get the session's files. */
-export const filesSetting = (kernel: Kernel): FilesSetting => kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
+export const filesSetting = (kernel: KernelView): FilesSetting => kernel.settings.last((s) => s.session?.files)?.value ?? 'auto'
 
 async function act(
   decision: ReuseDecision,

@@ -6,7 +6,7 @@
  */
 import path from 'node:path'
 import type { RuntimeContext } from '@omh/plugin-api'
-import type { Kernel } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import { chooseWay } from '../../engine-files/copied.js'
 import { planCarryIn, type CarryFile } from '../../work/carry-in.js'
 import { createSession } from '../create.js'
@@ -80,7 +80,7 @@ async function readyToCreate(at: Launch, sid: string, context: RuntimeContext): 
 }
 
 /** Starts the file-way question about `image` as soon as it exists; stopped, it kills the engine's client. */
-function earlyWay(kernel: Kernel, engine: Promise<EngineView>, image: Promise<string>, near: string, context: RuntimeContext, signal: AbortSignal): EarlyWay {
+function earlyWay(kernel: KernelView, engine: Promise<EngineView>, image: Promise<string>, near: string, context: RuntimeContext, signal: AbortSignal): EarlyWay {
   const stop = new AbortController()
   const both = AbortSignal.any([signal, stop.signal])
   let tag = ''
@@ -110,7 +110,7 @@ function earlyWay(kernel: Kernel, engine: Promise<EngineView>, image: Promise<st
  * clearly this session's, or the runtime cannot be asked by name.
  */
 export async function view(
-  kernel: Kernel,
+  kernel: KernelView,
   sessions: Sessions,
   request: Pick<LaunchRequest, 'engine'>,
   sid: string,

@@ -4,13 +4,14 @@
  * caller can stand in for the builds.
  */
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
-import type { Adapter, Kernel } from '@omh/kernel'
+import type { Adapter } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import { agentUser } from '../../agent-user.js'
 import { ensureImage, imageOptions, planImages } from '@omh/image'
 import { projectEnvironment, type EnvironmentInput, type ProjectEnvironment } from '../../environment/project.js'
 
 /** omh's own image recipes: the project's environment, the harness tools and the session image, tagged by digest. */
-export function recipes(kernel: Kernel): ImageSource {
+export function recipes(kernel: KernelView): ImageSource {
   let planned: Promise<ProjectEnvironment> | undefined
   const environment = () => (planned ??= projectEnvironment(environmentInput(kernel), imageOptions(kernel.settings)))
   const plan = async (adapter: Adapter) => planImages(adapter, { ...imageOptions(kernel.settings), agent: agentUser() }, (await environment()).image)
@@ -22,7 +23,7 @@ export function recipes(kernel: Kernel): ImageSource {
 }
 
 /** What the project's environment is planned from, as the kernel holds it. */
-export const environmentInput = (kernel: Kernel): EnvironmentInput => ({
+export const environmentInput = (kernel: KernelView): EnvironmentInput => ({
   settings: kernel.settings,
   ...(kernel.repoRoot ? { repoRoot: kernel.repoRoot } : {}),
   env: kernel.options.env,

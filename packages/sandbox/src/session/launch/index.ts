@@ -7,7 +7,8 @@
  * while the order of events, and what is undone when one fails, stays here.
  */
 import { SESSION_BUSY, isOmhError, type ContainerSpec, type RuntimePlugin } from '@omh/plugin-api'
-import type { Adapter, Kernel, RenderReport } from '@omh/kernel'
+import type { Adapter, RenderReport } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import { chooseAccount } from '../../accounts.js'
 import { agentUser, userSpec } from '../../agent-user.js'
 import type { ProjectEnvironment } from '../../environment/project.js'
@@ -22,6 +23,7 @@ import { resolveBase, type Base } from '../../host/repo.js'
 import { Sessions } from '../sessions.js'
 import { bringUp, keepable } from './bring-up.js'
 import { claim, view } from './claim.js'
+import { launchHooks } from './hooks.js'
 import { recipes } from './image.js'
 import { prepare } from './prepare.js'
 import { discard, run } from './run.js'
@@ -51,7 +53,7 @@ export interface LaunchPreview {
 }
 
 /** Everything a launch would do, computed without creating or starting anything; `beforeLaunch` taps have their say. */
-export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host: Pick<LaunchHost, 'images'> = {}): Promise<LaunchPreview> {
+export async function previewLaunch(kernel: KernelView, request: LaunchRequest, host: Pick<LaunchHost, 'images'> = {}): Promise<LaunchPreview> {
   const sessions = Sessions.of(kernel)
   const [adapter, picked] = await inOrder(kernel.adapter(request.harness), sessions.pickForLaunch(request))
   const account = await accountFor(kernel, adapter, request)
@@ -59,7 +61,7 @@ export async function previewLaunch(kernel: Kernel, request: LaunchRequest, host
   // Read, checked and refused as a launch would; only the names are shown.
   const carry = picked.exists ? [] : await planCarryIn(kernel, sessions.repo.root, kernel.options.env)
   const images = host.images ?? recipes(kernel)
-  const prepared = await prepare({ kernel, sessions, adapter, account, request, images, agent: agentUser() }, picked.sid, { dryRun: true })
+  const prepared = await prepare({ kernel, hooks: launchHooks(kernel.launchTaps), sessions, adapter, account, request, images, agent: agentUser() }, picked.sid, { dryRun: true })
   return {
     harness: adapter.name,
     session: picked.sid,
@@ -96,7 +98,7 @@ async function environmentView(environment: ProjectEnvironment, run: string): Pr
  * exit status. A session created by this launch is removed again if anything
  * fails before the harness starts.
  */
-export async function launch(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
+export async function launch(kernel: KernelView, request: LaunchRequest, host: LaunchHost): Promise<number> {
   try {
     return await launchOnce(kernel, request, host)
   } catch (error) {
@@ -110,7 +112,7 @@ export async function launch(kernel: Kernel, request: LaunchRequest, host: Launc
   }
 }
 
-async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHost): Promise<number> {
+async function launchOnce(kernel: KernelView, request: LaunchRequest, host: LaunchHost): Promise<number> {
   const sessions = Sessions.of(kernel)
   const picking = sessions.pickForLaunch(request)
   // The engine is asked about an existing session's container as soon as the session is picked,
@@ -121,7 +123,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
   // as the one launched into last.
   const [adapter, first] = await inOrder(kernel.adapter(request.harness), picking)
   const account = await accountFor(kernel, adapter, request)
-  const at: Launch = { kernel, sessions, adapter, account, request, images: host.images ?? recipes(kernel), agent: agentUser() }
+  const at: Launch = { kernel, hooks: launchHooks(kernel.launchTaps), sessions, adapter, account, request, images: host.images ?? recipes(kernel), agent: agentUser() }
 
   const claimed = await claim(at, first, host)
   let started = false
@@ -190,7 +192,7 @@ async function launchOnce(kernel: Kernel, request: LaunchRequest, host: LaunchHo
  * guess). With none captured, `default`: a login made inside the session is
  * kept there.
  */
-async function accountFor(kernel: Kernel, adapter: Adapter, request: Pick<LaunchRequest, 'account'>): Promise<string> {
+async function accountFor(kernel: KernelView, adapter: Adapter, request: Pick<LaunchRequest, 'account'>): Promise<string> {
   const choice = await chooseAccount(kernel.omhState, adapter, { flag: request.account, setting: kernel.settings.account?.value })
   return choice.account ?? 'default'
 }

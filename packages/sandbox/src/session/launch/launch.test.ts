@@ -1,12 +1,11 @@
-import { failure } from '@omh/test-utils'
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { gitRepo, testdir, write } from '@omh/test-utils'
-import { fakeRuntime, type FakeRuntime } from '@omh/test-utils'
-import { IMAGE_BUILD_FAILED, OmhError } from '@omh/plugin-api'
-import { Kernel } from '@omh/kernel'
+import { failure, fakeRuntime, gitRepo, testdir, write, type FakeRuntime } from '@omh/test-utils'
+import { IMAGE_BUILD_FAILED, OmhError, type LaunchPlan } from '@omh/plugin-api'
+import { Kernel, type LaunchTaps } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import { KEPT_LAUNCH } from '../kept.js'
 import { launch, previewLaunch, type LaunchAnnouncement, type LaunchHost, type LaunchRequest } from './index.js'
 import { repository } from '../../host/repo.js'
@@ -326,8 +325,9 @@ describe('launch', () => {
 
   it('asks again about the image a beforeLaunch tap put in the plan', async () => {
     const t = await setup()
-    t.kernel.hooks.beforeLaunch.tapPromise('other-image', async (plan) => ({ ...plan, spec: { ...plan.spec, image: 'img:2' } }))
-    expect(await launch(t.kernel, request(), t.host)).toBe(0)
+    const otherImage = async (plan: LaunchPlan) => ({ ...plan, spec: { ...plan.spec, image: 'img:2' } })
+    const kernel = withLaunchTaps(t.kernel, { beforeLaunch: [{ name: 'other-image', fn: otherImage }], launched: [] })
+    expect(await launch(kernel, request(), t.host)).toBe(0)
     expect(t.fake.probed).toEqual(['img:1', 'img:2'])
     expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.image).toBe('img:2')
   })
@@ -725,4 +725,20 @@ describe('a copied session behind its egress proxy', () => {
 
 function allowRulesOf(patterns: readonly string[]): string {
   return ['# Written by omh at each launch; edits are replaced.', ...patterns.flatMap((p, n) => [`acl host${n} dstdomain -n ${p}`, `acl port${n} port 80 443`, `http_access deny host${n} port${n} forbidden`, `http_access allow host${n} port${n}`]), ''].join('\n')
+}
+
+/** The kernel as the sandbox sees it, with other launch taps than its extensions'. */
+function withLaunchTaps(kernel: Kernel, launchTaps: LaunchTaps): KernelView {
+  return {
+    settings: kernel.settings,
+    options: kernel.options,
+    omhHome: kernel.omhHome,
+    omhState: kernel.omhState,
+    repoRoot: kernel.repoRoot,
+    launchTaps,
+    adapter: (name) => kernel.adapter(name),
+    renderHarness: (adapter, projectDir) => kernel.renderHarness(adapter, projectDir),
+    rereadSettings: () => kernel.rereadSettings(),
+    resolveRuntime: kernel.resolveRuntime.bind(kernel),
+  }
 }

@@ -5,7 +5,8 @@
  */
 import path from 'node:path'
 import type { ContainerSpec } from '@omh/plugin-api'
-import type { Adapter, Kernel } from '@omh/kernel'
+import type { Adapter } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import { stage } from '../../stage.js'
 import { cacheVolumes } from '../../environment/caches.js'
 import { findSecret, resolveSecrets, secretsFile } from '../../secrets.js'
@@ -86,7 +87,7 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
     ...(authority ? { keeper: bundleKeeper(KEEPER) } : {}),
   })
   if (!options.dryRun) await prepareCredentials(credentials)
-  const plan = await kernel.hooks.beforeLaunch.promise({
+  const plan = await at.hooks.beforeLaunch.promise({
     harness: adapter.name,
     session: sid,
     render,
@@ -119,7 +120,7 @@ function sessionNetwork(egress: Egress, container: string): { network?: string }
  * The network settings of every engine, for the plan digest: which applies is known only once the
  * engine is, and a changed one must restart an idle container all the same.
  */
-function networkSettings(settings: Kernel['settings']): Record<string, string> {
+function networkSettings(settings: KernelView['settings']): Record<string, string> {
   const engines = Object.fromEntries(settings.layers.flatMap((l) => Object.keys(l.settings.runtimes ?? {})).map((engine) => [engine, settings.networkOn(engine)?.value]))
   const named = settings.sessionNetwork || Object.values(engines).some(Boolean)
   return named ? { '\0network': JSON.stringify({ session: settings.sessionNetwork?.value, engines }) } : {}
@@ -130,6 +131,6 @@ function stamp(spec: ContainerSpec, contents: Readonly<Record<string, string>>):
   return { ...spec, labels: { ...spec.labels, [LABEL.plan]: planDigest(spec, contents) } }
 }
 
-function credentialsOf(kernel: Kernel, adapter: Adapter, account: string): CredentialMount[] {
+function credentialsOf(kernel: KernelView, adapter: Adapter, account: string): CredentialMount[] {
   return credentialMounts(adapter.creds, credentialsDir(kernel.omhState, adapter.name, account))
 }

@@ -62,7 +62,7 @@ export async function run(
     .finally(() => stop?.())
   // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
   await copyBack(runtime, prepared.paths.run, host.context)
-  await at.kernel.hooks.launched.promise(prepared.plan, result.exitCode)
+  await at.hooks.launched.promise(prepared.plan, result.exitCode)
   return result.exitCode
 }
 

@@ -4,7 +4,8 @@
  * phase files need them too, and a phase file importing the entry would be a circle.
  */
 import type { ContainerInfo, ContainerSpec, FileWay, LaunchPlan, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
-import type { Adapter, HarnessRender, Kernel, RenderReport } from '@omh/kernel'
+import type { Adapter, HarnessRender, RenderReport } from '@omh/kernel'
+import type { KernelView } from '../../kernel-view.js'
 import type { AgentUser } from '../../agent-user.js'
 import type { ProjectEnvironment, SetupStep } from '../../environment/project.js'
 import type { Proxied } from '../../network/credentials.js'
@@ -12,6 +13,7 @@ import type { SessionPort } from '../../network/beside.js'
 import type { SessionPaths } from '../../host/layout.js'
 import type { SessionPlan } from '../plan.js'
 import type { Sessions, SessionChoice } from '../sessions.js'
+import type { LaunchHooks } from './hooks.js'
 import type { ImageSource } from './image.js'
 import type { Early } from './shared.js'
 
@@ -70,7 +72,9 @@ export interface LaunchHost {
 
 /** What every phase of one launch reads. */
 export interface Launch {
-  readonly kernel: Kernel
+  readonly kernel: KernelView
+  /** This launch's hooks, with the extensions' taps in them. */
+  readonly hooks: LaunchHooks
   readonly sessions: Sessions
   readonly adapter: Adapter
   readonly account: string
