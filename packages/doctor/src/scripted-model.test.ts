@@ -169,6 +169,53 @@ describe('the scripted model over HTTP', () => {
     expect(log.filter((r) => r.path.endsWith('/oauth/token')).map((r) => r.body.refresh_token)).toEqual(['rt_x', 'sk-ant-ort01-x'])
   })
 
+  it('speaks Chat Completions, streamed as chunks ending in [DONE] or as one completion, reading function tools', async () => {
+    const chat = new ScriptedModel({ replies: [{ call: 'run_shell_command', input: { command: 'ls' } }, { text: 'end' }] })
+    const { server, port: at } = await chat.listen(0)
+    try {
+      const tools = [{ type: 'function', function: { name: 'read_file', parameters: {} } }, { type: 'function', function: { name: 'run_shell_command', parameters: {} } }]
+      const url = `http://127.0.0.1:${at}/v1/chat/completions`
+      const streamed = await (await fetch(url, { method: 'POST', body: JSON.stringify({ model: 'm', stream: true, tools, messages: [] }) })).text()
+      const chunks = streamed.trim().split('\n\n').map((b) => b.slice('data: '.length))
+      expect(chunks.at(-1)).toBe('[DONE]')
+      const parsed = chunks.slice(0, -1).map((c) => JSON.parse(c))
+      expect(parsed.every((c) => c.object === 'chat.completion.chunk')).toBe(true)
+      expect(parsed.flatMap((c) => c.choices[0].delta.tool_calls ?? [])).toEqual([{ index: 0, id: 'call_1', type: 'function', function: { name: 'run_shell_command', arguments: '{"command":"ls"}' } }])
+      expect(parsed.at(-1).choices[0].finish_reason).toBe('tool_calls')
+      const whole = (await (await fetch(url, { method: 'POST', body: JSON.stringify({ model: 'm', tools, messages: [] }) })).json()) as any
+      expect(whole.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'end' }, finish_reason: 'stop' })
+      expect(chat.requests.map((r) => [r.protocol, r.tools])).toEqual([
+        ['chat', ['read_file', 'run_shell_command']],
+        ['chat', ['read_file', 'run_shell_command']],
+      ])
+    } finally {
+      server.close()
+    }
+  })
+
+  it("speaks Gemini's generateContent: events with alt=sse, a JSON array without, one response for the unary call", async () => {
+    const gemini = new ScriptedModel({ replies: [{ call: 'write_file', input: { file_path: '/tmp/x' } }, { text: 'one' }, { text: 'two' }] })
+    const { server, port: at } = await gemini.listen(0)
+    try {
+      const body = JSON.stringify({ contents: [], tools: [{ functionDeclarations: [{ name: 'write_file' }, { name: 'read_file' }] }] })
+      const base = `http://127.0.0.1:${at}/v1beta/models/gemini-2.5-flash`
+      const sse = await (await fetch(`${base}:streamGenerateContent?alt=sse`, { method: 'POST', body })).text()
+      expect(sse.startsWith('data: ')).toBe(true)
+      expect(JSON.parse(sse.slice(6)).candidates[0].content.parts).toEqual([{ functionCall: { name: 'write_file', args: { file_path: '/tmp/x' } } }])
+      const array = (await (await fetch(`${base}:streamGenerateContent`, { method: 'POST', body })).json()) as any
+      expect(array[0].candidates[0].content.parts).toEqual([{ text: 'one' }])
+      const unary = (await (await fetch(`${base}:generateContent`, { method: 'POST', body })).json()) as any
+      expect(unary).toMatchObject({ candidates: [{ content: { role: 'model', parts: [{ text: 'two' }] }, finishReason: 'STOP' }], modelVersion: 'gemini-2.5-flash' })
+      expect(gemini.requests.map((r) => [r.protocol, r.reply, r.tools])).toEqual([
+        ['gemini', 0, ['write_file', 'read_file']],
+        ['gemini', 1, ['write_file', 'read_file']],
+        ['gemini', 2, ['write_file', 'read_file']],
+      ])
+    } finally {
+      server.close()
+    }
+  })
+
   it('says so in text when no offered tool matches the script', async () => {
     const lone = new ScriptedModel({ replies: [{ call: 'Edit', input: {} }] })
     const { answer } = lone.answer({ tools: [{ name: 'Bash' }] })

@@ -13,6 +13,11 @@
  *   OpenCode through its bundled Anthropic provider;
  * - the OpenAI Responses API (`POST /v1/responses`, streamed), with
  *   `GET /v1/models`: Codex through a custom model provider;
+ * - OpenAI Chat Completions (`POST …/chat/completions`, streamed or not): the
+ *   harnesses that speak to any OpenAI-compatible endpoint;
+ * - Gemini's `generateContent` and `streamGenerateContent` (`POST
+ *   …/models/<model>:<method>`, server-sent events with `alt=sse`, else one
+ *   JSON array): Gemini CLI and its forks;
  * - a subscription login's token endpoint (`POST …/oauth/token`), and the
  *   ChatGPT backend's account check Codex makes on such a login.
  *
@@ -53,7 +58,7 @@ export interface Script {
   readonly done?: string
 }
 
-export type Protocol = 'anthropic' | 'responses'
+export type Protocol = 'anthropic' | 'responses' | 'chat' | 'gemini'
 
 /** One line of the request log. */
 export interface RecordedRequest {
@@ -103,13 +108,26 @@ interface OfferedTool {
   readonly namespace?: string
 }
 
-/** The tools a request offers: Anthropic `tools[].name`, Responses function/custom tools and namespaced MCP tools. */
+/**
+ * The tools a request offers: Anthropic `tools[].name`, Responses function/custom tools and
+ * namespaced MCP tools, Chat Completions `tools[].function.name`, Gemini
+ * `tools[].functionDeclarations[].name`.
+ */
 export function offeredTools(body: unknown): OfferedTool[] {
   const tools = (body as { tools?: unknown })?.tools
   if (!Array.isArray(tools)) return []
   const out: OfferedTool[] = []
   for (const t of tools as Array<Record<string, unknown>>) {
     if (!t || typeof t !== 'object') continue
+    const fn = t['function'] as Record<string, unknown> | undefined
+    if (typeof fn?.['name'] === 'string') {
+      out.push({ name: fn['name'], custom: false })
+      continue
+    }
+    if (Array.isArray(t['functionDeclarations'])) {
+      for (const d of t['functionDeclarations'] as Array<Record<string, unknown>>) if (typeof d?.['name'] === 'string') out.push({ name: d['name'], custom: false })
+      continue
+    }
     if (Array.isArray(t['tools'])) {
       // A Responses namespace groups tools (Codex's MCP servers); its members are called by their own names.
       const namespace = typeof t['name'] === 'string' ? t['name'] : undefined
@@ -229,6 +247,39 @@ export function responsesStream(answer: Answer, model: string, id: string): stri
     response: { ...base, status: 'completed', output, usage: { input_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 } },
   })
   return events.join('')
+}
+
+/** An OpenAI Chat Completions answer: one completion, or its chunks as server-sent events ending in `[DONE]`. */
+export function chatCompletion(answer: Answer, model: string, id: string, stream: boolean): string {
+  const text = answer.kind === 'text' ? answer.text : (answer.call.text ?? null)
+  const calls = answer.kind === 'call' ? [{ id: answer.id, type: 'function', function: { name: answer.call.name, arguments: argumentsOf(answer.call) } }] : undefined
+  const finish = answer.kind === 'call' ? 'tool_calls' : 'stop'
+  const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
+  const head = { id, created: 0, model }
+  if (!stream) {
+    const message = { role: 'assistant', content: text, ...(calls ? { tool_calls: calls } : {}) }
+    return JSON.stringify({ ...head, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: finish }], usage })
+  }
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null, extra: Record<string, unknown> = {}) =>
+    `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`
+  const out = [chunk({ role: 'assistant', content: '' }, null)]
+  if (text) out.push(chunk({ content: text }, null))
+  if (calls) out.push(chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) }, null))
+  out.push(chunk({}, finish, { usage }), 'data: [DONE]\n\n')
+  return out.join('')
+}
+
+/** A Gemini `generateContent` response for one answer: the model's parts, text and a function call. */
+export function geminiResponse(answer: Answer, model: string): unknown {
+  const text = answer.kind === 'text' ? answer.text : answer.call.text
+  const parts: unknown[] = []
+  if (text) parts.push({ text })
+  if (answer.kind === 'call') parts.push({ functionCall: { name: answer.call.name, args: typeof answer.call.input === 'string' ? {} : answer.call.input } })
+  return {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
+    modelVersion: model,
+  }
 }
 
 /**
@@ -366,13 +417,29 @@ export class ScriptedModel {
     }
     if (method === 'POST' && route.endsWith('/messages/count_tokens')) return json(200, { input_tokens: Math.ceil(raw.length / 4) }, 'count_tokens', 'anthropic')
     if (method === 'GET' && route.endsWith('/models')) return json(200, modelList(this.script.model ?? SCRIPTED), 'models')
-    const protocol: Protocol | null = method === 'POST' && route.endsWith('/messages') ? 'anthropic' : method === 'POST' && route.endsWith('/responses') ? 'responses' : null
+    const protocol = method === 'POST' ? protocolOf(route) : null
     if (!protocol) return json(404, { error: { type: 'not_found_error', message: `the scripted model does not answer ${method} ${route}` } }, 'not found')
 
     const { answer, reply } = this.answer(body)
     const answered = answer.kind === 'text' ? `text: ${answer.text}` : `call ${answer.call.name}`
     this.record({ method, path: route, protocol, tools, reply, answered, headers: req.headers, body })
     const id = `scripted_${this.requests.length}`
+    if (protocol === 'chat') {
+      const stream = (body as { stream?: unknown })?.stream === true
+      res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', ...(stream ? { 'cache-control': 'no-cache', connection: 'close' } : {}) })
+      res.end(chatCompletion(answer, model, id, stream))
+      return
+    }
+    if (protocol === 'gemini') {
+      // The model is named in the path (`models/<model>:<method>`), not the body.
+      const named = /models\/([^/:]+):/.exec(route)?.[1] ?? model
+      const reply = geminiResponse(answer, named)
+      const events = /[?&]alt=sse(&|$)/.test(req.url ?? '')
+      const streamed = route.endsWith(':streamGenerateContent')
+      res.writeHead(200, { 'content-type': events ? 'text/event-stream' : 'application/json' })
+      res.end(events ? `data: ${JSON.stringify(reply)}\n\n` : JSON.stringify(streamed ? [reply] : reply))
+      return
+    }
     const stream = (body as { stream?: unknown })?.stream === true || protocol === 'responses'
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json' })
@@ -403,6 +470,15 @@ export class ScriptedModel {
       })
     })
   }
+}
+
+/** The protocol a POST's path asks for, or none the scripted model speaks. */
+function protocolOf(route: string): Protocol | null {
+  if (route.endsWith('/messages')) return 'anthropic'
+  if (route.endsWith('/responses')) return 'responses'
+  if (route.endsWith('/chat/completions')) return 'chat'
+  if (/\/models\/[^/]+:(stream)?[gG]enerateContent$/.test(route)) return 'gemini'
+  return null
 }
 
 function option(args: readonly string[], name: string): string | undefined {
