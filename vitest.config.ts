@@ -59,7 +59,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/unit/**/*.test.ts', 'examples/plugins/*/test/**/*.test.js'],
+          include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/unit/**/*.test.ts'],
           // Many run git a dozen times: on two cores beside the engines' lane, five seconds is not a bound on them.
           testTimeout: 30_000,
         },

@@ -80,6 +80,7 @@ describe('omh doctor, every harness', () => {
     expect(reports.map((x) => [x.harness, x.ok])).toEqual([
       ['claude', true],
       ['codex', false],
+      ['gemini', true],
       ['opencode', true],
     ])
     const codex = reports[1]!
@@ -107,6 +108,7 @@ describe('omh doctor, every harness', () => {
     expect(reports.map((x) => [x.harness, x.ok, x.error?.code])).toEqual([
       ['claude', true, undefined],
       ['codex', false, 'ACCOUNT_NOT_FOUND'],
+      ['gemini', false, 'ACCOUNT_NOT_FOUND'],
       ['opencode', false, 'ACCOUNT_NOT_FOUND'],
     ])
     expect(reports[0]!.account).toBe('work')
@@ -119,6 +121,7 @@ describe('omh doctor, every harness', () => {
     expect(r.json().result.reports.map((x: Report) => [x.harness, x.ok])).toEqual([
       ['claude', true],
       ['codex', true],
+      ['gemini', true],
       ['opencode', true],
     ])
   })

@@ -103,7 +103,7 @@ describe('omh plugins add and rm', { timeout: 300_000 }, () => {
     expect(adapters).toContainEqual(
       expect.objectContaining({ name: 'loud', origin: 'plugin', plugin: 'omh-renderer-shout', valid: true }),
     )
-    expect(omh(['adapters', 'ls'], { cwd: work, env }).stdout).toMatch(/loud\s+rules\s+plugin omh-renderer-shout/)
+    expect(omh(['adapters', 'ls'], { cwd: work, env }).stdout).toMatch(/loud\s+-\s+rules\s+-\s+plugin omh-renderer-shout/)
 
     // Adding it again changes nothing in the settings.
     const again = omh(['plugins', 'add', './shout', '--json'], { cwd: work, env })

@@ -62,6 +62,16 @@ describe('omh render', () => {
     expect(ran.stderr).toContain(`${path.join(home, 'rules')}/bad\\nname.md  cannot name an entry`)
   })
 
+  it('lists each harness with the release its adapter was checked against and whether doctor drives a turn', () => {
+    const ran = omh(['adapters', 'ls', '--json'], { env: { OMH_HOME: testdir() }, cwd: testdir() })
+    expect(ran.status, ran.stderr).toBe(0)
+    const bundled = (ran.json().result.adapters as { name: string; version?: string; turn: boolean; origin: string }[]).filter((a) => a.origin === 'bundled')
+    expect(bundled.find((a) => a.name === 'claude')).toMatchObject({ version: '2.1.332', turn: true })
+    for (const a of bundled) expect(a.version, a.name).toMatch(/^\d+\.\d+\.\d+/)
+    const text = omh(['adapters', 'ls'], { env: { OMH_HOME: testdir(), NO_COLOR: '1' }, cwd: testdir() }).stdout
+    expect(text).toMatch(/^claude +2\.1\.332 +rules skills mcp commands subagents hooks +turn +bundled$/m)
+  })
+
   it('lists no adapter for a dot file in the adapters folder, as editors and tools leave there', () => {
     const home = testdir({ 'adapters/.hidden.toml': 'name = "hidden"\n', 'adapters/.h.toml.swp': 'x' })
     const ran = omh(['adapters', 'ls'], { env: { OMH_HOME: home }, cwd: testdir() })

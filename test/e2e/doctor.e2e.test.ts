@@ -15,7 +15,7 @@ import { ENGINES, RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, re
 import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'opencode', 'codex'] as const
+const HARNESSES = ['claude', 'opencode', 'codex', 'gemini'] as const
 /** The run's engines; OMH_DOCTOR_ENGINES=docker (or podman) narrows them by hand. */
 const ON = ENGINES.filter((e) => (process.env['OMH_DOCTOR_ENGINES'] ?? e).split(',').includes(e))
 

@@ -24,7 +24,7 @@ function walk(dir: string, base = dir): Record<string, string> {
 }
 
 describe('golden staging for every bundled adapter', () => {
-  for (const harness of ['claude', 'opencode', 'codex']) {
+  for (const harness of readdirSync(path.join(ROOT, 'adapters')).filter((f) => f.endsWith('.toml')).map((f) => f.slice(0, -'.toml'.length))) {
     it(`${harness} stages exactly the recorded bytes`, async () => {
       const kernel = await Kernel.create({
         cwd: path.join(GOLDEN, 'project'),

@@ -12,6 +12,10 @@ export interface AdapterListing {
   plugin?: string
   shadows?: string
   valid: boolean
+  /** The harness release the adapter was checked against. */
+  version?: string
+  /** Whether `omh doctor --turn` can drive the harness through a turn against the scripted model. */
+  turn: boolean
   capabilities: { capability: string; render: string; path: string }[]
   problems: Problem[]
 }
@@ -21,7 +25,7 @@ export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] 
   static answeredAgain: AnsweredAgain = {}
   static override summary = 'List the harnesses omh knows.'
   static override description =
-    'Bundled adapters ship with omh; a plugin package may ship more in its adapters/ folder; a file in $OMH_HOME/adapters/ adds a harness or overrides one of the same name.'
+    'Bundled adapters ship with omh; a plugin package may ship more in its adapters/ folder; a file in $OMH_HOME/adapters/ adds a harness or overrides one of the same name. Columns: the harness, the release its adapter was checked against, the classes it expresses, whether `omh doctor --turn` drives it through a turn, and where the adapter comes from.'
 
   async run(): Promise<{ adapters: AdapterListing[] }> {
     await this.parse(AdaptersLs)
@@ -36,6 +40,8 @@ export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] 
         ...(source.plugin ? { plugin: source.plugin } : {}),
         ...(source.shadows ? { shadows: source.shadows } : {}),
         valid: Boolean(adapter),
+        ...(adapter?.release ? { version: adapter.release.version } : {}),
+        turn: adapter?.turn !== undefined,
         capabilities: (adapter?.bindings ?? []).map((b) => ({ capability: b.capability, render: b.render, path: b.path })),
         problems,
       })
@@ -46,7 +52,9 @@ export default class AdaptersLs extends OmhCommand<{ adapters: AdapterListing[] 
         table(
           adapters.map((a) => [
             s.bold(a.name),
+            a.version ?? s.dim('-'),
             a.valid ? a.capabilities.map((c) => c.capability).join(' ') : s.red(`invalid: ${plural(a.problems.length, 'problem')}`),
+            a.turn ? 'turn' : s.dim('-'),
             s.dim(
               a.origin === 'bundled'
                 ? 'bundled'

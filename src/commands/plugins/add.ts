@@ -44,7 +44,7 @@ export default class PluginsAdd extends OmhCommand<PluginAdded> {
       description: 'An npm package spec (name, name@version), a path to a package folder, or a tarball.',
     }),
   }
-  static override examples = ['<%= config.bin %> plugins add omh-plugin-gemini', '<%= config.bin %> plugins add ./my-plugin', '<%= config.bin %> plugins add ./my-plugin-1.0.0.tgz']
+  static override examples = ['<%= config.bin %> plugins add omh-plugin-example', '<%= config.bin %> plugins add ./my-plugin', '<%= config.bin %> plugins add ./my-plugin-1.0.0.tgz']
 
   async run(): Promise<PluginAdded> {
     const { args } = await this.parse(PluginsAdd)

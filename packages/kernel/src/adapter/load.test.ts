@@ -42,6 +42,16 @@ describe('adapter schema', () => {
     expect((await check([...head, 'file = "$HOME/.x/login.json"', 'refresh = "tokens.refresh"', 'refresh_url = "https://auth.example/oauth/token"'].join('\n'))).problems).toEqual([])
   })
 
+  it('takes the release an adapter was checked against when `install` installs that version, and refuses it with its line when not', async () => {
+    const head = ['name = "x"', 'bin = "x"', 'install = "npm install -g @x/cli@1.2.3"']
+    const tail = ['[capabilities.rules]', 'path = "/work/AGENTS.md"', 'render = "concat"']
+    const pinned = await check([...head, 'release = { package = "@x/cli", version = "1.2.3" }', ...tail].join('\n'))
+    expect(pinned.problems).toEqual([])
+    expect(toAdapter('a.toml', pinned.data!).release).toEqual({ package: '@x/cli', version: '1.2.3' })
+    const stale = await check([...head, 'release = { package = "@x/cli", version = "1.2.4" }', ...tail].join('\n'))
+    expect(stale.problems.map((p) => [p.line, p.path, p.message])).toEqual([[4, 'release.version', 'is not what `install` installs: it should name @x/cli@1.2.4']])
+  })
+
   it('refuses `token` tables beside a kept login as problems, never as an internal error', async () => {
     const text = ['name = "x"', 'bin = "x"', 'install = "i"', '[capabilities.rules]', 'path = "/work/AGENTS.md"', 'render = "concat"', '[[logins]]', 'file = "$HOME/.x/login.json"', 'access = "a"', 'hosts = ["api.example"]', '[[token]]', 'constructor = [1]', '[token.__proto__]', 'x = 1'].join('\n')
     const { problems } = await check(text)

@@ -33,6 +33,8 @@ export interface Adapter {
   /** Arguments every session gives the harness, before the user's own. */
   readonly args: readonly string[]
   readonly install: string
+  /** The npm package and version the adapter's facts were checked against. */
+  readonly release?: { readonly package: string; readonly version: string }
   readonly creds: readonly string[]
   readonly egress: readonly string[]
   /** API keys kept outside the container, behind the credential proxy. */
@@ -143,6 +145,7 @@ export function toAdapter(file: string, data: AdapterFile): Adapter {
     bin: data.bin,
     args: data.args ?? [],
     install: data.install,
+    ...(data.release ? { release: data.release } : {}),
     creds: (data.creds ?? []).map(expandGuest),
     egress: data.egress ?? [],
     keys: data.keys ?? [],

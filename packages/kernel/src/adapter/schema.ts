@@ -270,6 +270,11 @@ export const adapterSchema = z
     args: z.optional(z.array(text)),
     /** Shell run as root in the harness image layer. */
     install: text,
+    /**
+     * The release this adapter's facts were checked against: the harness's npm package and the
+     * version `install` pins. `npm run drift` installs the newest release beside it and compares.
+     */
+    release: z.optional(z.strictObject({ package: text, version: text })),
     /** Guest paths holding credentials; a trailing `/` mounts a directory. */
     creds: z.optional(z.array(guestPathOf({ directory: true }))),
     /** Files whose real content proves a login. */
@@ -295,6 +300,11 @@ export const adapterSchema = z
         // A turn that left them out would drive a harness no session runs.
         if (Array.isArray(a.args) && a.args.length && isRecord(a.turn) && typeof a.turn['run'] === 'string' && !a.turn['run'].includes('"$@"')) {
           issue(ctx as unknown as Issues, ['turn', 'run'], 'runs the harness without the adapter\'s `args`, which every session passes: put `"$@"` where they go (`<bin> "$@" …`)')
+        }
+        // The pin is stated twice, where it is installed and where it is compared; they must agree.
+        if (isRecord(a.release) && typeof a.release['package'] === 'string' && typeof a.release['version'] === 'string' && typeof a.install === 'string') {
+          const pinned = `${a.release['package']}@${a.release['version']}`
+          if (!a.install.includes(pinned)) issue(ctx as unknown as Issues, ['release', 'version'], `is not what \`install\` installs: it should name ${pinned}`)
         }
         // A login file omh does not mount is no login the session has.
         // What `token` holds may be anything here (tables, arrays): its own problems are reported beside this one.
