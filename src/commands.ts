@@ -20,12 +20,14 @@ import Plugins from './commands/plugins/index.js'
 import PluginsAdd from './commands/plugins/add.js'
 import PluginsRm from './commands/plugins/rm.js'
 import Render from './commands/render.js'
+import SessionsAttach from './commands/sessions/attach.js'
 import SessionsCommit from './commands/sessions/commit.js'
 import SessionsDiff from './commands/sessions/diff.js'
 import SessionsDown from './commands/sessions/down.js'
 import SessionsAllow from './commands/sessions/allow.js'
 import SessionsEgress from './commands/sessions/egress.js'
 import SessionsExec from './commands/sessions/exec.js'
+import SessionsLogs from './commands/sessions/logs.js'
 import SessionsLs from './commands/sessions/ls.js'
 import SessionsPorts from './commands/sessions/ports.js'
 import SessionsPush from './commands/sessions/push.js'
@@ -62,11 +64,13 @@ export const COMMANDS = {
   'plugins:rm': PluginsRm,
   render: Render,
   'sessions:allow': SessionsAllow,
+  'sessions:attach': SessionsAttach,
   'sessions:commit': SessionsCommit,
   'sessions:diff': SessionsDiff,
   'sessions:down': SessionsDown,
   'sessions:egress': SessionsEgress,
   'sessions:exec': SessionsExec,
+  'sessions:logs': SessionsLogs,
   'sessions:ls': SessionsLs,
   'sessions:ports': SessionsPorts,
   'sessions:push': SessionsPush,

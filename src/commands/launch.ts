@@ -19,7 +19,14 @@ export interface HarnessWords {
  * `launch [flags] -- <harness> [args…]`. Creates or reuses a session, runs
  * the harness in it with the user's terminal, and exits with its status.
  */
-export default class Launch extends OmhCommand<PlanJson | undefined> {
+/** What `omh --detach <harness>` answers: where the harness now runs. */
+export interface DetachedJson {
+  readonly session: string
+  readonly branch: string
+  readonly harness: string
+}
+
+export default class Launch extends OmhCommand<PlanJson | DetachedJson | undefined> {
   static override hidden = true
   static override strict = false
   static override summary = 'Run a harness in a session: `omh [flags] <harness> [args…]`.'
@@ -30,15 +37,16 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
     return ''
   }
 
-  async run(): Promise<PlanJson | undefined> {
+  async run(): Promise<PlanJson | DetachedJson | undefined> {
     const { flags } = await this.parse(Launch)
     const { harness, args } = harnessWords(this.argv)
-    if (flags.json && !flags['dry-run']) throw usage('--json describes a plan, so it goes with --dry-run; a launch gives the terminal to the harness.')
+    if (flags.json && !flags['dry-run'] && !flags.detach) throw usage('--json describes a plan or a harness in the background, so it goes with --dry-run or --detach; a launch gives the terminal to the harness.')
     const kernel = await this.kernel()
     const request: LaunchRequest = {
       harness,
       args,
-      tty: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      tty: !flags.detach && Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      ...(flags.detach ? { detach: true } : {}),
       ...(flags.session ? { session: flags.session } : {}),
       ...(flags.new ? { fresh: true } : {}),
       ...(flags.name !== undefined ? { name: flags.name } : {}),
@@ -53,13 +61,23 @@ export default class Launch extends OmhCommand<PlanJson | undefined> {
       this.log(describePlan(preview, this.style).replace(/\n$/, ''))
       return undefined
     }
+    let started: DetachedJson | undefined
     const status = await launch(kernel, request, {
       context: { env: process.env, verbose: this.verbose, progress: (line) => this.notice(this.errStyle.dim(line)) },
       notice: (line) => this.notice(`${this.errStyle.bold('omh:')} ${line}`),
-      announce: (a) => this.announce(a),
+      announce: (a) => {
+        started = { session: a.session, branch: a.branch, harness: a.harness }
+        this.announce(a)
+      },
     })
     if (status !== 0) this.passOnStatus(status)
-    return undefined
+    if (!flags.detach || !started) return undefined
+    // The id alone on stdout, for a script to keep: `sid=$(omh --detach claude -p …)`.
+    if (!this.jsonEnabled()) {
+      this.notice(`${this.errStyle.bold('omh:')} ${started.harness} runs in the background in ${started.session}: \`omh sessions attach ${started.session}\` brings it here, \`omh sessions logs ${started.session}\` shows its output.`)
+      this.log(started.session)
+    }
+    return started
   }
 
   /** The one status line of a launch, after what the profile's resolution had to say. */

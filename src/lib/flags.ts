@@ -16,6 +16,12 @@ export const sharedFlags = {
   new: Flags.boolean({ summary: 'Start a new session instead of returning to the last one.', exclusive: ['session'], default: false }),
   name: Flags.string({ summary: 'Start a new session by this name (its branch is omh/<name>); --session <name> goes back into it.', exclusive: ['session'], helpValue: '<name>' }),
   'dry-run': Flags.boolean({ summary: 'Print what the launch would do, and create or start nothing.', default: false }),
+  detach: Flags.boolean({
+    char: 'd',
+    summary: 'Start the harness in the background and print its session id; `omh sessions attach` brings it to a terminal, `omh sessions logs` shows its output.',
+    exclusive: ['dry-run'],
+    default: false,
+  }),
 }
 
 /** A launch's own flags: they go before the harness name. */
@@ -24,6 +30,7 @@ export const launchFlags = {
   name: sharedFlags.name,
   session: sharedFlags.session,
   'dry-run': sharedFlags['dry-run'],
+  detach: sharedFlags.detach,
   runtime: sharedFlags.runtime,
   account: sharedFlags.account,
 }

@@ -33,3 +33,13 @@ export function printable(text: string, keep: readonly string[] = []): string {
 /** A JSON document whose strings show as text on a terminal: JSON escapes C0 itself, this the rest. */
 export const printableJson = (value: unknown): string =>
   JSON.stringify(value, null, 2).replace(ACTS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+// eslint-disable-next-line no-control-regex
+const SEQUENCES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[P^_X][^\u001b]*(?:\u001b\\)?|\u001b[ -/]*[0-~]|\u009b[0-?]*[ -/]*[@-~]/g
+
+/**
+ * What a program wrote to its terminal, as lines of text: its escape sequences (colours, cursor
+ * moves, titles, anything a terminal acts on) taken out, a carriage return that redraws a line
+ * made a line of its own, and every other control escaped as `printable` does.
+ */
+export const outputAsText = (output: string): string => printable(output.replace(SEQUENCES, '').replace(/\r+\n/g, '\n').replace(/\r/g, '\n'))

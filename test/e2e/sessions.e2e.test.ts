@@ -751,6 +751,55 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     expect((await omh(['sessions', 'rm', sid, '--force'], root, elsewhere)).status).toBe(0)
   })
 
+  it('starts harnesses in the background, each in a session of its own, keeps what they print, and refuses a second start where one runs', async () => {
+    // Three from one shell, as a user starts them: each prints its id and returns while its harness runs.
+    // Each runs until the test lets it go, so the second start below meets it running.
+    const started = await Promise.all(['one', 'two', 'three'].map((word) => run(['--detach', '--new', 'probe', `echo started-${word}; while [ ! -e /tmp/omh-go ]; do sleep 0.2; done; echo done-${word}; exit 3`])))
+    for (const r of started) expect(r.status, r.stderr).toBe(0)
+    const sids = started.map((r) => r.stdout.trim())
+    expect(new Set(sids).size).toBe(3)
+    for (const sid of sids) expect(sid).toMatch(/^s\d+$/)
+    expect(started[0]!.stderr).toContain(`probe runs in the background in ${sids[0]}`)
+    const [sid] = sids as [string]
+    // A second start where the probe runs is refused, naming what to do instead.
+    const again = await run(['--detach', '--session', sid, 'probe', 'true'])
+    expect(again.status).toBe(1)
+    expect(again.stderr).toContain(`probe already runs in session ${sid}, in the background`)
+    expect(again.stderr).toContain('Code: HARNESS_RUNNING')
+    const early = await run(['sessions', 'logs', sid, '--json'])
+    expect(early.status, early.stderr).toBe(0)
+    expect(JSON.parse(early.stdout).result.output).toContain('started-one')
+    // Once it exited: its whole output, its status kept, and nothing left to attach to.
+    expect((await run(['sessions', 'exec', sid, '--', 'touch', '/tmp/omh-go'])).status).toBe(0)
+    let logs = ''
+    for (let n = 0; n < 60 && !logs.includes('done-one'); n++) {
+      await new Promise((done) => setTimeout(done, 500))
+      logs = (await run(['sessions', 'logs', sid])).stdout
+    }
+    expect(logs).toContain(`probe: 1000:1000 in /work of session ${sid} as probe`)
+    expect(logs).toContain('done-one')
+    const attach = spawnSync('script', ['-qec', `${process.execPath} ${BIN} sessions attach ${sid}`, '/dev/null'], { cwd: root, env: { ...process.env, ...env, NO_COLOR: '1' }, encoding: 'utf8' })
+    expect(attach.status).toBe(1)
+    expect(attach.stdout).toContain('No harness runs in the background in session')
+    for (const s of sids) expect((await run(['sessions', 'rm', s, '--force'])).status).toBe(0)
+  })
+
+  it('brings a harness in the background to a terminal and passes on its status; its output reaches no terminal as commands', async () => {
+    const started = await run(['--detach', '--new', 'probe', "printf 'x\\033]0;owned\\007\\033[31mred\\033[0m\\n'; sleep 3; exit 7"])
+    expect(started.status, started.stderr).toBe(0)
+    const sid = started.stdout.trim()
+    // Attached with a terminal of its own (script), it waits for the harness and exits with its status.
+    const attach = spawnSync('script', ['-qec', `${process.execPath} ${BIN} sessions attach ${sid}`, '/dev/null'], { cwd: root, env: { ...process.env, ...env, NO_COLOR: '1' }, encoding: 'utf8', timeout: 60_000 })
+    expect(attach.status, attach.stdout).toBe(7)
+    const shown = await run(['sessions', 'logs', sid])
+    expect(shown.stdout).toContain('xred')
+    expect(shown.stdout).not.toContain('\u001b')
+    expect(shown.stdout).not.toContain('\u0007')
+    const raw = await run(['sessions', 'logs', sid, '--raw'])
+    expect(raw.stdout).toContain('\u001b[31mred')
+    expect((await run(['sessions', 'rm', sid, '--force'])).status).toBe(0)
+  })
+
   it('stops a session and leaves no placeholder behind', async () => {
     expect(existsSync(path.join(worktree('s01'), 'AGENTS.md'))).toBe(true)
     const r = await run(['sessions', 'down', '--all'])

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { OmhError, PROFILE_INVALID, USE_UNKNOWN } from '../../packages/plugin-api/src/index.js'
 import { formatError } from '../../src/lib/failure.js'
-import { printable } from '../../src/lib/printable.js'
+import { printable, outputAsText } from '../../src/lib/printable.js'
 import { createStyle, STYLE_SEQUENCES } from '../../src/lib/style.js'
 import { table } from '../../src/lib/table.js'
 
@@ -21,6 +21,15 @@ describe('printable', () => {
 
   it('keeps only the escapes it is told to keep', () => {
     expect(printable(`${ESC}[1mbold${ESC}[22m${CLEAR}`, [`${ESC}[1m`, `${ESC}[22m`])).toBe(`${ESC}[1mbold${ESC}[22m\\x1b[2J`)
+  })
+})
+
+describe('outputAsText', () => {
+  it("shows what a program wrote to its terminal as lines of text: its sequences gone, a redraw a line of its own, nothing left to act on", () => {
+    const written = `${TITLE}${CLEAR}${ESC}[31mred${ESC}[0m\r\n50%\r100%\r\n${ESC}P1$r${ESC}\\${ESC}7x${ESC}8\u009b2Jy\u0000\u202e`
+    const shown = outputAsText(written)
+    expect(shown).toBe('red\n50%\n100%\nxy\\x00\\u202e')
+    expect(shown).not.toMatch(ACTS)
   })
 })
 

@@ -3,7 +3,7 @@
  * (`/opt/omh`) rather than installed with the image's package manager, so a
  * harness runs on the project's own image whatever it is. Built once on
  * omh's base (Debian, with Node): Node (with its headers), git, dtach, sshd,
- * jq, ripgrep, less and sleep, each with the libraries it links and a dynamic loader of its own
+ * jq, ripgrep, less, sleep and script (which records a harness in the background), each with the libraries it links and a dynamic loader of its own
  * (patchelf points every program at `/opt/omh/lib/ld.so`), so they run on a
  * glibc of any age and on musl alike, and never touch the image's libraries.
  *
@@ -19,6 +19,8 @@ export const TOOLSET = '/opt/omh'
 export const TOOLSET_NODE = `${TOOLSET}/libexec/node`
 /** What keeps a session container alive between harnesses. */
 export const TOOLSET_SLEEP = `${TOOLSET}/libexec/sleep`
+/** util-linux's `script`: a harness in the background runs under it, so its terminal output is kept. */
+export const TOOLSET_SCRIPT = `${TOOLSET}/libexec/script`
 export const TOOLSET_SSHD = `${TOOLSET}/libexec/sshd`
 export const TOOLSET_SSH_KEYGEN = `${TOOLSET}/libexec/ssh-keygen`
 /** Where a harness's `install` puts its files (`$OMH_PREFIX`, npm's global prefix during the install). */
@@ -53,7 +55,7 @@ inc="$(dirname "$(readlink -f "$(command -v node)")")/../include/node"
 if [ -d "$inc" ]; then mkdir -p $P/include && cp -r "$inc" $P/include/
 elif (cd /tmp && npm pack --silent "node-linux-$(node -p process.arch)@$v" >/dev/null && tar xzf node-linux-*-"$v".tgz package/include); then mkdir -p $P/include && cp -r /tmp/package/include/node $P/include/ && rm -rf /tmp/package /tmp/node-linux-*.tgz
 else echo "omh: no headers for Node $v: a native addon builds only where node-gyp can download them" >&2; fi
-for b in dtach jq rg less sleep ssh-keygen; do bundle "$(command -v $b)" $P/libexec/$b; done
+for b in dtach script jq rg less sleep ssh-keygen; do bundle "$(command -v $b)" $P/libexec/$b; done
 bundle /usr/sbin/sshd $P/libexec/sshd
 bundle /usr/bin/git $P/libexec/git
 seen=

@@ -168,6 +168,13 @@ export const EGRESS_CHECK_FAILED = define({
     `Each ✗ above names the rule it tests and what was seen. A rule that does not let through is an allowlist to fix (\`omh sessions egress ${session}\` shows what the proxy decided); a destination that should be closed and is not means the engine's networks isolate less than omh needs: report it with \`omh doctor --network --verbose\`.`,
 })
 
+export const DETACH_UNSUPPORTED = define({
+  code: 'DETACH_UNSUPPORTED',
+  exit: 1,
+  message: (harness: string, sid: string, why: string) => `${harness} cannot run in the background in session ${sid}: ${why}.`,
+  hint: (harness: string) => `Run it with your terminal instead: \`omh ${harness}\`.`,
+})
+
 export const DOCTOR_FAILED = define({
   code: 'DOCTOR_FAILED',
   exit: 1,
@@ -336,6 +343,14 @@ export const GIT_FAILED = define({
   hint: (root: string) => `Nothing was changed by omh. Check the repository at ${root} (\`git status\`), then run again; --verbose shows git's output.`,
 })
 
+export const HARNESS_RUNNING = define({
+  code: 'HARNESS_RUNNING',
+  exit: 1,
+  message: (harness: string, sid: string) => `${harness} already runs in session ${sid}, in the background.`,
+  hint: (harness: string, sid: string) =>
+    `Bring it to this terminal with \`omh sessions attach ${sid}\`, read what it printed with \`omh sessions logs ${sid}\`, or start another in a new session: \`omh --detach --new ${harness}\`.`,
+})
+
 export const HOOK_INVALID = define({
   code: 'HOOK_INVALID',
   exit: 2,
@@ -424,6 +439,13 @@ export const MOUNTPOINT_LINK = define({
     `${link} is a symbolic link (to ${target}); omh creates no mountpoint through a link, so it did not make ${mountpoint}.`,
   hint: (link: string) =>
     `Remove the link (\`rm ${link}\`: it is in the session's worktree or an account's credentials, not your checkout) and launch again, or bind the adapter to a path that holds no link.`,
+})
+
+export const NOTHING_IN_BACKGROUND = define({
+  code: 'NOTHING_IN_BACKGROUND',
+  exit: 1,
+  message: (sid: string, what: string) => `${what} in session ${sid}.`,
+  hint: (sid: string) => `Start a harness in the background with \`omh --detach --session ${sid} <harness>\`, or with your terminal: \`omh --session ${sid} <harness>\`.`,
 })
 
 export const NOTHING_TO_COMMIT = define({

@@ -6,6 +6,7 @@ export { keptSetupsDirs, listKept, removeKept, type KeptSetup } from './environm
 export { defaultEnvironment, ensureImage, type EnvironmentImage, type ImageAdapter, type ImageOptions, type ImagePlan, planImages, TOOLSET_NODE } from '@omh/image'
 export { omhImages, removeImages, unused, type OmhImage } from './image-inventory.js'
 export { attach, type Attached } from './session/attach.js'
+export { attachArgv, backgroundHarnesses, logsArgv, statusArgv, type BackgroundHarness } from './session/background.js'
 export { copyBack, readCopied, removeVolumes } from './engine-files/copied.js'
 export { createSession, removeSession } from './session/create.js'
 export { git } from './host/git.js'

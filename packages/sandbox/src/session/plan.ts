@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { credentialHostPath } from '../accounts.js'
 import { userSpec, type AgentUser } from '../agent-user.js'
-import { GUEST_SOCKETS, TOOLSET_SLEEP } from '@omh/image'
+import { GUEST_SOCKETS, TOOLSET_NODE, TOOLSET_SCRIPT, TOOLSET_SLEEP } from '@omh/image'
 import { GUEST_HOME, GUEST_WORK, type ContainerSpec, type Mount, type ResourceLimits, type StagedEntry, type VolumeMount } from '@omh/plugin-api'
 import { byText } from '@omh/plugin-kit'
 import { LABEL, containerName } from '../host/layout.js'
@@ -206,24 +206,71 @@ export interface HarnessCommand {
   readonly args: readonly string[]
 }
 
+/** How a harness meets the user: through pipes, with their terminal, or in the background. */
+export type HarnessMode = 'pipe' | 'terminal' | 'detached'
+
+/** Where a session keeps what a harness under dtach leaves: its socket, its exit status and its output. */
+export const harnessFiles = (harness: string) => ({
+  socket: `${GUEST_SOCKETS}/${harness}.sock`,
+  status: `${GUEST_SOCKETS}/${harness}.status`,
+  log: `${GUEST_SOCKETS}/${harness}.log`,
+})
+
+/** What of a harness's output a session keeps: the last half of this in `<harness>.log`, the half before in `.log.1`. */
+export const HARNESS_LOG_BYTES = 2 * 1024 * 1024
+
 /**
- * The command a harness runs under: its executable, the adapter's arguments,
- * then the user's. With a terminal it runs inside dtach when the image has it,
- * so closing the terminal leaves it running and the next launch reattaches
- * (Ctrl-\ detaches); the harness's exit status is kept in a file because
- * dtach does not pass it on. Without a terminal it runs as is.
+ * The command a harness runs under: its executable, the adapter's arguments, then the user's.
+ * Through pipes it runs as is. With a terminal, or in the background, it runs inside dtach when
+ * the image has it, so closing the terminal leaves it running and the next launch (or
+ * `omh sessions attach`) attaches to it again (Ctrl-\ detaches); the harness's exit status is
+ * kept in a file because dtach does not pass it on. A harness started there runs under `script`,
+ * which keeps its terminal output for `omh sessions logs`, within HARNESS_LOG_BYTES.
  */
-export function harnessArgv(harness: HarnessCommand, args: readonly string[], tty: boolean): string[] {
+export function harnessArgv(harness: HarnessCommand, args: readonly string[], mode: HarnessMode): string[] {
   const argv = [harness.bin, ...harness.args, ...args]
-  if (!tty) return argv
-  return ['sh', '-c', SUPERVISE, 'omh-launch', harness.name, ...argv]
+  if (mode === 'pipe') return argv
+  return ['sh', '-c', SUPERVISE, 'omh-launch', mode, harness.name, RECORD, KEEP_LOG, ...argv]
 }
 
-const SUPERVISE = `h=$1; shift
-if command -v dtach >/dev/null 2>&1; then
-  d=${GUEST_SOCKETS}; mkdir -p "$d"; rm -f "$d/$h.status"
-  dtach -A "$d/$h.sock" -r winch -z sh -c '"$@"; echo $? > "$0"' "$d/$h.status" "$@"
-  if [ -f "$d/$h.status" ]; then exit "$(cat "$d/$h.status")"; fi
-  exit 0
+/** What a start in the background exits with when the harness already runs there, or the image has no dtach. */
+export const DETACHED_ALREADY = 75
+export const DETACHED_NO_DTACH = 70
+
+/** Starts the harness in dtach, or attaches to the one already there. */
+const SUPERVISE = `m=$1 h=$2 record=$3 keep=$4; shift 4
+if ! command -v dtach >/dev/null 2>&1; then
+  [ "$m" = detached ] && { echo "omh: the session's image has no dtach, which a harness in the background runs under" >&2; exit ${DETACHED_NO_DTACH}; }
+  exec "$@"
 fi
-exec "$@"`
+d=${GUEST_SOCKETS}; mkdir -p "$d"; s="$d/$h.sock"
+if [ -S "$s" ] && ${TOOLSET_NODE} -e "require('net').connect(process.argv[1]).on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))" "$s"; then
+  [ "$m" = detached ] && { echo "omh: $h already runs in this session" >&2; exit ${DETACHED_ALREADY}; }
+else
+  rm -f "$s" "$d/$h.status"
+fi
+# The harness's words as one line for script's shell, each single-quoted.
+sq="'" q=
+for a; do
+  r=
+  while :; do case $a in *"$sq"*) r="$r\${a%%"$sq"*}'\\\\''"; a=\${a#*"$sq"} ;; *) r="$r$a"; break ;; esac; done
+  q="$q '$r'"
+done
+if [ "$m" = detached ]; then exec dtach -n "$s" -r winch -z sh -c "$record" omh-record "$d" "$h" "$q" "$keep"; fi
+dtach -A "$s" -r winch -z sh -c "$record" omh-record "$d" "$h" "$q" "$keep"
+if [ -f "$d/$h.status" ]; then exit "$(cat "$d/$h.status")"; fi
+exit 0`
+
+/** Runs the harness under script, its output through a FIFO to KEEP_LOG, and keeps its exit status. */
+const RECORD = `d=$1 h=$2 q=$3 keep=$4
+p="$d/$h.pipe"; rm -f "$p"; mkfifo -m 600 "$p" || exit 1
+${TOOLSET_NODE} -e "$keep" "$d/$h.log" ${HARNESS_LOG_BYTES} < "$p" &
+${TOOLSET_SCRIPT} -qfe -c "$q" "$p"
+echo $? > "$d/$h.status"
+wait
+rm -f "$p"`
+
+/** Keeps a harness's output in two files of half the limit each: the newest, and the one before. */
+const KEEP_LOG = `const fs = require('fs'); const [log, limit] = process.argv.slice(1); const half = Number(limit) / 2;
+let fd = fs.openSync(log, 'a'); let size = fs.fstatSync(fd).size;
+process.stdin.on('data', (b) => { if (size + b.length > half) { fs.closeSync(fd); fs.renameSync(log, log + '.1'); fd = fs.openSync(log, 'w'); size = 0 } fs.writeSync(fd, b); size += b.length })`

@@ -326,14 +326,18 @@ describe("the harness's command line", () => {
   const claude = { name: 'claude', bin: 'claude', args: ['--allowedTools=Grep(./**),Glob(./**)'] }
 
   it("puts the adapter's arguments after the executable and before the user's, each one word", () => {
-    expect(harnessArgv(claude, ['mcp', 'list'], false)).toEqual(['claude', '--allowedTools=Grep(./**),Glob(./**)', 'mcp', 'list'])
-    expect(harnessArgv({ ...claude, args: [] }, ['--version'], false)).toEqual(['claude', '--version'])
+    expect(harnessArgv(claude, ['mcp', 'list'], 'pipe')).toEqual(['claude', '--allowedTools=Grep(./**),Glob(./**)', 'mcp', 'list'])
+    expect(harnessArgv({ ...claude, args: [] }, ['--version'], 'pipe')).toEqual(['claude', '--version'])
   })
 
   it('keeps that order under the supervisor a terminal gets, which names the session by the harness', () => {
-    const argv = harnessArgv(claude, ['--allowedTools=Bash(git:*)', 'fix it'], true)
-    expect(argv.slice(0, 2)).toEqual(['sh', '-c'])
-    expect(argv.slice(3)).toEqual(['omh-launch', 'claude', 'claude', '--allowedTools=Grep(./**),Glob(./**)', '--allowedTools=Bash(git:*)', 'fix it'])
+    for (const mode of ['terminal', 'detached'] as const) {
+      const argv = harnessArgv(claude, ['--allowedTools=Bash(git:*)', 'fix it'], mode)
+      expect(argv.slice(0, 2)).toEqual(['sh', '-c'])
+      expect(argv.slice(3, 5)).toEqual(['omh-launch', mode])
+      expect(argv.slice(5, 6)).toEqual(['claude'])
+      expect(argv.slice(8)).toEqual(['claude', '--allowedTools=Grep(./**),Glob(./**)', '--allowedTools=Bash(git:*)', 'fix it'])
+    }
   })
 })
 

@@ -175,7 +175,7 @@ async function launchOnce(kernel: KernelView, request: LaunchRequest, host: Laun
       })
     }
     const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
-    return await run(at, prepared, seen.runtime, host, kept)
+    return await run(at, prepared, seen.runtime, host, way, kept)
   } catch (error) {
     claimed.engine?.way?.stop()
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)

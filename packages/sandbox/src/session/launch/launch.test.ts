@@ -323,6 +323,27 @@ describe('launch', () => {
     expect(t.fake.containers.get(`omh-${t.repo.id}-s01`)!.spec.labels['omh.files']).toBe('mounted')
   })
 
+  it('starts a harness in the background without a terminal, returns once it runs, and fires no `launched` for a harness still running', async () => {
+    const t = await setup()
+    const ended: number[] = []
+    const kernel = withLaunchTaps(t.kernel, { beforeLaunch: [], launched: [{ name: 'ended', fn: async (_plan, status) => void ended.push(status) }] })
+    expect(await launch(kernel, request({ detach: true }), t.host)).toBe(0)
+    const exec = t.fake.execs.at(-1)!
+    expect(exec.options).toMatchObject({ tty: false, interactive: false })
+    expect(exec.argv.slice(3, 6)).toEqual(['omh-launch', 'detached', 'h'])
+    expect(ended).toEqual([])
+  })
+
+  it('refuses a second harness in the background where one runs, and one in a session whose files are copied', async () => {
+    const t = await setup()
+    t.fake.status = 75
+    expect((await failure(() => launch(t.kernel, request({ detach: true }), t.host))).code).toBe('HARNESS_RUNNING')
+    const copied = await setup('', fakeRuntime({ ways: ['copied'] }))
+    const error = await failure(() => launch(copied.kernel, request({ detach: true }), copied.host))
+    expect(error.code).toBe('DETACH_UNSUPPORTED')
+    expect(error.message).toContain('its files are copied to an engine that does not share this disk')
+  })
+
   it('asks again about the image a beforeLaunch tap put in the plan', async () => {
     const t = await setup()
     const otherImage = async (plan: LaunchPlan) => ({ ...plan, spec: { ...plan.spec, image: 'img:2' } })

@@ -95,7 +95,7 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
     branch: branchOf(sid),
     worktree: paths.worktree,
     spec: planned.spec,
-    exec: harnessArgv(adapter, [...(proxied?.args ?? []), ...at.request.args], at.request.tty),
+    exec: harnessArgv(adapter, [...(proxied?.args ?? []), ...at.request.args], at.request.detach ? 'detached' : at.request.tty ? 'terminal' : 'pipe'),
   })
   const spec = stamp(plan.spec, { ...contentDigests(files), ...networkSettings(kernel.settings) })
   const withEnvironment = environment ? { environment } : {}

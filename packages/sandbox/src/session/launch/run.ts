@@ -4,27 +4,33 @@
  * so a failed first launch leaves nothing behind.
  */
 import path from 'node:path'
-import { GUEST_WORK, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
+import { DETACH_UNSUPPORTED, GUEST_WORK, HARNESS_RUNNING, OmhError, type FileWay, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { userSpec } from '../../agent-user.js'
 import { copyBack } from '../../engine-files/copied.js'
 import { egressDir, egressOf, proxyName, sessionAllowFile, sessionEgress, watchAllowlist } from '../../network/egress.js'
 import { removeSession } from '../create.js'
 import { offerKeptLaunch, type KeptLaunchOffer } from '../kept.js'
 import { containerName } from '../../host/layout.js'
+import { DETACHED_ALREADY, DETACHED_NO_DTACH } from '../plan.js'
 import { clearMountpoints } from '../mountpoints.js'
 import { takeDown } from '../teardown.js'
 import { ignore } from './shared.js'
 import type { Launch, LaunchHost, Prepared } from './types.js'
 
-/** Phase 4: the harness, with the user's terminal; its exit status is the launch's. */
+/**
+ * Phase 4: the harness, with the user's terminal; its exit status is the launch's. In the
+ * background, the exec returns once dtach runs the harness, and the launch with it.
+ */
 export async function run(
   at: Launch,
   prepared: Prepared,
   runtime: RuntimePlugin,
   host: LaunchHost,
+  way: FileWay,
   kept?: Pick<KeptLaunchOffer, 'containers' | 'run' | 'harness'>,
 ): Promise<number> {
   const { kernel, adapter } = at
+  if (at.request.detach) return detached(at, prepared, runtime, host, way)
   const allowlist = egressOf(kernel.settings, adapter).mode === 'allowlist'
   const dir = egressDir(prepared.paths.run)
   const files = [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file), sessionAllowFile(dir)]
@@ -63,6 +69,24 @@ export async function run(
   // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
   await copyBack(runtime, prepared.paths.run, host.context)
   await at.hooks.launched.promise(prepared.plan, result.exitCode)
+  return result.exitCode
+}
+
+/**
+ * Starts the harness under dtach and returns. The session's network and the allowlist the
+ * container was given stay; an edit to the settings' allowlist reaches the proxy at the next
+ * launch or attach (`omh sessions allow` reaches it at once).
+ */
+async function detached(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost, way: FileWay): Promise<number> {
+  const sid = prepared.plan.session
+  // Work done on an engine that does not share this disk comes home when a launch that waits sees the harness exit.
+  if (way === 'copied') {
+    throw OmhError.of(DETACH_UNSUPPORTED, { args: [at.adapter.name, sid, 'its files are copied to an engine that does not share this disk'], hintArgs: [at.adapter.name] })
+  }
+  const options = { tty: false, interactive: false, user: userSpec(at.agent), workdir: GUEST_WORK, env: { OMH_HARNESS: at.adapter.name } }
+  const result = await runtime.exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
+  if (result.exitCode === DETACHED_ALREADY) throw OmhError.of(HARNESS_RUNNING, { args: [at.adapter.name, sid], hintArgs: [at.adapter.name, sid] })
+  if (result.exitCode === DETACHED_NO_DTACH) throw OmhError.of(DETACH_UNSUPPORTED, { args: [at.adapter.name, sid, "the session's image has no dtach"], hintArgs: [at.adapter.name] })
   return result.exitCode
 }
 

@@ -27,6 +27,8 @@ export interface LaunchRequest extends SessionChoice {
   readonly account?: string
   /** Give the harness the user's terminal. */
   readonly tty: boolean
+  /** Start the harness in the background, under dtach, and return once it runs. */
+  readonly detach?: boolean
 }
 
 /** What the launch tells the user once the container is ready, just before the harness starts. */
