@@ -80,6 +80,7 @@ describe('omh doctor, every harness', () => {
     expect(reports.map((x) => [x.harness, x.ok])).toEqual([
       ['claude', true],
       ['codex', false],
+      ['copilot', true],
       ['gemini', true],
       ['opencode', true],
     ])
@@ -108,6 +109,7 @@ describe('omh doctor, every harness', () => {
     expect(reports.map((x) => [x.harness, x.ok, x.error?.code])).toEqual([
       ['claude', true, undefined],
       ['codex', false, 'ACCOUNT_NOT_FOUND'],
+      ['copilot', false, 'ACCOUNT_NOT_FOUND'],
       ['gemini', false, 'ACCOUNT_NOT_FOUND'],
       ['opencode', false, 'ACCOUNT_NOT_FOUND'],
     ])
@@ -121,6 +123,7 @@ describe('omh doctor, every harness', () => {
     expect(r.json().result.reports.map((x: Report) => [x.harness, x.ok])).toEqual([
       ['claude', true],
       ['codex', true],
+      ['copilot', true],
       ['gemini', true],
       ['opencode', true],
     ])

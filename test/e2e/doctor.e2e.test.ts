@@ -15,7 +15,7 @@ import { ENGINES, RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, re
 import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'opencode', 'codex', 'gemini'] as const
+const HARNESSES = ['claude', 'opencode', 'codex', 'gemini', 'copilot'] as const
 /** The run's engines; OMH_DOCTOR_ENGINES=docker (or podman) narrows them by hand. */
 const ON = ENGINES.filter((e) => (process.env['OMH_DOCTOR_ENGINES'] ?? e).split(',').includes(e))
 
@@ -61,8 +61,12 @@ describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
     expect(report.dropped.map((d) => `${d.capability} ${d.name}: ${d.reason}`)).toEqual(harness === 'codex' ? ['hooks omh-hook-search: no `search` tool'] : [])
     // Codex has no slash commands since 0.117, and limits an agent's sandbox, not its tools: the
     // command is a skill, the reading subagent a read-only agent, and the harness shows both.
+    // Copilot reads no commands of the user's: the command is a skill there too.
     expect(report.translated.map((t) => `${t.capability} ${t.name}: ${t.to}`)).toEqual(
-      harness === 'codex' ? ['commands omh-cmd-probe: a skill', 'subagents omh-agent-reader: an agent with sandbox_mode = "read-only"'] : [],
+      {
+        codex: ['commands omh-cmd-probe: a skill', 'subagents omh-agent-reader: an agent with sandbox_mode = "read-only"'],
+        copilot: ['commands omh-cmd-probe: a skill'],
+      }[harness as string] ?? [],
     )
     for (const item of ['omh-cmd-probe', 'omh-agent-reader']) {
       expect(report.checks.some((c) => c.kind === 'harness' && c.items?.includes(item) && c.ok && !c.warning), item).toBe(true)

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PLUGIN_API_VERSION, defineRenderer, type RenderContext, type RenderInput, type RenderOutput } from '@omh/plugin-api'
 import { parseHooksDocuments, translateHooks } from '@omh/plugin-kit'
+import * as z from 'zod/mini'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
 const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
@@ -16,6 +17,15 @@ const MANAGED_KEYS = new Set(['enabledMcpjsonServers'])
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`
 
 /**
+ * `refusals_last`: the harness runs an event's hooks in the file's order and skips the rest once
+ * one refuses the call, so each event's refusing hooks are written after the others, which then
+ * run for every call as they would where all hooks run. A call is refused as before; the model
+ * reads the first refusal that acts.
+ */
+const options = z.strictObject({ refusals_last: z._default(z.boolean(), false) })
+export type ClaudeSettingsOptions = z.infer<typeof options>
+
+/**
  * The project MCP servers Claude must be told it may start. A project
  * `.mcp.json` is only listed, "pending approval", until the user settings
  * approve it; `enabledMcpjsonServers` approves exactly the servers omh put
@@ -28,9 +38,15 @@ function mcpApproval(input: RenderInput, context: RenderContext): string[] {
   return input.profile.mcp.map((server) => server.name)
 }
 
-function renderClaude(input: RenderInput, context: RenderContext): RenderOutput {
-  const hooks = input.capability === 'hooks' ? input.items : []
-  const { document, dropped } = translateHooks(hooks, input.binding, input.adapter.tools)
+function renderClaude(input: RenderInput<ClaudeSettingsOptions | undefined>, context: RenderContext): RenderOutput {
+  const selected = input.capability === 'hooks' ? input.items : []
+  const hooks = input.options?.refusals_last
+    ? [...selected.filter((h) => h.action.kind !== 'refuse'), ...selected.filter((h) => h.action.kind === 'refuse')]
+    : selected
+  const translated = translateHooks(hooks, input.binding, input.adapter.tools)
+  const { document } = translated
+  // Drops are reported in selection order, as the user listed the hooks.
+  const dropped = [...translated.dropped].sort((a, b) => selected.findIndex((h) => h.name === a.name) - selected.findIndex((h) => h.name === b.name))
   const approve = mcpApproval(input, context)
   const settings = {
     ...(Object.keys(document).length ? { hooks: document } : {}),
@@ -47,6 +63,7 @@ export default defineRenderer({
   meta: { name, version },
   formats: [CLAUDE_SETTINGS],
   classes: ['hooks'],
+  options,
   render: renderClaude,
   parse: (documents, context) => parseHooksDocuments(documents, context, MANAGED_KEYS),
 })

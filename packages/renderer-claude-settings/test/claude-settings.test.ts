@@ -110,6 +110,21 @@ describe('claude-settings: every generated hook does what its definition says', 
     ])
   })
 
+  it('with refusals_last, writes each event\'s refusing hooks after the others, and reports drops in selection order', () => {
+    const hooks = [
+      hook('refuse-first', { on: 'before-tool', tools: ['shell'], refuse: 'No.' }),
+      hook('late-advice', { on: 'turn-end', inject: 'Done?' }),
+      hook('guard', { on: 'before-tool', run: 'true' }),
+      hook('advise', { on: 'before-tool', tools: ['shell'], inject: 'Careful.' }),
+    ]
+    const input = { ...hooksInput(hooks, claude), options: { refusals_last: true } }
+    const ordered = renderer.render(input, context) as RenderOutput
+    expect([...commands(ordered)].map(([name, c]) => `${c.event} ${c.matcher ?? '*'} ${name}`)).toEqual(['PreToolUse * guard', 'PreToolUse Bash advise', 'PreToolUse Bash refuse-first'])
+    expect(ordered.dropped.map((d) => d.name)).toEqual(['late-advice'])
+    // Without the option the selection's order stands.
+    expect([...commands(render(hooks))].map(([name]) => name)).toEqual(['refuse-first', 'guard', 'advise'])
+  })
+
   it('drops advice at turn-end by name: Claude has no channel for it there', () => {
     expect(out.dropped).toEqual([{ capability: 'hooks', name: 'remind', reason: 'no way to inject text at `turn-end`' }])
   })

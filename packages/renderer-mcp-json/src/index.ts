@@ -1,12 +1,22 @@
 import { readFileSync } from 'node:fs'
 import { PLUGIN_API_VERSION, defineRenderer, serverValues, type CombinePart, type CombineResult, type DroppedItem, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
 import { jsonSyntax, readServers, referSecrets } from '@omh/plugin-kit'
+import * as z from 'zod/mini'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
 const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
 
 /** What the harness would substitute: `${VAR}` and `${VAR:-default}`. */
 const SUBSTITUTION = /\$\{([^}]*)\}/
+/** What a harness that also reads a bare `$VAR` would substitute. */
+const BARE_SUBSTITUTION = /\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)/
+
+/**
+ * `bare_variables`: the harness substitutes `$VAR` as well as `${VAR}` in every
+ * string of a server, so a value holding either is refused.
+ */
+const options = z.strictObject({ bare_variables: z._default(z.boolean(), false) })
+export type McpJsonOptions = z.infer<typeof options>
 
 type Entry = Record<string, unknown>
 
@@ -27,7 +37,8 @@ export function entryOf(server: McpServer, env: Record<string, string> = {}): En
   return { type: server.transport, url: server.url, headers: values(server.headers) }
 }
 
-export function renderServers(servers: readonly McpServer[], harness: string) {
+export function renderServers(servers: readonly McpServer[], harness: string, bareVariables = false) {
+  const substituted = bareVariables ? BARE_SUBSTITUTION : SUBSTITUTION
   const dropped: DroppedItem[] = []
   const refused: RefusedValue[] = []
   const mcpServers: Record<string, Entry> = {}
@@ -38,8 +49,8 @@ export function renderServers(servers: readonly McpServer[], harness: string) {
       continue
     }
     for (const [field, value] of serverValues(server)) {
-      if (SUBSTITUTION.test(value)) {
-        refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} substitutes \`\${…}\` in this file` })
+      if (substituted.test(value)) {
+        refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} substitutes \`${bareVariables ? '$…' : '${…}'}\` in this file` })
       }
     }
     mcpServers[server.name] = entryOf(server, env)
@@ -136,9 +147,10 @@ export default defineRenderer({
   meta: { name, version },
   formats: ['mcp-json'],
   classes: ['mcp'],
+  options,
   render(input): RenderOutput {
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
-    const { mcpServers, dropped, refused, env } = renderServers(input.items, input.adapter.name)
+    const { mcpServers, dropped, refused, env } = renderServers(input.items, input.adapter.name, input.options?.bare_variables)
     if (!Object.keys(mcpServers).length) return { files: [], dropped, refused }
     return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused, ...(Object.keys(env).length ? { env } : {}) }
   },

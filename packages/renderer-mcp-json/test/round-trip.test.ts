@@ -8,7 +8,8 @@ const SUBSTITUTED = /\$\{[^}]*\}/
 const literal = (s: McpServer) => serverValues(s).every(([, v]) => !SUBSTITUTED.test(v))
 const hasCwd = (s: McpServer) => s.transport === 'stdio' && s.cwd !== undefined
 
-const mcpInput = (format: string, xs: readonly McpServer[], path = '/work/servers') => renderInput('mcp', format, xs, { binding: { path } })
+const mcpInput = (format: string, xs: readonly McpServer[], path = '/work/servers', bareVariables = false) =>
+  renderInput('mcp', format, xs, { binding: { path }, options: { bare_variables: bareVariables } })
 const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, env })
 
 testRenderer(plugin, {
@@ -38,6 +39,21 @@ describe('mcp-json', () => {
       { capability: 'mcp', name: 'web', field: 'url', value: 'https://x/${PATH}', reason: 'h substitutes `${…}` in this file' },
       { capability: 'mcp', name: 'web', field: 'headers.Authorization', value: 'Bearer ${TOKEN:-none}', reason: 'h substitutes `${…}` in this file' },
     ])
+  })
+
+  it('with bare_variables, refuses a bare $VAR too, everywhere, and keeps a secret as ${NAME}', () => {
+    const stdio: McpServer = { name: 'cli', transport: 'stdio', command: '$NODE', args: ['a$HOME.b', '$5', 'price: $$'], env: { KEY: '<secret API_KEY>', P: '${PATH}' } }
+    const out = plugin.render(mcpInput('mcp-json', [stdio], '/work/servers', true), renderContext) as RenderOutput
+    const reason = 'h substitutes `$…` in this file'
+    expect(out.refused).toEqual([
+      { capability: 'mcp', name: 'cli', field: 'command', value: '$NODE', reason },
+      { capability: 'mcp', name: 'cli', field: 'args[0]', value: 'a$HOME.b', reason },
+      { capability: 'mcp', name: 'cli', field: 'env.P', value: '${PATH}', reason },
+    ])
+    expect(JSON.parse((out.files[0] as { content: string }).content).mcpServers.cli.env.KEY).toBe('${API_KEY}')
+    // Without the option only `${…}` is the harness's: a bare `$` is text.
+    const plain = plugin.render(mcpInput('mcp-json', [stdio]), renderContext) as RenderOutput
+    expect(plain.refused?.map((r) => r.field)).toEqual(['env.P'])
   })
 
   it('names ${VAR} in env and headers as <secret VAR>, resolves the rest from the host, and leaves a server naming an unset one', () => {
