@@ -83,6 +83,7 @@ describe('omh doctor, every harness', () => {
       ['copilot', true],
       ['gemini', true],
       ['opencode', true],
+      ['pi', true],
     ])
     const codex = reports[1]!
     expect(codex.error).toMatchObject({ code: 'ACCOUNT_AMBIGUOUS', message: expect.stringContaining('several accounts') })
@@ -112,6 +113,7 @@ describe('omh doctor, every harness', () => {
       ['copilot', false, 'ACCOUNT_NOT_FOUND'],
       ['gemini', false, 'ACCOUNT_NOT_FOUND'],
       ['opencode', false, 'ACCOUNT_NOT_FOUND'],
+      ['pi', false, 'ACCOUNT_NOT_FOUND'],
     ])
     expect(reports[0]!.account).toBe('work')
   })
@@ -126,6 +128,7 @@ describe('omh doctor, every harness', () => {
       ['copilot', true],
       ['gemini', true],
       ['opencode', true],
+      ['pi', true],
     ])
   })
 })

@@ -15,7 +15,7 @@ import { ENGINES, removeBuiltImages, type Engine } from '../helpers/engines.js'
 import { doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot'] as const
+const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi'] as const
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
 
 const reportOf = doctorReport
@@ -57,7 +57,7 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // no such tool); Codex's apply_patch reaches its edit hook, and Copilot's grep its Grep hooks.
     expect(notInvoked).toEqual([])
     expect(turn.unreached).toEqual([])
-    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked' }[harness])
+    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked' }[harness])
     for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
     // The turn runs every hook as if its `when` passed: the refusal meant for `git push` refuses the
     // turn's shell call, and the model reads it.
@@ -75,7 +75,8 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // Codex starts MCP servers beside its first request: its server's tools may come one request late.
     const late = turn.items.filter((i) => !i.carried && !unconnected.includes(i.name))
     expect(late.every((i) => harness === 'codex' && i.capability === 'mcp' && i.firstIn === 2), JSON.stringify(late)).toBe(true)
-    expect(new Set(turn.items.map((i) => i.capability))).toEqual(new Set(['rules', 'skills', 'subagents', 'mcp']))
+    // pi has no subagents: the class is dropped, and no request can carry one.
+    expect(new Set(turn.items.map((i) => i.capability))).toEqual(new Set(['rules', 'skills', ...(harness === 'pi' ? [] : ['subagents']), 'mcp']))
   })
 
   it('fails with exit 1 naming a hook the harness never runs', async () => {

@@ -15,7 +15,9 @@ import { ENGINES, RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, re
 import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'opencode', 'codex', 'gemini', 'copilot'] as const
+const HARNESSES = ['claude', 'opencode', 'codex', 'gemini', 'copilot', 'pi'] as const
+/** Classes a harness cannot express: omh drops their items by name (pi has no subagents). */
+const UNSUPPORTED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>> = { pi: ['subagents'] }
 /** The run's engines; OMH_DOCTOR_ENGINES=docker (or podman) narrows them by hand. */
 const ON = ENGINES.filter((e) => (process.env['OMH_DOCTOR_ENGINES'] ?? e).split(',').includes(e))
 
@@ -56,9 +58,14 @@ describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
     ).toEqual([])
     expect(ran.status).toBe(0)
     expect(report.engine).toBe(engine)
-    expect(report.classes).toEqual({ rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'proved', hooks: 'proved' })
-    // Codex has no `search` tool; OpenCode spells it grep|glob, Claude Grep|Glob.
-    expect(report.dropped.map((d) => `${d.capability} ${d.name}: ${d.reason}`)).toEqual(harness === 'codex' ? ['hooks omh-hook-search: no `search` tool'] : [])
+    const unsupported = UNSUPPORTED[harness] ?? []
+    const classes = { rules: 'proved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'proved', hooks: 'proved' }
+    expect(report.classes).toEqual(Object.fromEntries(Object.entries(classes).map(([c, v]) => [c, unsupported.includes(c) ? 'dropped' : v])))
+    // Codex has no `search` tool; OpenCode spells it grep|glob, Claude Grep|Glob, pi grep|find.
+    expect(report.dropped.map((d) => `${d.capability} ${d.name}: ${d.reason}`)).toEqual([
+      ...(harness === 'codex' ? ['hooks omh-hook-search: no `search` tool'] : []),
+      ...(unsupported.includes('subagents') ? ['subagents omh-agent-probe: unsupported', 'subagents omh-agent-reader: unsupported'] : []),
+    ])
     // Codex has no slash commands since 0.117, and limits an agent's sandbox, not its tools: the
     // command is a skill, the reading subagent a read-only agent, and the harness shows both.
     // Copilot reads no commands of the user's: the command is a skill there too.
@@ -68,7 +75,7 @@ describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
         copilot: ['commands omh-cmd-probe: a skill'],
       }[harness as string] ?? [],
     )
-    for (const item of ['omh-cmd-probe', 'omh-agent-reader']) {
+    for (const item of ['omh-cmd-probe', ...(unsupported.includes('subagents') ? [] : ['omh-agent-reader'])]) {
       expect(report.checks.some((c) => c.kind === 'harness' && c.items?.includes(item) && c.ok && !c.warning), item).toBe(true)
     }
     // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
