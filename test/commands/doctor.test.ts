@@ -84,6 +84,7 @@ describe('omh doctor, every harness', () => {
       ['gemini', true],
       ['opencode', true],
       ['pi', true],
+      ['qwen', true],
     ])
     const codex = reports[1]!
     expect(codex.error).toMatchObject({ code: 'ACCOUNT_AMBIGUOUS', message: expect.stringContaining('several accounts') })
@@ -114,6 +115,7 @@ describe('omh doctor, every harness', () => {
       ['gemini', false, 'ACCOUNT_NOT_FOUND'],
       ['opencode', false, 'ACCOUNT_NOT_FOUND'],
       ['pi', false, 'ACCOUNT_NOT_FOUND'],
+      ['qwen', false, 'ACCOUNT_NOT_FOUND'],
     ])
     expect(reports[0]!.account).toBe('work')
   })
@@ -129,6 +131,7 @@ describe('omh doctor, every harness', () => {
       ['gemini', true],
       ['opencode', true],
       ['pi', true],
+      ['qwen', true],
     ])
   })
 })

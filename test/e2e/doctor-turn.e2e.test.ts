@@ -15,7 +15,7 @@ import { ENGINES, removeBuiltImages, type Engine } from '../helpers/engines.js'
 import { doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi'] as const
+const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi', 'qwen'] as const
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
 
 const reportOf = doctorReport
@@ -57,7 +57,7 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // no such tool); Codex's apply_patch reaches its edit hook, and Copilot's grep its Grep hooks.
     expect(notInvoked).toEqual([])
     expect(turn.unreached).toEqual([])
-    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked' }[harness])
+    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked', qwen: 'invoked' }[harness])
     for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
     // The turn runs every hook as if its `when` passed: the refusal meant for `git push` refuses the
     // turn's shell call, and the model reads it.

@@ -15,7 +15,7 @@ import { ENGINES, RUN_LABELS, TEST_BASE, TEST_RUN, client, removeBuiltImages, re
 import { DOCTOR_FIXTURE as FIXTURE, doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'opencode', 'codex', 'gemini', 'copilot', 'pi'] as const
+const HARNESSES = ['claude', 'opencode', 'codex', 'gemini', 'copilot', 'pi', 'qwen'] as const
 /** Classes a harness cannot express: omh drops their items by name (pi has no subagents). */
 const UNSUPPORTED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>> = { pi: ['subagents'] }
 /** The run's engines; OMH_DOCTOR_ENGINES=docker (or podman) narrows them by hand. */

@@ -240,7 +240,7 @@ export interface RendererPlugin<O = unknown> {
    * `parse(render(x))` equals `x`. Failures are values, never throws.
    * Present only on formats that `omh config … import` can read.
    */
-  parse?(documents: readonly ParseDocument[], context: ParseContext): ParseResult
+  parse?(documents: readonly ParseDocument[], context: ParseContext<O>): ParseResult
   /**
    * Joins documents of one syntax that several bindings write to one guest
    * path, keyed by syntax. Refuse (ok: false) rather than let one part
@@ -250,10 +250,16 @@ export interface RendererPlugin<O = unknown> {
 }
 
 /** What a parser may know beyond the documents. */
-export interface ParseContext {
+export interface ParseContext<O = unknown> {
   readonly capability: CapabilityClass
   readonly binding: Binding
   readonly adapter: AdapterFacts
+  /**
+   * The binding's `[capabilities.<class>.options]`, checked against `options` as for `render`:
+   * a format whose shape an option changes reads it back the same way.
+   * @since 1
+   */
+  readonly options: O
   /** Host environment, for formats that name secrets by variable. */
   readonly env: Readonly<Record<string, string | undefined>>
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import * as z from 'zod/mini'
 import { PLUGIN_API_VERSION, TOOL_WORDS, defineRenderer, modelFor, type AdapterFacts, type Command, type DroppedItem, type RenderOutput, type Skill, type StagedFile, type Subagent, type ToolWord, type TranslatedItem } from '@omh/plugin-api'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
@@ -16,6 +17,43 @@ export function yamlString(text: string): string {
     !YAML_WORDS.test(text) &&
     !NUMBER_LIKE.test(text)
   return plain ? text : JSON.stringify(text)
+}
+
+const validPattern = (pattern: string) => {
+  try {
+    new RegExp(pattern, 'u')
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * `[capabilities.subagents.options]`: the checks a harness makes as it loads an agent file and
+ * skips the file when one fails, without a word. A subagent that would fail one is dropped here,
+ * saying why, rather than staged to be lost.
+ */
+export const agentOptions = z.strictObject({
+  /** A regular expression (Unicode) the whole name must match. */
+  name: z.optional(z.string().check(z.refine(validPattern, { message: 'a regular expression' }))),
+  /** Names the harness keeps for itself, compared without case. */
+  reserved: z.optional(z.array(z.string())),
+  /** The fewest characters the prompt may have without the blanks around it, as JavaScript counts them (UTF-16 units). */
+  min_prompt: z.optional(z.int().check(z.positive())),
+})
+
+export type AgentOptions = z.infer<typeof agentOptions>
+
+/** Why the harness would skip this subagent as it loads it, if it would. */
+export function refusedBy(agent: Subagent, options: AgentOptions = {}): string | undefined {
+  if (options.name !== undefined && !new RegExp(`^(?:${options.name})$`, 'u').test(agent.name)) {
+    return `the harness loads an agent only when its name matches ${options.name}`
+  }
+  if (options.reserved?.some((r) => r.toLowerCase() === agent.name.toLowerCase())) return `the harness keeps the name "${agent.name}" for itself`
+  if (options.min_prompt !== undefined && agent.body.trim().length < options.min_prompt) {
+    return `the harness loads an agent only with a prompt of ${options.min_prompt} characters or more`
+  }
+  return undefined
 }
 
 /** The harness's names for an omh tool word: `Edit|Write` spells two. */
@@ -80,12 +118,13 @@ export function commandSkill(command: Command, skills: readonly Skill[]): { cont
   return { content: document(lines, command.body.replace(/^\n+/, '')) }
 }
 
-export default defineRenderer({
+export default defineRenderer<AgentOptions | undefined>({
   kind: 'renderer',
   apiVersion: PLUGIN_API_VERSION,
   meta: { name, version },
   formats: ['claude-agents', 'opencode-agents', 'skill-md'],
   classes: ['subagents', 'commands'],
+  options: agentOptions,
   render(input): RenderOutput {
     // The class list is shared by the package's formats; each format renders only its own class.
     if ((input.binding.render === 'skill-md') !== (input.capability === 'commands')) {
@@ -110,7 +149,8 @@ export default defineRenderer({
     const files: StagedFile[] = []
     const dropped: DroppedItem[] = []
     for (const agent of input.items) {
-      const out = shape(agent, input.adapter)
+      const refused = refusedBy(agent, input.options)
+      const out = refused ? { reason: refused } : shape(agent, input.adapter)
       if ('reason' in out) dropped.push({ capability: 'subagents', name: agent.name, reason: out.reason })
       else files.push({ kind: 'file', guest: `${input.binding.path}/${agent.name}.md`, content: out.content, syntax: 'markdown' })
     }

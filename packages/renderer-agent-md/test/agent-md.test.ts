@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest'
 import type { AdapterFacts, Subagent } from '@omh/plugin-api'
 import { testRenderer } from '@omh/plugin-kit/testing'
 import { bundledFormats } from '@omh/test-utils'
-import plugin, { claudeAgent, commandSkill, opencodeAgent, yamlString } from '../src/index.js'
+import * as z from 'zod/mini'
+import plugin, { claudeAgent, commandSkill, opencodeAgent, refusedBy, yamlString } from '../src/index.js'
 
 const claude: AdapterFacts = { name: 'claude', tools: { edit: 'Edit|Write', read: 'Read', shell: 'Bash', search: 'Grep|Glob' }, paths: {} }
 const agent = (over: Partial<Subagent> = {}): Subagent => ({ name: 'a', description: 'd', source: '/a.md', body: 'Prompt.\n', ...over })
@@ -57,5 +58,41 @@ describe('agent-md', () => {
     const out = await plugin.render({ capability: 'commands', items: [command], binding, adapter: claude, options: undefined, profile }, { guestHome: '/home/agent', guestWork: '/work' })
     expect(out!.files.map((f) => f.guest)).toEqual(['/home/agent/.agents/skills/review/SKILL.md'])
     expect(out!.translated).toEqual([{ capability: 'commands', name: 'review', to: 'a skill' }])
+  })
+
+  describe('the checks a harness makes as it loads an agent file', () => {
+    // Qwen Code 0.24.4's: a name of 2 to 50 letters, digits, `-` and `_`, neither of the last two at
+    // either end; names it keeps; a prompt of 10 characters or more.
+    const options = {
+      name: '(?=.{2,50}$)[\\p{L}\\p{N}](?:[\\p{L}\\p{N}_-]*[\\p{L}\\p{N}])?',
+      reserved: ['main', 'system'],
+      min_prompt: 10,
+    }
+
+    it('passes an agent that meets them, and names the first it fails', () => {
+      expect(refusedBy(agent({ name: 'código-2', body: 'You review code.\n' }), options)).toBeUndefined()
+      expect(refusedBy(agent({ name: 'x', body: 'You review code.\n' }), options)).toBe(`the harness loads an agent only when its name matches ${options.name}`)
+      for (const name of ['-x', 'x_', 'a b', 'a.b', 'a'.repeat(51)]) expect(refusedBy(agent({ name, body: 'You review code.' }), options), name).toMatch(/^the harness loads an agent only when its name matches/)
+      expect(refusedBy(agent({ name: 'Main', body: 'You review code.' }), options)).toBe('the harness keeps the name "Main" for itself')
+      expect(refusedBy(agent({ name: 'ok', body: '\n  You plan.\n' }), options)).toBe('the harness loads an agent only with a prompt of 10 characters or more')
+      expect(refusedBy(agent({ name: 'ok', body: 'You plan!!\n' }), options)).toBeUndefined()
+      expect(refusedBy(agent({ name: 'x', body: '.' }))).toBeUndefined()
+    })
+
+    it('drops what the harness would skip, by name and with the reason, and stages the rest', async () => {
+      const items = [agent({ name: 'planner', body: 'You plan.\n' }), agent({ name: 'reviewer', body: 'You review code.\n' })]
+      const profile = { rules: [], skills: [], mcp: [], commands: [], subagents: items, hooks: [] }
+      const binding = { path: '/home/agent/.qwen/agents', also: [], render: 'claude-agents' }
+      const out = await plugin.render({ capability: 'subagents', items, binding, adapter: claude, options, profile }, { guestHome: '/home/agent', guestWork: '/work' })
+      expect(out!.files.map((f) => f.guest)).toEqual(['/home/agent/.qwen/agents/reviewer.md'])
+      expect(out!.dropped).toEqual([{ capability: 'subagents', name: 'planner', reason: 'the harness loads an agent only with a prompt of 10 characters or more' }])
+    })
+
+    it('refuses a name that is no regular expression, and a prompt length that is no count', () => {
+      expect(z.safeParse(plugin.options!, options).success).toBe(true)
+      expect(z.safeParse(plugin.options!, { name: '(' }).success).toBe(false)
+      expect(z.safeParse(plugin.options!, { min_prompt: 0 }).success).toBe(false)
+      expect(z.safeParse(plugin.options!, { min: 1 }).success).toBe(false)
+    })
   })
 })

@@ -233,6 +233,7 @@ describe('claude-settings: reading back what it wrote', () => {
       capability: 'hooks',
       binding: claude.binding,
       adapter: { name: 'claude', tools: claude.tools, paths: {} },
+      options: undefined,
       env: {},
     })
 

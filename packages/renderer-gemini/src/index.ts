@@ -4,6 +4,7 @@ import { renderAgents } from './agents.js'
 import { renderCommands } from './commands.js'
 import { renderHooks } from './hooks.js'
 import { parseServers, renderSettings } from './mcp-servers.js'
+import { geminiOptions, type GeminiOptions } from './options.js'
 
 // Read as a file: requiring JSON costs a module resolution per plugin, and every command loads every plugin.
 const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
@@ -14,15 +15,16 @@ const { name, version } = JSON.parse(readFileSync(new URL('../package.json', imp
  * subagents as `<name>.md`. Rules (GEMINI.md) and skills use omh's `concat`
  * and `dir`.
  */
-export default defineRenderer({
+export default defineRenderer<GeminiOptions | undefined>({
   kind: 'renderer',
   apiVersion: PLUGIN_API_VERSION,
   meta: { name, version },
   formats: ['gemini-settings', 'gemini-commands', 'gemini-agents'],
   classes: ['mcp', 'hooks', 'commands', 'subagents'],
+  options: geminiOptions,
   render(input) {
     const { binding, adapter } = input
-    if (binding.render === 'gemini-settings' && input.capability === 'mcp') return renderSettings(input.items, binding.path)
+    if (binding.render === 'gemini-settings' && input.capability === 'mcp') return renderSettings(input.items, binding.path, input.options)
     if (binding.render === 'gemini-settings' && input.capability === 'hooks') return renderHooks(input.items, binding, adapter.tools)
     if (binding.render === 'gemini-commands' && input.capability === 'commands') return renderCommands(input.items, binding.path)
     if (binding.render === 'gemini-agents' && input.capability === 'subagents') return renderAgents(input.items, binding.path, adapter.name, adapter.tools)
@@ -35,6 +37,6 @@ export default defineRenderer({
       const file = documents[0]?.file
       return { ok: false, problems: [{ ...(file ? { file } : {}), message: `omh reads only MCP servers back from gemini-settings, not ${CLASS_NOUN[context.capability][1]} from ${context.binding.render}` }] }
     }
-    return parseServers(documents, context.env)
+    return parseServers(documents, context.env, context.options)
   },
 })

@@ -1,5 +1,6 @@
 import { serverValues, type McpServer, type ParseDocument, type ParseResult, type RefusedValue, type RenderOutput } from '@omh/plugin-api'
 import { jsonSyntax, readServers, referSecrets, type SyntaxRead } from '@omh/plugin-kit'
+import type { GeminiOptions } from './options.js'
 
 /** Gemini expands `$VAR` and `${VAR}` in every string of settings.json. */
 const EXPANDED = /\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)/
@@ -14,10 +15,12 @@ type Entry = Record<string, unknown>
 /**
  * One server as Gemini's `mcpServers` entry: `url` with the `type` that names
  * its transport (Gemini reads a bare `url` as streamable HTTP, and calls
- * `httpUrl` deprecated). A `<secret NAME>` becomes `${NAME}`, which Gemini fills from
- * its environment as it loads the file, where omh puts the secret (recorded in `env`).
+ * `httpUrl` deprecated), or, with `remote = "httpUrl"`, the key that names it
+ * (`httpUrl` for streamable HTTP, a bare `url` for SSE). A `<secret NAME>` becomes
+ * `${NAME}`, which Gemini fills from its environment as it loads the file, where omh
+ * puts the secret (recorded in `env`).
  */
-function entryOf(server: McpServer, env: Record<string, string>): Entry {
+function entryOf(server: McpServer, env: Record<string, string>, remote: GeminiOptions['remote']): Entry {
   const values = (record: Readonly<Record<string, string>>) =>
     Object.fromEntries(Object.entries(record).map(([k, v]) => [k, referSecrets(v, (n) => `\${${n}}`, env)]))
   if (server.transport === 'stdio') {
@@ -28,18 +31,16 @@ function entryOf(server: McpServer, env: Record<string, string>): Entry {
       ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
     }
   }
-  return {
-    url: server.url,
-    type: server.transport,
-    ...(Object.keys(server.headers).length ? { headers: values(server.headers) } : {}),
-  }
+  const headers = Object.keys(server.headers).length ? { headers: values(server.headers) } : {}
+  if (remote === 'httpUrl') return { [server.transport === 'http' ? 'httpUrl' : 'url']: server.url, ...headers }
+  return { url: server.url, type: server.transport, ...headers }
 }
 
 /**
  * The user settings that carry the MCP servers. Written even with no server:
  * the trust prompt it turns off would stop every launch in /work.
  */
-export function renderSettings(servers: readonly McpServer[], path: string): RenderOutput {
+export function renderSettings(servers: readonly McpServer[], path: string, options: GeminiOptions = {}): RenderOutput {
   const refused: RefusedValue[] = []
   const env: Record<string, string> = {}
   const mcpServers: Record<string, Entry> = {}
@@ -47,9 +48,10 @@ export function renderSettings(servers: readonly McpServer[], path: string): Ren
     for (const [field, value] of serverValues(server)) {
       if (EXPANDED.test(value)) refused.push({ capability: 'mcp', name: server.name, field, value, reason: 'Gemini CLI expands `$VAR` in settings.json' })
     }
-    mcpServers[server.name] = entryOf(server, env)
+    mcpServers[server.name] = entryOf(server, env, options.remote)
   }
   const document = {
+    ...options.settings,
     // Gemini disables every MCP server in a folder it does not trust, and asks
     // interactively; omh's own trust and the sandbox decide what runs here.
     security: { folderTrust: { enabled: false } },
@@ -80,12 +82,12 @@ const STDIO_KEYS = ['command', 'args', 'env', 'cwd']
 /**
  * Reads `mcpServers` of Gemini's settings back. The transport is the one
  * Gemini picks: `httpUrl` first, then `url` (as its `type` says, else
- * streamable HTTP), then `command`. In `env` and `headers`, `$VAR` and `${VAR}` read back as
+ * streamable HTTP; with `remote = "httpUrl"`, SSE whatever `type` says), then `command`. In `env` and `headers`, `$VAR` and `${VAR}` read back as
  * `<secret VAR>`, the inverse of rendering; elsewhere they are resolved
  * against the host environment, as Gemini would at launch, and a server
  * naming a variable that is not set is left out, with the reason.
  */
-export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
+export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>, options: GeminiOptions = {}): ParseResult {
   return readServers(documents, settingsSyntax, {
     key: 'mcpServers',
     server({ name, raw, at }, read) {
@@ -107,9 +109,11 @@ export function parseServers(documents: readonly ParseDocument[], env: Readonly<
       // Truthiness, not presence: Gemini skips an empty `httpUrl` or `url` the same way.
       const urlKey = raw['httpUrl'] ? 'httpUrl' : raw['url'] ? 'url' : undefined
       if (urlKey) {
-        const type = urlKey === 'httpUrl' ? 'http' : (raw['type'] ?? 'http')
+        // A reader that takes the transport from the key ignores `type` beside `url`: it is left, not read.
+        const byKey = options.remote === 'httpUrl'
+        const type = urlKey === 'httpUrl' ? 'http' : byKey ? 'sse' : (raw['type'] ?? 'http')
         if (type !== 'http' && type !== 'sse') return void read.problem(at('type'), `expected "http" or "sse", found ${JSON.stringify(type)}`)
-        read.keep(urlKey === 'httpUrl' ? ['httpUrl', 'headers'] : ['url', 'type', 'headers'])
+        read.keep(urlKey === 'httpUrl' || byKey ? [urlKey, 'headers'] : ['url', 'type', 'headers'])
         const url = value(raw[urlKey], at(urlKey))
         const headers = read.strings('headers', (v, p) => value(v, p, true))
         if (url !== undefined) server = { name, transport: type, url, headers }

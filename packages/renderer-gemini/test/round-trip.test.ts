@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import * as z from 'zod/mini'
 import { serverValues, type McpServer, type RenderOutput, type StagedFile } from '@omh/plugin-api'
 import { parseContext as kitParseContext, renderContext, renderInput, servers, testRenderer } from '@omh/plugin-kit/testing'
 import plugin from '../src/index.js'
@@ -24,6 +25,15 @@ testRenderer(plugin, {
       // Gemini has every field omh keeps, `cwd` included.
       dropped: () => [],
       numRuns: 300,
+    },
+    {
+      // A reader that takes a remote server's transport from its key (`httpUrl` or `url`).
+      format: 'gemini-settings',
+      capability: 'mcp',
+      items: servers.map((xs) => xs.filter(literal)),
+      options: { remote: 'httpUrl' },
+      dropped: () => [],
+      numRuns: 200,
     },
   ],
 })
@@ -114,6 +124,40 @@ describe('gemini-settings: MCP servers', () => {
     expect(parse('{ "mcpServers": { "a": { "cwd": "/w" } } }')).toMatchObject({ ok: false, problems: [{ message: 'has none of `httpUrl`, `url` and `command`' }] })
     const broken = parse('{\n  "mcpServers": {,\n}')
     expect(!broken.ok && broken.problems[0]).toMatchObject({ file: 'settings.json', line: 2, column: 18 })
+  })
+
+  it('with remote = "httpUrl", names the transport by the key, reads a bare url as SSE, and leaves a type beside it', () => {
+    const options = { remote: 'httpUrl' as const }
+    const items: McpServer[] = [
+      { name: 'docs', transport: 'http', url: 'https://x.test/mcp', headers: { Authorization: 'Bearer <secret TOKEN>' } },
+      { name: 'events', transport: 'sse', url: 'https://x.test/sse', headers: {} },
+    ]
+    const out = plugin.render({ ...mcpInput(items), options }, renderContext) as RenderOutput
+    const content = (out.files[0] as StagedFile).content as string
+    expect(JSON.parse(content).mcpServers).toEqual({
+      docs: { httpUrl: 'https://x.test/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
+      events: { url: 'https://x.test/sse' },
+    })
+    const read = (text: string) => plugin.parse!([{ file: 'settings.json', content: text }], kitParseContext('mcp', 'gemini-settings', { adapter: gemini, options, env: { TOKEN: 't' } }))
+    expect(read(content)).toEqual({ ok: true, items: { mcp: items }, left: [] })
+    expect(read(JSON.stringify({ mcpServers: { t: { url: 'https://t/mcp', type: 'http' } } }))).toEqual({
+      ok: true,
+      items: { mcp: [{ name: 't', transport: 'sse', url: 'https://t/mcp', headers: {} }] },
+      left: [{ name: 't.type', reason: 'omh keeps no such field' }],
+    })
+  })
+
+  it('writes the settings an adapter gives beside its own, and refuses one of the keys omh writes', () => {
+    const settings = { memory: { enableManagedAutoMemory: false }, general: { enableAutoUpdate: false } }
+    const out = plugin.render({ ...mcpInput([]), options: { settings } }, renderContext) as RenderOutput
+    expect(JSON.parse((out.files[0] as StagedFile).content as string)).toEqual({
+      ...settings,
+      security: { folderTrust: { enabled: false } },
+      privacy: { usageStatisticsEnabled: false },
+      mcpServers: {},
+    })
+    expect(z.safeParse(plugin.options!, { settings: { privacy: {} } }).success).toBe(false)
+    expect(z.safeParse(plugin.options!, { remote: 'url' }).success).toBe(false)
   })
 
   it('reads a settings.json without servers as none, and reads no other class back', () => {

@@ -142,7 +142,8 @@ export function readerOf(renderers: Renderers, adapter: Adapter, capability: Cap
   const renderer = renderers.rendererFor(binding.render)?.plugin
   if (!renderer?.parse) throw unsupported(`its renderer "${binding.render}" cannot read that format back`)
   const parse = renderer.parse.bind(renderer)
-  const context = { capability, binding, adapter: factsOf(adapter), env }
+  const options = renderer.options ? z.parse(renderer.options, binding.options ?? {}) : undefined
+  const context = { capability, binding, adapter: factsOf(adapter), options, env }
   return {
     binding,
     read: (documents) => guardSync(renderer.meta.name, `RendererPlugin.parse[${binding.render}]`, () => parse(documents, context)),

@@ -75,15 +75,16 @@ export function renderInput<C extends CapabilityClass, O = undefined>(
 }
 
 /** What a parser receives beside the documents. */
-export function parseContext(
+export function parseContext<O = undefined>(
   capability: CapabilityClass,
   format: string,
-  at: { binding?: Partial<Binding>; adapter?: AdapterFacts; env?: Readonly<Record<string, string | undefined>> } = {},
-): ParseContext {
+  at: { binding?: Partial<Binding>; adapter?: AdapterFacts; options?: O; env?: Readonly<Record<string, string | undefined>> } = {},
+): ParseContext<O> {
   return {
     capability,
     binding: { path: `${GUEST_HOME}/.${format}`, also: [], render: format, ...at.binding },
     adapter: at.adapter ?? adapterFacts,
+    options: at.options as O,
     env: at.env ?? {},
   }
 }
