@@ -1,8 +1,10 @@
 /**
- * `omh doctor <harness> --turn` against the real harnesses: the doctor's
- * profile (test/fixtures/doctor, the images doctor.e2e.test.ts builds) with
- * hooks at every moment added (test/fixtures/turns), driven through one turn
- * against the scripted model inside the doctor's container. Every hook omh
+ * `omh doctor <harness> --turn` for every bundled harness, as a user runs it: the real harness
+ * images built from npm at the adapters' pinned versions (once per run: doctor.e2e.test.ts reuses
+ * them), the doctor's profile (test/fixtures/doctor, something in every class) with hooks at every
+ * moment added (test/fixtures/turns). First the harness itself confirms each class through the
+ * adapter's probes; then it is driven through one turn against the scripted model inside the
+ * doctor's container. Every hook omh
  * expresses must be reported invoked (or not reached, where the adapter's
  * [turn] cannot call its tool), and every item carried by the first request,
  * but for the two MCP servers that cannot connect offline: a warning each, as
@@ -11,11 +13,18 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ENGINES, removeBuiltImages, type Engine } from '../helpers/engines.js'
+import { ENGINES, keepForRun, type Engine } from '../helpers/engines.js'
 import { doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
 const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi', 'qwen'] as const
+/** Classes a harness cannot express: omh drops their items by name (pi has no subagents). */
+const UNSUPPORTED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>> = { pi: ['subagents'] }
+/** What a harness sees as something else: Codex has no commands and limits an agent's sandbox, not its tools; Copilot reads no commands of the user's. */
+const TRANSLATED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>> = {
+  codex: ['commands omh-cmd-probe: a skill', 'subagents omh-agent-reader: an agent with sandbox_mode = "read-only"'],
+  copilot: ['commands omh-cmd-probe: a skill'],
+}
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
 
 const reportOf = doctorReport
@@ -35,11 +44,20 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
   })
 
   afterAll(() => {
-    removeBuiltImages(engine, images)
+    // The other doctor file runs the same harness images: built once per run, removed when it ends.
+    keepForRun(engine, images)
     rmSync(scratch, { recursive: true, force: true })
   })
 
-  it.each(HARNESSES)('%s runs every hook omh expresses in a scripted turn, and its first request carries the profile', async (harness) => {
+  const matrix: Record<string, NonNullable<ReturnType<typeof reportOf>>['classes']> = {}
+
+  afterAll(() => {
+    // The harness × capability matrix this run proved, for the CI log (docs/doctor.md records it).
+    const rows = Object.entries(matrix).map(([h, classes]) => `${h.padEnd(9)} ${Object.entries(classes).map(([c, v]) => `${c}=${v}`).join(' ')}`)
+    if (rows.length) process.stderr.write(`\nomh doctor on ${engine}:\n${rows.join('\n')}\n`)
+  })
+
+  it.each(HARNESSES)('%s proves every class it can express, runs every hook omh expresses in a scripted turn, and its first request carries the profile', async (harness) => {
     const ran = await omh(['doctor', harness, '--turn', '--json'])
     const report = reportOf(ran.stdout)
     images.add(report.image)
@@ -48,6 +66,25 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     expect(report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`), ran.stderr.split('\n').slice(-20).join('\n')).toEqual([])
     expect(ran.status).toBe(0)
     expect(turn.exit).toBe(0)
+    // The probes first: every class the harness expresses is proved by the harness itself, not only by a mount.
+    const unsupported = UNSUPPORTED[harness] ?? []
+    matrix[harness] = report.classes
+    expect(report.classes).toEqual(Object.fromEntries(['rules', 'skills', 'mcp', 'commands', 'subagents', 'hooks'].map((c) => [c, unsupported.includes(c) ? 'dropped' : 'proved'])))
+    for (const [capability, verdict] of Object.entries(report.classes)) {
+      if (verdict === 'proved') expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok), capability).toBe(true)
+    }
+    expect(report.dropped.filter((d) => d.capability !== 'hooks').map((d) => `${d.capability} ${d.name}: ${d.reason}`)).toEqual(
+      unsupported.includes('subagents') ? ['subagents omh-agent-probe: unsupported', 'subagents omh-agent-reader: unsupported'] : [],
+    )
+    expect(report.translated.map((t) => `${t.capability} ${t.name}: ${t.to}`)).toEqual(TRANSLATED[harness] ?? [])
+    for (const item of ['omh-cmd-probe', ...(unsupported.includes('subagents') ? [] : ['omh-agent-reader'])]) {
+      expect(report.checks.some((c) => c.kind === 'harness' && c.items?.includes(item) && c.ok && !c.warning), item).toBe(true)
+    }
+    // Loaded, not connected: one warning per server that cannot connect offline, with the reason.
+    expect(report.checks.filter((c) => c.kind !== 'turn' && c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+      "mcp connection: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp connection: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
+    ])
     const dropped = report.dropped.filter((d) => d.capability === 'hooks').map((d) => d.name)
     // Every hook of the profile is either dropped (announced) or reported, never both, never neither.
     expect(turn.hooks.map((h) => h.name).sort()).toEqual(readdirSync(path.join(home, 'hooks')).map((f) => f.replace(/\.json$/, '')).filter((n) => !dropped.includes(n)).sort())

@@ -3,7 +3,7 @@
 // has a project of its own (vitest.config.ts), so this sees one engine, and
 // never cleans up after the other project while it runs.
 import type { TestProject } from 'vitest/node'
-import { TEST_BASE, cleanupEngine, client, enginesNamed, leftovers, requireEngine } from '../helpers/engines.js'
+import { TEST_BASE, cleanupEngine, client, enginesNamed, leftovers, removeRunImages, requireEngine } from '../helpers/engines.js'
 
 export default async function setup(project: TestProject): Promise<() => void> {
   const engines = enginesNamed(project.config.env['OMH_TEST_ENGINES'])
@@ -19,7 +19,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
     }
   }
   return () => {
-    for (const engine of engines) cleanupEngine(engine)
+    for (const engine of engines) {
+      removeRunImages(engine)
+      cleanupEngine(engine)
+    }
     const left = engines.flatMap((engine) => leftovers(engine).map((what) => `${engine}: ${what}`))
     if (left.length) throw new Error(`the end-to-end tests left behind: ${left.join(', ')}`)
   }

@@ -1,6 +1,9 @@
 // Real container engines for end-to-end tests. Every test runs against both;
 // an engine that does not answer fails the run, it is never skipped.
 import { execFileSync, spawnSync } from 'node:child_process'
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { createServer } from 'node:net'
 import type { ImageOptions } from '@omh/sandbox'
 import type { RuntimeContext, RuntimeInfo, RuntimePlugin } from '@omh/plugin-api'
@@ -142,6 +145,26 @@ export function testNetwork(engine: Engine, purpose: string): string {
   const labels = Object.entries(RUN_LABELS).flatMap(([k, v]) => ['--label', `${k}=${v}`])
   execFileSync(engine, ['network', 'create', ...labels, name], { stdio: 'pipe' })
   return name
+}
+
+/** Where a run notes the images its files share, per engine: removed once, when the run ends. */
+const sharedImages = (engine: Engine) => path.join(os.tmpdir(), `omh-e2e-images-${process.env['OMH_TEST_RUN'] ?? TEST_RUN}-${engine}`)
+
+/**
+ * Keeps images omh built for a test file for the rest of the run, so the next file that needs the
+ * same harness image (doctor, then doctor --turn) finds it built; the run's teardown removes them.
+ */
+export function keepForRun(engine: Engine, tags: Iterable<string>): void {
+  const list = [...tags]
+  if (list.length) appendFileSync(sharedImages(engine), `${list.join('\n')}\n`)
+}
+
+/** Removes what the run's files kept for one another (keepForRun). */
+export function removeRunImages(engine: Engine): void {
+  const file = sharedImages(engine)
+  if (!existsSync(file)) return
+  removeBuiltImages(engine, new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean)))
+  rmSync(file, { force: true })
 }
 
 /**

@@ -10,7 +10,7 @@ const hasCwd = (s: McpServer) => s.transport === 'stdio' && s.cwd !== undefined
 
 const mcpInput = (format: string, xs: readonly McpServer[], path = '/work/servers', bareVariables = false) =>
   renderInput('mcp', format, xs, { binding: { path }, options: { bare_variables: bareVariables } })
-const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, env })
+const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, options: { bare_variables: false }, env })
 
 testRenderer(plugin, {
   ...(await bundledFormats()),
