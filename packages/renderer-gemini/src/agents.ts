@@ -18,11 +18,11 @@ export function renderAgents(agents: readonly Subagent[], path: string, harness:
   for (const agent of agents) {
     const drop = (reason: string) => dropped.push({ capability: 'subagents', name: agent.name, reason })
     if (!AGENT_NAME.test(agent.name)) {
-      drop('Gemini CLI names an agent with lowercase letters, digits, `-` and `_` only')
+      drop(`${harness} names an agent with lowercase letters, digits, \`-\` and \`_\` only`)
       continue
     }
     if (!agent.description.trim()) {
-      drop('Gemini CLI skips an agent without a description')
+      drop(`${harness} skips an agent without a description`)
       continue
     }
     const lines = [`name: ${JSON.stringify(agent.name)}`, `description: ${JSON.stringify(agent.description)}`]

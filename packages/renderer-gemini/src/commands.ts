@@ -9,16 +9,16 @@ const ACTIVE = /[!@]\{/
  * command where the prompt says `{{args}}`, so `$ARGUMENTS` becomes that; a body that already
  * holds syntax Gemini would act on is dropped rather than run.
  */
-export function renderCommands(commands: readonly Command[], path: string): RenderOutput {
+export function renderCommands(commands: readonly Command[], path: string, harness: string): RenderOutput {
   const files: StagedFile[] = []
   const dropped: DroppedItem[] = []
   for (const command of commands) {
     if (ACTIVE.test(command.body)) {
-      dropped.push({ capability: 'commands', name: command.name, reason: 'Gemini CLI runs `!{…}` and reads `@{…}` in a command, and omh writes neither' })
+      dropped.push({ capability: 'commands', name: command.name, reason: `${harness} runs \`!{…}\` and reads \`@{…}\` in a command, and omh writes neither` })
       continue
     }
     if (command.body.includes('{{args}}')) {
-      dropped.push({ capability: 'commands', name: command.name, reason: 'Gemini CLI puts what follows a command where its prompt says `{{args}}`, so this text would not reach the model as written' })
+      dropped.push({ capability: 'commands', name: command.name, reason: `${harness} puts what follows a command where its prompt says \`{{args}}\`, so this text would not reach the model as written` })
       continue
     }
     // The marker lets `omh doctor` find the expanded command in what Gemini sends the model.

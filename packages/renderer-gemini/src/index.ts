@@ -24,9 +24,9 @@ export default defineRenderer<GeminiOptions | undefined>({
   options: geminiOptions,
   render(input) {
     const { binding, adapter } = input
-    if (binding.render === 'gemini-settings' && input.capability === 'mcp') return renderSettings(input.items, binding.path, input.options)
+    if (binding.render === 'gemini-settings' && input.capability === 'mcp') return renderSettings(input.items, binding.path, adapter.name, input.options)
     if (binding.render === 'gemini-settings' && input.capability === 'hooks') return renderHooks(input.items, binding, adapter.tools)
-    if (binding.render === 'gemini-commands' && input.capability === 'commands') return renderCommands(input.items, binding.path)
+    if (binding.render === 'gemini-commands' && input.capability === 'commands') return renderCommands(input.items, binding.path, adapter.name)
     if (binding.render === 'gemini-agents' && input.capability === 'subagents') return renderAgents(input.items, binding.path, adapter.name, adapter.tools)
     // Declined rather than rendered empty: a format bound to a class it does not
     // write would otherwise lose that class's items without a word.

@@ -40,13 +40,13 @@ function entryOf(server: McpServer, env: Record<string, string>, remote: GeminiO
  * The user settings that carry the MCP servers. Written even with no server:
  * the trust prompt it turns off would stop every launch in /work.
  */
-export function renderSettings(servers: readonly McpServer[], path: string, options: GeminiOptions = {}): RenderOutput {
+export function renderSettings(servers: readonly McpServer[], path: string, harness: string, options: GeminiOptions = {}): RenderOutput {
   const refused: RefusedValue[] = []
   const env: Record<string, string> = {}
   const mcpServers: Record<string, Entry> = {}
   for (const server of servers) {
     for (const [field, value] of serverValues(server)) {
-      if (EXPANDED.test(value)) refused.push({ capability: 'mcp', name: server.name, field, value, reason: 'Gemini CLI expands `$VAR` in settings.json' })
+      if (EXPANDED.test(value)) refused.push({ capability: 'mcp', name: server.name, field, value, reason: `${harness} expands \`$VAR\` in settings.json` })
     }
     mcpServers[server.name] = entryOf(server, env, options.remote)
   }

@@ -27,7 +27,7 @@ describe('gemini-commands', () => {
     const out = await render(
       renderInput('commands', 'gemini-commands', [command('own', 'Use {{args}} here.'), command('long', 'Keep $ARGUMENTS_X, use $ARGUMENTS.')], { binding: { path: '/c' }, adapter: gemini }),
     )
-    expect(out.dropped).toEqual([{ capability: 'commands', name: 'own', reason: 'Gemini CLI puts what follows a command where its prompt says `{{args}}`, so this text would not reach the model as written' }])
+    expect(out.dropped).toEqual([{ capability: 'commands', name: 'own', reason: 'gemini puts what follows a command where its prompt says `{{args}}`, so this text would not reach the model as written' }])
     expect((out.files[0] as StagedFile).content).toContain('Keep $ARGUMENTS_X, use {{args}}.')
   })
 })

@@ -43,8 +43,8 @@ describe('gemini-settings: MCP servers', () => {
     const server: McpServer = { name: 'web', transport: 'http', url: 'https://x/${PATH}', headers: { Authorization: 'Bearer $TOKEN', Plain: 'costs $5' } }
     const out = plugin.render(mcpInput([server]), renderContext) as RenderOutput
     expect(out.refused).toEqual([
-      { capability: 'mcp', name: 'web', field: 'url', value: 'https://x/${PATH}', reason: 'Gemini CLI expands `$VAR` in settings.json' },
-      { capability: 'mcp', name: 'web', field: 'headers.Authorization', value: 'Bearer $TOKEN', reason: 'Gemini CLI expands `$VAR` in settings.json' },
+      { capability: 'mcp', name: 'web', field: 'url', value: 'https://x/${PATH}', reason: 'gemini expands `$VAR` in settings.json' },
+      { capability: 'mcp', name: 'web', field: 'headers.Authorization', value: 'Bearer $TOKEN', reason: 'gemini expands `$VAR` in settings.json' },
     ])
   })
 
