@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { claim, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
+import { claimSession, createSession, prepareMountpoints, repository, resolveBase, sessionPaths } from '@omh/sandbox'
 import { describe, expect, it } from 'vitest'
 import { carryIn } from '../../packages/sandbox/src/work/carry-in.js'
 import { omh, stateOf } from '../helpers/run.js'
@@ -152,9 +152,9 @@ describe('the current session', () => {
     const repo = repository(root)
     await createSession(stateOf(home), repo, 's02', await resolveBase(repo, process.env), process.env)
     // s02 was launched into first, s01 after it: the highest id is not the current session.
-    await (await claim(stateOf(home), repo, 's02', 'claude'))()
+    await (await claimSession(stateOf(home), repo, 's02', 'claude'))()
     await new Promise((resolve) => setTimeout(resolve, 20))
-    await (await claim(stateOf(home), repo, 's01', 'claude'))()
+    await (await claimSession(stateOf(home), repo, 's01', 'claude'))()
     writeFileSync(path.join(sessionPaths(stateOf(home), repo, 's01').worktree, 'one.txt'), 'in s01\n')
     writeFileSync(path.join(sessionPaths(stateOf(home), repo, 's02').worktree, 'two.txt'), 'in s02\n')
 

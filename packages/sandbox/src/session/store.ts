@@ -81,5 +81,5 @@ export async function readClaim(omhState: string, repo: Repository, sid: string)
 }
 
 /** Marks a session as used by this process; call under the repository lock. Resolves the release. */
-export const claim = (omhState: string, repo: Repository, sid: string, harness: string): Promise<() => Promise<void>> =>
+export const claimSession = (omhState: string, repo: Repository, sid: string, harness: string): Promise<() => Promise<void>> =>
   claimRun(sessionPaths(omhState, repo, sid).run, harness)

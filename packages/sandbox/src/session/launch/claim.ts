@@ -15,7 +15,7 @@ import { gitFailure } from '../../host/git.js'
 import { LABEL, containerName } from '../../host/layout.js'
 import { resolveBase, type Base } from '../../host/repo.js'
 import type { PickedSession, Sessions } from '../sessions.js'
-import { claim as claimOf, withRepoLock } from '../store.js'
+import { claimSession, withRepoLock } from '../store.js'
 import { filesSetting } from './bring-up.js'
 import { early, inOrder } from './shared.js'
 import type { Claimed, EarlyWay, EngineView, Launch, LaunchHost, LaunchRequest } from './types.js'
@@ -37,7 +37,7 @@ export async function claim(at: Launch, first: PickedSession, host: LaunchHost):
         const { base, carry } = ready ?? (late = await readyToCreate(at, sid, host.context))
         await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
       }
-      return { sid, created: !exists, lastUsed, release: await claimOf(kernel.omhState, sessions.repo, sid, at.adapter.name) }
+      return { sid, created: !exists, lastUsed, release: await claimSession(kernel.omhState, sessions.repo, sid, at.adapter.name) }
     })
     // A later question about another engine's view is not this launch's: only the first stands.
     late?.engine.way?.stop()
