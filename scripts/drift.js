@@ -137,7 +137,7 @@ for (const adapter of adapters) {
   }
 }
 
-const header = ['harness', 'pinned', 'newest', ...CLASSES]
+const header = ['harness', 'pinned', against ? 'against' : 'newest', ...CLASSES]
 const widths = header.map((h, n) => Math.max(h.length, ...rows.map((r) => String(r[n]).length)))
 const line = (cells) => cells.map((c, n) => String(c).padEnd(widths[n])).join('  ').trimEnd()
 process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n`)
