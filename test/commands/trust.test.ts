@@ -71,6 +71,7 @@ function setup(files: Record<string, string>) {
 }
 
 describe.each(Object.entries(CARRIERS))('a repository with %s', (_, carrier) => {
+  // Fourteen whole omh runs, each a miss that loads the repository's code: minutes on two busy cores.
   it('runs none of it until trusted, then all of it, and asks again after a change', () => {
     const { root, env } = setup(carrier.files)
     for (const [link, target] of Object.entries(carrier.links ?? {})) {
@@ -109,7 +110,7 @@ describe.each(Object.entries(CARRIERS))('a repository with %s', (_, carrier) => 
     expect(again.stderr).toContain(carrier.change)
     expect(again.stderr).toContain('changed since you trusted it')
     expect(existsSync(marker)).toBe(false)
-  })
+  }, 180_000)
 })
 
 describe('code a repository reaches by other ways', () => {
