@@ -67,8 +67,8 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
     it('completes commands and the harnesses omh finds, the personal one included', () => {
       expect(bash('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'doctor', 'completion', 'claude', 'codex', 'opencode', 'mine']))
       expect(bash('omh ')).not.toContain('launch')
-      expect(bash('omh d')).toEqual(['doctor'])
-      expect(bash('omh doctor ').sort()).toEqual(['claude', 'codex', 'copilot', 'gemini', 'mine', 'opencode', 'pi', 'qwen'])
+      expect(bash('omh d')).toEqual(['doctor', 'droid'])
+      expect(bash('omh doctor ').sort()).toEqual(['claude', 'codex', 'copilot', 'droid', 'gemini', 'mine', 'opencode', 'pi', 'qwen'])
       expect(bash('omh doctor m')).toEqual(['mine'])
       expect(bash('omh adapters show c')).toEqual(['claude', 'codex', 'copilot'])
     })

@@ -17,13 +17,14 @@ import { ENGINES, keepForRun, type Engine } from '../helpers/engines.js'
 import { doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi', 'qwen'] as const
+const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi', 'qwen', 'droid'] as const
 /** Classes a harness cannot express: omh drops their items by name (pi has no subagents). */
 const UNSUPPORTED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>> = { pi: ['subagents'] }
-/** What a harness sees as something else: Codex has no commands and limits an agent's sandbox, not its tools; Copilot reads no commands of the user's. */
+/** What a harness sees as something else: Codex has no commands and limits an agent's sandbox, not its tools; Copilot reads no commands of the user's, and Droid none staged as links. */
 const TRANSLATED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>> = {
   codex: ['commands omh-cmd-probe: a skill', 'subagents omh-agent-reader: an agent with sandbox_mode = "read-only"'],
   copilot: ['commands omh-cmd-probe: a skill'],
+  droid: ['commands omh-cmd-probe: a skill'],
 }
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
 
@@ -94,7 +95,7 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // no such tool); Codex's apply_patch reaches its edit hook, and Copilot's grep its Grep hooks.
     expect(notInvoked).toEqual([])
     expect(turn.unreached).toEqual([])
-    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked', qwen: 'invoked' }[harness])
+    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked', qwen: 'invoked', droid: 'invoked' }[harness])
     for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
     // The turn runs every hook as if its `when` passed: the refusal meant for `git push` refuses the
     // turn's shell call, and the model reads it.

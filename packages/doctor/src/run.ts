@@ -176,7 +176,7 @@ export async function doctor(kernel: KernelView, request: DoctorRequest, host: D
     let turnReport: TurnReport | undefined
     if (turn) {
       const out = report.turn ?? { output: { exit: null, stdout: '', stderr: '' }, requests: [], trace: [], error: 'the runner did not run the turn' }
-      turnReport = judgeTurn(hooks, profile, render.dropped, out, wordsToCall(hooks, turn.calls).unreached)
+      turnReport = judgeTurn(hooks, profile, render.dropped, out, wordsToCall(hooks, turn.calls).unreached, turn.mcp_named)
       // A server the probes found loaded but not connected has no tools to offer: the turn repeats that warning.
       const unconnected = new Map(checks.filter((c) => c.warning && c.capability === 'mcp').flatMap((c) => (c.items ?? []).map((name) => [name, c.detail] as const)))
       checks = [...checks, ...turnChecks(turnReport, out, hooks, unconnected)]

@@ -80,6 +80,15 @@ describe('the verdicts on a doctor turn', () => {
     expect(turnChecks(report, out([], []), hooks).find((c) => c.name === 'reader (after-tool)')).toMatchObject({ ok: true, detail: "not reached: the adapter's [turn] has no call for read" })
   })
 
+  it('with mcp_named, takes a server as carried by a request whose text names one of its tools on a line of its own', () => {
+    const deferred = out([], ['Answer in one short paragraph. lint-fix\nDeferred tools:\nWebSearch\ndocs___search\n'], ['Bash', 'ToolSearch'])
+    expect(judgeTurn([], profile, [], deferred, [], '{{name}}___*').items.find((i) => i.capability === 'mcp')).toEqual({ capability: 'mcp', name: 'docs', carried: true, firstIn: 1 })
+    // Without it, only the offered tools count; and a name inside a line is not a line naming a tool.
+    expect(judgeTurn([], profile, [], deferred, []).items.find((i) => i.capability === 'mcp')?.firstIn).toBeNull()
+    const inline = out([], ['see docs___search here'], ['Bash'])
+    expect(judgeTurn([], profile, [], inline, [], '{{name}}___*').items.find((i) => i.capability === 'mcp')?.firstIn).toBeNull()
+  })
+
   it("warns, never fails, of a server the probes found loaded but not connected whose tools reach no request, and fails one they did not", () => {
     const report = judgeTurn([], profile, [], out([], ['Answer in one short paragraph. lint-fix'], ['Bash']), [])
     expect(report.items.find((i) => i.capability === 'mcp')).toEqual({ capability: 'mcp', name: 'docs', carried: false, firstIn: null })

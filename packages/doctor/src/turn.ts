@@ -9,6 +9,7 @@ import type { Adapter } from '@omh/kernel'
 import { TOOL_WORDS, type CapabilityClass, type DroppedItem, type Hook, type Moment, type ProfileItems, type ToolWord } from '@omh/plugin-api'
 import { parseHookText } from '@omh/plugin-kit'
 import type { DoctorCheck } from './checks.js'
+import { compilePattern } from './evidence.js'
 import type { TurnOutput } from './runner.js'
 import { requestText, type RecordedRequest, type Script } from './scripted-model.js'
 
@@ -80,7 +81,7 @@ const word = (s: string) => s.replace(/[^A-Za-z0-9]/g, '_')
 const ruleMark = (text: string) => text.split('\n').map((l) => l.trim()).find((l) => l.length >= 8 && !l.startsWith('<!--'))
 
 /** What the turn showed, per hook and per item. */
-export function judgeTurn(hooks: readonly Hook[], profile: ProfileItems, dropped: readonly DroppedItem[], out: TurnOutput, unreached: readonly ToolWord[]): TurnReport {
+export function judgeTurn(hooks: readonly Hook[], profile: ProfileItems, dropped: readonly DroppedItem[], out: TurnOutput, unreached: readonly ToolWord[], mcpNamed?: string): TurnReport {
   const requests = (out.requests as RecordedRequest[]).filter((r) => r.reply !== null)
   const texts = requests.map((r) => requestText(r.body))
   const turnHooks = hooks.map((h): TurnHook => {
@@ -100,7 +101,11 @@ export function judgeTurn(hooks: readonly Hook[], profile: ProfileItems, dropped
     ...kept('skills', profile.skills).map((x) => item('skills', x.name, (n) => texts[n]!.includes(x.name))),
     ...kept('subagents', profile.subagents).map((x) => item('subagents', x.name, (n) => texts[n]!.includes(x.name))),
     // Harnesses spell a server's name in tool names their own way (Codex turns `-` into `_`).
-    ...kept('mcp', profile.mcp).map((m) => item('mcp', m.name, (n) => requests[n]!.tools.some((t) => word(t).includes(word(m.name))))),
+    ...kept('mcp', profile.mcp).map((m) => {
+      // A harness that defers MCP tools names them in its text instead, one a line.
+      const named = mcpNamed === undefined ? undefined : compilePattern(mcpNamed, { name: m.name })
+      return item('mcp', m.name, (n) => requests[n]!.tools.some((t) => word(t).includes(word(m.name))) || (named !== undefined && texts[n]!.split('\n').some((l) => named.test(l))))
+    }),
   ]
   return { exit: out.output.exit, requests: requests.length, hooks: turnHooks, items, unreached }
 }

@@ -169,9 +169,10 @@ export const isRecord = (value: unknown): value is Record<string, unknown> =>
 /**
  * `parse` for a renderer whose harness reads this shape: each document one JSON object whose
  * `hooks` are read back (`readHooksDocument`), every other key left to the harness but those in
- * `managed`, which the renderer writes itself for other capabilities.
+ * `managed`, which the renderer writes itself for other capabilities. `atRoot`: the document is
+ * the hooks object itself, its keys the events.
  */
-export function parseHooksDocuments(documents: readonly ParseDocument[], context: ParseContext, managed: ReadonlySet<string> = new Set()): ParseResult {
+export function parseHooksDocuments(documents: readonly ParseDocument[], context: ParseContext, managed: ReadonlySet<string> = new Set(), atRoot = false): ParseResult {
   const hooks: Hook[] = []
   const left: { name: string; reason: string }[] = []
   for (const doc of documents) {
@@ -179,9 +180,10 @@ export function parseHooksDocuments(documents: readonly ParseDocument[], context
     if (!parsed.ok) return { ok: false, problems: [parsed.problem] }
     const data = parsed.doc.data
     if (!isRecord(data)) return { ok: false, problems: [{ file: doc.file, message: 'a hooks document is one JSON object' }] }
-    const read = readHooksDocument(data['hooks'], context.binding, context.adapter.tools, doc.file)
+    const read = readHooksDocument(atRoot ? data : data['hooks'], context.binding, context.adapter.tools, doc.file)
     hooks.push(...read.hooks)
-    left.push(...read.left.map((l) => ({ name: `hooks.${l.name}`, reason: l.reason })))
+    left.push(...read.left.map((l) => ({ name: atRoot ? l.name : `hooks.${l.name}`, reason: l.reason })))
+    if (atRoot) continue
     for (const key of Object.keys(data)) {
       if (key !== 'hooks' && !managed.has(key)) left.push({ name: key, reason: 'not a hook; omh leaves the rest of this file to the harness' })
     }

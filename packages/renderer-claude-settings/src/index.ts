@@ -22,7 +22,11 @@ const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`
  * run for every call as they would where all hooks run. A call is refused as before; the model
  * reads the first refusal that acts.
  */
-const options = z.strictObject({ refusals_last: z._default(z.boolean(), false) })
+/**
+ * `events_at_root`: the file holds hooks alone, the events at its top level rather than under a
+ * `hooks` key (Factory Droid's hooks.json). Read back the same way.
+ */
+const options = z.strictObject({ refusals_last: z._default(z.boolean(), false), events_at_root: z._default(z.boolean(), false) })
 export type ClaudeSettingsOptions = z.infer<typeof options>
 
 /**
@@ -48,6 +52,10 @@ function renderClaude(input: RenderInput<ClaudeSettingsOptions | undefined>, con
   // Drops are reported in selection order, as the user listed the hooks.
   const dropped = [...translated.dropped].sort((a, b) => selected.findIndex((h) => h.name === a.name) - selected.findIndex((h) => h.name === b.name))
   const approve = mcpApproval(input, context)
+  if (input.options?.events_at_root) {
+    if (!Object.keys(document).length) return { files: [], dropped }
+    return { files: [{ kind: 'file', guest: input.binding.path, content: json(document), syntax: 'json' }], dropped }
+  }
   const settings = {
     ...(Object.keys(document).length ? { hooks: document } : {}),
     ...(approve.length ? { enabledMcpjsonServers: approve } : {}),
@@ -65,5 +73,5 @@ export default defineRenderer({
   classes: ['hooks'],
   options,
   render: renderClaude,
-  parse: (documents, context) => parseHooksDocuments(documents, context, MANAGED_KEYS),
+  parse: (documents, context) => parseHooksDocuments(documents, context, MANAGED_KEYS, (context.options as ClaudeSettingsOptions | undefined)?.events_at_root),
 })

@@ -117,12 +117,26 @@ describe('claude-settings: every generated hook does what its definition says', 
       hook('guard', { on: 'before-tool', run: 'true' }),
       hook('advise', { on: 'before-tool', tools: ['shell'], inject: 'Careful.' }),
     ]
-    const input = { ...hooksInput(hooks, claude), options: { refusals_last: true } }
+    const input = { ...hooksInput(hooks, claude), options: { refusals_last: true, events_at_root: false } }
     const ordered = renderer.render(input, context) as RenderOutput
     expect([...commands(ordered)].map(([name, c]) => `${c.event} ${c.matcher ?? '*'} ${name}`)).toEqual(['PreToolUse * guard', 'PreToolUse Bash advise', 'PreToolUse Bash refuse-first'])
     expect(ordered.dropped.map((d) => d.name)).toEqual(['late-advice'])
     // Without the option the selection's order stands.
     expect([...commands(render(hooks))].map(([name]) => name)).toEqual(['refuse-first', 'guard', 'advise'])
+  })
+
+  it('with events_at_root, writes the events at the top of a file of hooks alone, and reads them back from there', () => {
+    const hooks = [hook('guard', { on: 'before-tool', tools: ['shell'], refuse: 'No.' }), hook('after', { on: 'after-tool', run: 'true' })]
+    const input = { ...hooksInput(hooks, claude), options: { events_at_root: true, refusals_last: false } }
+    const rendered = renderer.render(input, context) as RenderOutput
+    const file = rendered.files[0] as { content: string }
+    const document = JSON.parse(file.content) as Record<string, unknown>
+    expect(Object.keys(document)).toEqual(['PreToolUse', 'PostToolUse'])
+    const parsed = renderer.parse!([{ file: 'hooks.json', content: file.content }], { capability: 'hooks', binding: input.binding, adapter: input.adapter, options: { events_at_root: true, refusals_last: false }, env: {} })
+    expect(parsed.ok && parsed.items.hooks?.map((h) => h.name)).toEqual(['guard', 'after'])
+    expect(parsed.ok && parsed.left).toEqual([])
+    // Nothing to carry: nothing mounted.
+    expect(renderer.render({ ...hooksInput([], claude), options: { events_at_root: true, refusals_last: false } }, context)).toEqual({ files: [], dropped: [] })
   })
 
   it('drops advice at turn-end by name: Claude has no channel for it there', () => {

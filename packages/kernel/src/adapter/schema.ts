@@ -110,6 +110,8 @@ const probe = z
     ),
   )
 
+const PLACEHOLDER = /\{\{([^{}]*)\}\}/g
+
 /**
  * How `omh doctor --turn` drives the harness through a turn against the
  * scripted model listening on 127.0.0.1:`port`: the command, and per tool word
@@ -124,6 +126,18 @@ const turn = z.strictObject({
   env: z.optional(z.record(text, z.string())),
   timeout: z.optional(z.number().check(z.int(), z.positive())),
   calls: z.optional(z.partialRecord(z.enum([...TOOL_WORDS, 'mcp']), z.strictObject({ tool: text, input: z.union([z.record(z.string(), z.unknown()), z.string()]) }))),
+  /**
+   * For a harness that defers MCP tools behind a tool search, naming them in a request's text and
+   * offering none until the model loads one: the line that names one of a server's tools, a pattern
+   * holding `{{name}}` (the server's). The server is carried by a request with such a line.
+   */
+  mcp_named: z.optional(
+    text.check(
+      z.refine((t: string) => [...t.matchAll(PLACEHOLDER)].every((m) => m[1] === 'name') && t.includes('{{name}}'), {
+        message: 'must hold `{{name}}`, the server\'s name, and no other placeholder',
+      }),
+    ),
+  ),
 })
 
 /** Evidence a capability's items must leave in a probe's output; `probe` names the command. */
@@ -151,8 +165,6 @@ const bindingShape = {
 }
 
 const binding = z.strictObject(bindingShape)
-
-const PLACEHOLDER = /\{\{([^{}]*)\}\}/g
 
 const template = z.strictObject({
   /** `{{text}}` is the hook's words as a value of the renderer's language; `{{event}}` the harness's event name. */
