@@ -68,9 +68,9 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
       expect(bash('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'doctor', 'completion', 'claude', 'codex', 'opencode', 'mine']))
       expect(bash('omh ')).not.toContain('launch')
       expect(bash('omh d')).toEqual(['doctor', 'droid'])
-      expect(bash('omh doctor ').sort()).toEqual(['claude', 'codex', 'copilot', 'droid', 'gemini', 'mine', 'opencode', 'pi', 'qwen'])
+      expect(bash('omh doctor ').sort()).toEqual(['claude', 'codex', 'continue', 'copilot', 'droid', 'gemini', 'mine', 'opencode', 'pi', 'qwen'])
       expect(bash('omh doctor m')).toEqual(['mine'])
-      expect(bash('omh adapters show c')).toEqual(['claude', 'codex', 'copilot'])
+      expect(bash('omh adapters show c')).toEqual(['claude', 'codex', 'continue', 'copilot'])
     })
 
     it('completes subcommands, and session ids after omh sessions …', () => {

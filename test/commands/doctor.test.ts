@@ -80,6 +80,7 @@ describe('omh doctor, every harness', () => {
     expect(reports.map((x) => [x.harness, x.ok])).toEqual([
       ['claude', true],
       ['codex', false],
+      ['continue', true],
       ['copilot', true],
       ['droid', true],
       ['gemini', true],
@@ -112,6 +113,7 @@ describe('omh doctor, every harness', () => {
     expect(reports.map((x) => [x.harness, x.ok, x.error?.code])).toEqual([
       ['claude', true, undefined],
       ['codex', false, 'ACCOUNT_NOT_FOUND'],
+      ['continue', false, 'ACCOUNT_NOT_FOUND'],
       ['copilot', false, 'ACCOUNT_NOT_FOUND'],
       ['droid', false, 'ACCOUNT_NOT_FOUND'],
       ['gemini', false, 'ACCOUNT_NOT_FOUND'],
@@ -129,6 +131,7 @@ describe('omh doctor, every harness', () => {
     expect(r.json().result.reports.map((x: Report) => [x.harness, x.ok])).toEqual([
       ['claude', true],
       ['codex', true],
+      ['continue', true],
       ['copilot', true],
       ['droid', true],
       ['gemini', true],

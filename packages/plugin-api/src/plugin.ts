@@ -127,6 +127,12 @@ export interface StagedTree {
   readonly kind: 'tree'
   readonly guest: string
   readonly entries: readonly { readonly name: string; readonly source: string }[]
+  /**
+   * Each entry is mounted at its name, not a link to its source: for a harness that skips a
+   * symbolic link where it looks for a folder or a file. Absent: links.
+   * @since 1
+   */
+  readonly mounted?: boolean
 }
 
 export type StagedEntry = StagedFile | StagedTree

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises'
+import { chmod, lstat, mkdir, readdir, readFile, readlink, rename, rm, rmdir, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { RenderReport } from '@omh/kernel'
 import { byText } from '@omh/plugin-kit'
@@ -37,7 +37,9 @@ export interface StageResult {
  * Layout: `files/<guest path>` for documents; `trees/<guest path>/<name>` for
  * tree entries, each a symlink to the entry's guest path under `/omh/src/<k>`,
  * where the entry's host parent directory is mounted. The links dangle on the
- * host and resolve in the container, so nothing is copied.
+ * host and resolve in the container, so nothing is copied. A tree whose entries are `mounted`
+ * holds an empty mount point per entry instead (a directory, or a file for a file), where the
+ * entry's source is mounted read-only.
  *
  * With `dryRun`, nothing is written and the mounts are those a real stage
  * would describe.
@@ -47,8 +49,10 @@ export async function stage(
   dir: string,
   options: { readonly dryRun?: boolean } = {},
 ): Promise<StageResult> {
-  const wanted = new Map<string, { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string }>()
+  const wanted = new Map<string, Wanted>()
   const mounts: Mount[] = []
+  // Mount points of mounted tree entries: empty directories that pruning keeps.
+  const points = new Set<string>()
   const sources = new Map<string, string>()
 
   // A document inside a tree (a command as a skill) goes into it: no mount point fits in a read-only mount.
@@ -66,6 +70,14 @@ export async function stage(
       for (const e of entry.entries) {
         if (!e.name || e.name.includes('/') || e.name === '.' || e.name === '..') {
           throw new Error(`tree ${entry.guest} has an entry named ${JSON.stringify(e.name)}, which is not a file name`)
+        }
+        if (entry.mounted) {
+          const point = path.join(treeDir, e.name)
+          const isDir = (await stat(e.source).catch(() => undefined))?.isDirectory() ?? false
+          wanted.set(point, isDir ? { kind: 'dir' } : { kind: 'file', data: Buffer.alloc(0), mode: 0o600 })
+          if (isDir) points.add(point)
+          mounts.push({ host: e.source, guest: `${entry.guest}/${e.name}`, readOnly: true })
+          continue
         }
         const parent = path.dirname(e.source)
         let guestParent = sources.get(parent)
@@ -93,6 +105,15 @@ export async function stage(
     await mkdir(path.dirname(host), { recursive: true, mode: OWNER_ONLY })
     const tmp = `${host}.omh-tmp-${process.pid}`
     await rm(tmp, { force: true })
+    // An entry that changed between a mount point and a file or link: the old one goes first.
+    const was = await lstat(host).catch(() => undefined)
+    if (was?.isDirectory()) await rm(host, { recursive: true, force: true })
+    else if (was && want.kind === 'dir') await rm(host, { force: true })
+    if (want.kind === 'dir') {
+      await mkdir(host, { recursive: true, mode: OWNER_ONLY })
+      written++
+      continue
+    }
     if (want.kind === 'file') {
       await writeFile(tmp, want.data, { mode: want.mode })
       await chmod(tmp, want.mode)
@@ -105,7 +126,7 @@ export async function stage(
 
   let removed = 0
   for (const sub of ['files', 'trees']) {
-    removed += await prune(path.join(dir, sub), (file) => wanted.has(file), new Set(mounts.map((m) => m.host)))
+    removed += await prune(path.join(dir, sub), (file) => wanted.has(file), new Set([...mounts.map((m) => m.host), ...points]))
   }
 
   mounts.sort((a, b) => byText(a.guest, b.guest))
@@ -118,12 +139,12 @@ function assertGuest(entry: StagedEntry): void {
   }
 }
 
-async function current(
-  host: string,
-  want: { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string },
-): Promise<boolean> {
+type Wanted = { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string } | { kind: 'dir' }
+
+async function current(host: string, want: Wanted): Promise<boolean> {
   try {
     const info = await lstat(host)
+    if (want.kind === 'dir') return info.isDirectory()
     if (want.kind === 'link') return info.isSymbolicLink() && (await readlink(host)) === want.target
     return info.isFile() && (info.mode & 0o7777) === want.mode && info.size === want.data.length && (await readFile(host)).equals(want.data)
   } catch {
