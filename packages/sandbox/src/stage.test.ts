@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { testdir } from '@omh/test-utils'
+import { testdir, write } from '@omh/test-utils'
 import type { StagedEntry } from '@omh/plugin-api'
 import { GUEST_SOURCES, stage } from './stage.js'
 
@@ -30,6 +30,27 @@ describe('stage', () => {
     // Gone from the profile, gone from the tree.
     expect((await stage({ files: files('rules') }, dir)).removed).toBe(1)
     expect(existsSync(path.join(dir, 'trees/home/agent/.x/skills/cmd'))).toBe(false)
+  })
+
+  it('stages a mounted tree as empty mount points, each entry mounted read-only at its name, and back to links', async () => {
+    const dir = testdir()
+    // Mount points take their kind from the source, which must exist when staging runs.
+    write(catalogue, { 'skills/a/SKILL.md': 'a', 'skills/b/SKILL.md': 'b' })
+    const mounted = files('rules').map((f) => (f.kind === 'tree' ? { ...f, mounted: true } : f))
+    const result = await stage({ files: mounted }, dir)
+    const skills = path.join(dir, 'trees/home/agent/.x/skills')
+    for (const name of ['a', 'b']) {
+      expect(statSync(path.join(skills, name)).isDirectory()).toBe(true)
+      expect(readdirSync(path.join(skills, name))).toEqual([])
+      expect(result.mounts).toContainEqual({ host: path.join(catalogue, 'skills', name), guest: `/home/agent/.x/skills/${name}`, readOnly: true })
+    }
+    expect(result.mounts.some((m) => m.guest.startsWith(GUEST_SOURCES))).toBe(false)
+    // Unchanged: nothing written, the mount points kept.
+    expect((await stage({ files: mounted }, dir)).written).toBe(0)
+    expect(readdirSync(skills).sort()).toEqual(['a', 'b'])
+    // Links again: each mount point becomes a link.
+    await stage({ files: files('rules') }, dir)
+    expect(readlinkSync(path.join(skills, 'a'))).toMatch(new RegExp(`^${GUEST_SOURCES}/`))
   })
 
   it('writes documents and link farms, and describes read-only mounts for them', async () => {
