@@ -89,7 +89,15 @@ export interface CopiedVolume {
   /** What the agent writes there is brought back into that directory. */
   readonly back?: boolean
   /** Single entries (files, read-only directories) by name in the volume, with the host path each comes from. */
-  readonly entries?: readonly { readonly name: string; readonly host: string }[]
+  readonly entries?: readonly CopiedEntry[]
+}
+
+/** A single entry of a volume. */
+export interface CopiedEntry {
+  readonly name: string
+  readonly host: string
+  /** Read-only mounts inside this directory, by their path below it: copied into it, in their place. */
+  readonly inside?: readonly { readonly rel: string; readonly host: string }[]
 }
 
 /** A copied container: its spec, its volumes, and the links that put single entries where the harness reads them. */
@@ -112,9 +120,20 @@ const slug = (guest: string) => guest.replace(/^\/+/, '').replace(/[^A-Za-z0-9_.
 export async function copyPlan(spec: ContainerSpec, prefix: string, owner: VolumeHelper['owner'], back: readonly string[] = []): Promise<CopyPlan> {
   const volumes: CopiedVolume[] = []
   const links: [string, string][] = []
-  const staged: { name: string; host: string }[] = []
-  const files: { name: string; host: string }[] = []
+  const staged: CopiedEntry[] = []
+  const files: CopiedEntry[] = []
+  // A read-only mount inside a read-only directory mount (a tree whose entries are mounted) cannot be
+  // linked into place there, a read-only volume: it goes into that directory's copy instead.
+  const dirs = new Set<string>()
+  for (const m of spec.mounts) if (m.readOnly && (await lstat(m.host)).isDirectory()) dirs.add(m.guest)
+  const outer = (guest: string) => [...dirs].find((d) => guest.startsWith(`${d}/`))
+  const inside = new Map<string, { rel: string; host: string }[]>()
   for (const m of spec.mounts) {
+    const d = m.readOnly ? outer(m.guest) : undefined
+    if (d) inside.set(d, [...(inside.get(d) ?? []), { rel: m.guest.slice(d.length + 1), host: m.host }])
+  }
+  for (const m of spec.mounts) {
+    if (m.readOnly && outer(m.guest)) continue
     const isDir = (await lstat(m.host)).isDirectory()
     if (isDir && !m.readOnly) {
       volumes.push({ volume: `${prefix}-${slug(m.guest)}`, guest: m.guest, readOnly: false, dir: m.host, ...(back.includes(m.guest) ? { back: true } : {}) })
@@ -122,7 +141,8 @@ export async function copyPlan(spec: ContainerSpec, prefix: string, owner: Volum
     }
     const into = m.readOnly ? staged : files
     const name = String(into.length)
-    into.push({ name, host: m.host })
+    const within = inside.get(m.guest)
+    into.push({ name, host: m.host, ...(within ? { inside: within } : {}) })
     links.push([m.guest, `${COPIED_ROOT}/${m.readOnly ? 'staged' : 'files'}/${name}`])
   }
   if (staged.length) volumes.push({ volume: `${prefix}-staged`, guest: `${COPIED_ROOT}/staged`, readOnly: true, entries: staged })
@@ -167,7 +187,10 @@ export async function fillVolumes(runtime: RuntimePlugin, plan: CopyPlan, labels
           // Each entry by its name, its content followed where staging links to it.
           const pack = path.join(work, String(n))
           await mkdir(pack)
-          for (const e of v.entries ?? []) await symlink(e.host, path.join(pack, e.name))
+          for (const e of v.entries ?? []) {
+            if (e.inside) await packInside(path.join(pack, e.name), e.host, e.inside)
+            else await symlink(e.host, path.join(pack, e.name))
+          }
           await run('tar', ['-c', '-h', '-f', archive, '-C', pack, ...(v.entries ?? []).map((e) => e.name)])
         }
         await ops.put(v.volume, archive, plan.helper, context)
@@ -175,6 +198,35 @@ export async function fillVolumes(runtime: RuntimePlugin, plan: CopyPlan, labels
     )
   } finally {
     await rm(work, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Lays out a directory for `tar -h` to copy as one: each of its entries a link to the host's, and each
+ * mount inside it a link to that mount's source, in its place (every directory on the way made real).
+ */
+export async function packInside(at: string, host: string, inside: readonly { rel: string; host: string }[]): Promise<void> {
+  const linkAll = async (to: string, from: string) => {
+    await mkdir(to)
+    for (const name of await readdir(from).catch(() => [])) await symlink(path.join(from, name), path.join(to, name))
+  }
+  await linkAll(at, host)
+  for (const m of inside) {
+    const steps = m.rel.split('/')
+    let to = at
+    let from = host
+    for (const step of steps.slice(0, -1)) {
+      to = path.join(to, step)
+      from = path.join(from, step)
+      const info = await lstat(to).catch(() => undefined)
+      if (!info?.isDirectory()) {
+        await rm(to, { force: true })
+        await linkAll(to, from)
+      }
+    }
+    const place = path.join(to, steps.at(-1)!)
+    await rm(place, { recursive: true, force: true })
+    await symlink(m.host, place)
   }
 }
 
