@@ -74,7 +74,7 @@ export async function stage(
         if (entry.mounted) {
           const point = path.join(treeDir, e.name)
           const isDir = (await stat(e.source).catch(() => undefined))?.isDirectory() ?? false
-          wanted.set(point, isDir ? { kind: 'dir' } : { kind: 'file', data: Buffer.alloc(0), mode: 0o600 })
+          wanted.set(point, isDir ? { kind: 'point' } : { kind: 'file', data: Buffer.alloc(0), mode: 0o600 })
           if (isDir) points.add(point)
           mounts.push({ host: e.source, guest: `${entry.guest}/${e.name}`, readOnly: true })
           continue
@@ -108,8 +108,8 @@ export async function stage(
     // An entry that changed between a mount point and a file or link: the old one goes first.
     const was = await lstat(host).catch(() => undefined)
     if (was?.isDirectory()) await rm(host, { recursive: true, force: true })
-    else if (was && want.kind === 'dir') await rm(host, { force: true })
-    if (want.kind === 'dir') {
+    else if (was && want.kind === 'point') await rm(host, { force: true })
+    if (want.kind === 'point') {
       await mkdir(host, { recursive: true, mode: OWNER_ONLY })
       written++
       continue
@@ -139,12 +139,12 @@ function assertGuest(entry: StagedEntry): void {
   }
 }
 
-type Wanted = { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string } | { kind: 'dir' }
+type Wanted = { kind: 'file'; data: Buffer; mode: number } | { kind: 'link'; target: string } | { kind: 'point' }
 
 async function current(host: string, want: Wanted): Promise<boolean> {
   try {
     const info = await lstat(host)
-    if (want.kind === 'dir') return info.isDirectory()
+    if (want.kind === 'point') return info.isDirectory()
     if (want.kind === 'link') return info.isSymbolicLink() && (await readlink(host)) === want.target
     return info.isFile() && (info.mode & 0o7777) === want.mode && info.size === want.data.length && (await readFile(host)).equals(want.data)
   } catch {
