@@ -40,9 +40,10 @@ const RULES = '[capabilities.rules]\npath = "/work/AGENTS.md"\nrender = "concat"
 const TOKEN = '{"token":"real"}\n'
 
 /**
- * omh's three harnesses replaced by bare adapters (rules only, and no rules
+ * Four of omh's harnesses replaced by bare adapters (rules only, and no rules
  * in the profile, so the fake engine's report passes them); codex and claude
- * keep a login.
+ * keep a login. Claude and Amp name a probe checked on every run, which the
+ * fake engine never runs.
  */
 function setup(home: Record<string, string>) {
   const root = gitRepo({ 'README.md': 'hi\n' })
@@ -52,6 +53,7 @@ function setup(home: Record<string, string>) {
     'adapters/claude.toml': `name = "claude"\nbin = "claude"\n${BARE}creds = ["$HOME/.claude/"]\ntoken = ["$HOME/.claude/token.json"]\n${RULES}`,
     'adapters/codex.toml': `name = "codex"\nbin = "codex"\n${BARE}creds = ["$HOME/.codex/"]\ntoken = ["$HOME/.codex/auth.json"]\n${RULES}`,
     'adapters/opencode.toml': `name = "opencode"\nbin = "opencode"\n${BARE}${RULES}`,
+    'adapters/amp.toml': `name = "amp"\nbin = "amp"\n${BARE}creds = ["$HOME/.local/share/amp/"]\ntoken = ["$HOME/.local/share/amp/secrets.json"]\n${RULES}`,
     ...home,
   })
   return { root, env: { OMH_HOME: dir } }
@@ -78,6 +80,7 @@ describe('omh doctor, every harness', () => {
     expect(doc.error.message).toContain('codex')
     const reports: Report[] = doc.error.details.reports
     expect(reports.map((x) => [x.harness, x.ok])).toEqual([
+      ['amp', true],
       ['claude', true],
       ['codex', false],
       ['continue', true],
@@ -88,7 +91,7 @@ describe('omh doctor, every harness', () => {
       ['pi', true],
       ['qwen', true],
     ])
-    const codex = reports[1]!
+    const codex = reports[2]!
     expect(codex.error).toMatchObject({ code: 'ACCOUNT_AMBIGUOUS', message: expect.stringContaining('several accounts') })
     expect(codex.failed).toBe(1)
     expect(codex.checks).toEqual([expect.objectContaining({ ok: false, detail: expect.stringContaining('ACCOUNT_AMBIGUOUS') })])
@@ -111,6 +114,7 @@ describe('omh doctor, every harness', () => {
     expect(r.status, r.stderr).toBe(1)
     const reports: Report[] = r.json().error.details.reports
     expect(reports.map((x) => [x.harness, x.ok, x.error?.code])).toEqual([
+      ['amp', false, 'ACCOUNT_NOT_FOUND'],
       ['claude', true, undefined],
       ['codex', false, 'ACCOUNT_NOT_FOUND'],
       ['continue', false, 'ACCOUNT_NOT_FOUND'],
@@ -121,7 +125,7 @@ describe('omh doctor, every harness', () => {
       ['pi', false, 'ACCOUNT_NOT_FOUND'],
       ['qwen', false, 'ACCOUNT_NOT_FOUND'],
     ])
-    expect(reports[0]!.account).toBe('work')
+    expect(reports[1]!.account).toBe('work')
   })
 
   it('passes when every harness passes', () => {
@@ -129,6 +133,7 @@ describe('omh doctor, every harness', () => {
     const r = omh(['doctor', '--json'], { cwd: root, env })
     expect(r.status, r.stderr).toBe(0)
     expect(r.json().result.reports.map((x: Report) => [x.harness, x.ok])).toEqual([
+      ['amp', true],
       ['claude', true],
       ['codex', true],
       ['continue', true],

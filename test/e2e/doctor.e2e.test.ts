@@ -1,8 +1,10 @@
 /**
  * `omh doctor` as a user reads it when something is wrong, on the real Claude Code (every bundled
- * harness proves its classes in doctor-turn.e2e.test.ts, whose images this file reuses): an adapter
- * whose skills path the harness does not read must fail, naming the item and the path; and a remote
- * MCP server connects only on the session's network (`--network`).
+ * harness with a turn proves its classes in doctor-turn.e2e.test.ts, whose images this file reuses):
+ * an adapter whose skills path the harness does not read must fail, naming the item and the path;
+ * and a remote MCP server connects only on the session's network (`--network`). Amp, which has no
+ * turn doctor can drive (its model is reached only through ampcode.com), proves here what it shows
+ * offline.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -36,6 +38,34 @@ describe.each(ON)('omh doctor on %s, against the real harnesses', (engine) => {
     // The other doctor file runs the same harness images: built once per run, removed when it ends.
     keepForRun(engine, images)
     rmSync(scratch, { recursive: true, force: true })
+  })
+
+  it('amp proves its skills, commands (as skills) and MCP servers from its own offline output, leaves its rules unproved, drops what it cannot express by name, and refuses --turn', async () => {
+    const ran = await omh(['doctor', 'amp', '--json'], repo, env())
+    const report = reportOf(ran)
+    images.add(report.image)
+    expect(report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`), ran.stderr.split('\n').slice(-20).join('\n')).toEqual([])
+    expect(ran.status).toBe(0)
+    // Amp shows no rules without a turn against ampcode.com: staged and mounted (checked), not shown.
+    expect(report.classes).toEqual({ rules: 'unproved', skills: 'proved', mcp: 'proved', commands: 'proved', subagents: 'dropped', hooks: 'dropped' })
+    expect(report.checks.some((c) => c.kind === 'staged' && c.name === '/work/AGENTS.md' && c.ok)).toBe(true)
+    for (const capability of ['skills', 'mcp', 'commands']) {
+      expect(report.checks.some((c) => c.kind === 'harness' && c.capability === capability && c.ok && !c.warning), capability).toBe(true)
+    }
+    // Amp reads no commands, subagents or hooks of the user's: the command is a skill, the rest dropped by name.
+    expect(report.translated.map((t) => `${t.capability} ${t.name}: ${t.to}`)).toEqual(['commands omh-cmd-probe: a skill'])
+    expect(report.dropped.map((d) => `${d.capability} ${d.name}: ${d.reason}`).sort()).toEqual(
+      [...['omh-agent-probe', 'omh-agent-reader'].map((n) => `subagents ${n}: unsupported`), ...['omh-hook-guard', 'omh-hook-search', 'omh-hook-start'].map((n) => `hooks ${n}: unsupported`)].sort(),
+    )
+    // Its settings parsed (no "Invalid JSON"), every server listed, the one that can connect offline connected.
+    expect(report.checks.filter((c) => c.kind === 'harness' && c.capability === 'mcp' && c.ok && !c.warning).map((c) => c.name)).toEqual(['mcp: omh-echo', 'mcp: omh-remote', 'mcp: omh-missing', 'mcp connection: omh-echo'])
+    expect(report.checks.filter((c) => c.warning).map((c) => `${c.name}: ${c.detail}`)).toEqual([
+      "mcp connection: omh-remote: does not connect: doctor runs without network (`--network` runs it on the session's network)",
+      'mcp connection: omh-missing: does not connect: its command `omh-no-such-server` is not found in the image',
+    ])
+    const turn = await omh(['doctor', 'amp', '--turn', '--json'], repo, env())
+    expect(turn.status).toBe(2)
+    expect(JSON.parse(turn.stdout).error.code).toBe('DOCTOR_NO_TURN')
   })
 
   it('prints a checklist, and fails with exit 1 naming the item and the path when the adapter puts skills (and MCP servers) where the harness does not look', async () => {

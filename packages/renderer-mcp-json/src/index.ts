@@ -13,9 +13,11 @@ const BARE_SUBSTITUTION = /\$(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)/
 
 /**
  * `bare_variables`: the harness substitutes `$VAR` as well as `${VAR}` in every
- * string of a server, so a value holding either is refused.
+ * string of a server, so a value holding either is refused. `key`: the
+ * top-level key holding the servers, for a harness whose settings file names
+ * them otherwise (Amp's `amp.mcpServers`); one literal key, dots and all.
  */
-const options = z.strictObject({ bare_variables: z._default(z.boolean(), false) })
+const options = z.strictObject({ bare_variables: z._default(z.boolean(), false), key: z._default(z.string().check(z.minLength(1)), 'mcpServers') })
 export type McpJsonOptions = z.infer<typeof options>
 
 type Entry = Record<string, unknown>
@@ -87,14 +89,14 @@ export function combineJson(parts: readonly CombinePart[]): CombineResult {
 
 /**
  * Reads an `mcpServers` document back (`.mcp.json`, or the user scope of
- * `~/.claude.json`). In `env` and `headers`, `${VAR}` reads back as
+ * `~/.claude.json`; the servers under `key` when the binding names one). In `env` and `headers`, `${VAR}` reads back as
  * `<secret VAR>`, the inverse of rendering; elsewhere, and `${VAR:-default}`
  * anywhere, is resolved against the host environment, as the harness would at
  * launch; a server naming a variable that is not set is left out, with the reason.
  */
-export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>): ParseResult {
+export function parseServers(documents: readonly ParseDocument[], env: Readonly<Record<string, string | undefined>>, key = 'mcpServers'): ParseResult {
   return readServers(documents, jsonSyntax, {
-    key: 'mcpServers',
+    key,
     server({ name, raw, at }, read) {
       const type = raw['type'] ?? (raw['url'] !== undefined ? 'http' : 'stdio')
       if (type === 'ws') return void read.leave('a WebSocket server; omh reaches servers over http or sse')
@@ -152,8 +154,9 @@ export default defineRenderer({
     if (input.capability !== 'mcp' || !input.items.length) return { files: [], dropped: [] }
     const { mcpServers, dropped, refused, env } = renderServers(input.items, input.adapter.name, input.options?.bare_variables)
     if (!Object.keys(mcpServers).length) return { files: [], dropped, refused }
-    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ mcpServers }), syntax: 'json' }], dropped, refused, ...(Object.keys(env).length ? { env } : {}) }
+    const key = input.options?.key ?? 'mcpServers'
+    return { files: [{ kind: 'file', guest: input.binding.path, content: json({ [key]: mcpServers }), syntax: 'json' }], dropped, refused, ...(Object.keys(env).length ? { env } : {}) }
   },
-  parse: (documents, context) => parseServers(documents, context.env),
+  parse: (documents, context) => parseServers(documents, context.env, context.options?.key),
   combine: { json: combineJson },
 })

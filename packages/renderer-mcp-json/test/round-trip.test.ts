@@ -9,8 +9,8 @@ const literal = (s: McpServer) => serverValues(s).every(([, v]) => !SUBSTITUTED.
 const hasCwd = (s: McpServer) => s.transport === 'stdio' && s.cwd !== undefined
 
 const mcpInput = (format: string, xs: readonly McpServer[], path = '/work/servers', bareVariables = false) =>
-  renderInput('mcp', format, xs, { binding: { path }, options: { bare_variables: bareVariables } })
-const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, options: { bare_variables: false }, env })
+  renderInput('mcp', format, xs, { binding: { path }, options: { bare_variables: bareVariables, key: 'mcpServers' } })
+const parseContext = (format: string, env: Record<string, string> = {}) => kitParseContext('mcp', format, { binding: { path: '/work/servers' }, options: { bare_variables: false, key: 'mcpServers' }, env })
 
 testRenderer(plugin, {
   ...(await bundledFormats()),
@@ -54,6 +54,19 @@ describe('mcp-json', () => {
     // Without the option only `${…}` is the harness's: a bare `$` is text.
     const plain = plugin.render(mcpInput('mcp-json', [stdio]), renderContext) as RenderOutput
     expect(plain.refused?.map((r) => r.field)).toEqual(['env.P'])
+  })
+
+  it('with key, writes the servers under that one top-level key (dots and all) and reads them back from it alone', () => {
+    const stdio: McpServer = { name: 'cli', transport: 'stdio', command: 'node', args: ['s.js'], env: { KEY: '<secret API_KEY>' } }
+    const input = renderInput('mcp', 'mcp-json', [stdio], { binding: { path: '/home/agent/.config/amp/settings.json' }, options: { bare_variables: false, key: 'amp.mcpServers' } })
+    const out = plugin.render(input, renderContext) as RenderOutput
+    const content = (out.files[0] as { content: string }).content
+    expect(Object.keys(JSON.parse(content))).toEqual(['amp.mcpServers'])
+    const at = { binding: { path: '/work/servers' }, options: { bare_variables: false, key: 'amp.mcpServers' } }
+    expect(plugin.parse!([{ file: 'settings.json', content }], kitParseContext('mcp', 'mcp-json', at))).toEqual({ ok: true, items: { mcp: [stdio] }, left: [] })
+    // A nested `amp` object is not the key: no servers there.
+    const nested = JSON.stringify({ amp: { mcpServers: { cli: { command: 'node' } } } })
+    expect(plugin.parse!([{ file: 'settings.json', content: nested }], kitParseContext('mcp', 'mcp-json', at))).toMatchObject({ ok: true, items: { mcp: [] } })
   })
 
   it('names ${VAR} in env and headers as <secret VAR>, resolves the rest from the host, and leaves a server naming an unset one', () => {
