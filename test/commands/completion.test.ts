@@ -68,7 +68,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
       expect(bash('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'doctor', 'completion', 'claude', 'codex', 'opencode', 'mine']))
       expect(bash('omh ')).not.toContain('launch')
       expect(bash('omh d')).toEqual(['doctor', 'droid'])
-      expect(bash('omh doctor ').sort()).toEqual(['amp', 'claude', 'codex', 'continue', 'copilot', 'droid', 'gemini', 'mine', 'opencode', 'pi', 'qwen'])
+      expect(bash('omh doctor ').sort()).toEqual(['amp', 'claude', 'codex', 'continue', 'copilot', 'droid', 'gemini', 'kilo', 'mine', 'opencode', 'pi', 'qwen'])
       expect(bash('omh doctor m')).toEqual(['mine'])
       expect(bash('omh adapters show c')).toEqual(['claude', 'codex', 'continue', 'copilot'])
     })

@@ -17,7 +17,7 @@ import { ENGINES, keepForRun, type Engine } from '../helpers/engines.js'
 import { doctorReport, doctorScratch } from '../helpers/doctor.js'
 import { ROOT, omhAsync } from '../helpers/run.js'
 
-const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi', 'qwen', 'droid', 'continue'] as const
+const HARNESSES = ['claude', 'codex', 'opencode', 'gemini', 'copilot', 'pi', 'qwen', 'droid', 'continue', 'kilo'] as const
 /**
  * Classes a harness cannot express: omh drops their items by name (pi has no subagents; Continue CLI
  * keeps MCP servers only in its login's file, has no subagent files and never runs hooks).
@@ -102,7 +102,7 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     // no such tool); Codex's apply_patch reaches its edit hook, and Copilot's grep its Grep hooks.
     expect(notInvoked).toEqual([])
     expect(turn.unreached).toEqual([])
-    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked', qwen: 'invoked', droid: 'invoked', continue: 'dropped' }[harness])
+    expect(report.checks.find((c) => c.name === 'omh-hook-search (after-tool)')?.detail ?? 'dropped').toBe({ claude: 'invoked', codex: 'dropped', opencode: 'invoked', gemini: 'invoked', copilot: 'invoked', pi: 'invoked', qwen: 'invoked', droid: 'invoked', continue: 'dropped', kilo: 'invoked' }[harness])
     for (const h of turn.hooks) if (h.name.endsWith('-inject')) expect(h.delivered, h.name).toBe(true)
     // The turn runs every hook as if its `when` passed: the refusal meant for `git push` refuses the
     // turn's shell call, and the model reads it.
