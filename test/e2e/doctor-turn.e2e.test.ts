@@ -33,6 +33,11 @@ const TRANSLATED: Partial<Record<(typeof HARNESSES)[number], readonly string[]>>
   continue: ['commands omh-cmd-probe: a skill'],
 }
 const ON = ENGINES.filter((e) => (process.env['OMH_TURN_ENGINES'] ?? e).split(',').includes(e))
+/**
+ * One harness: its image built from npm, its probes, then the turn. Kilo's `kilo run` idles for a
+ * minute or more before its first step on a busy machine, and snapshots the worktree at each step.
+ */
+const HARNESS_TIMEOUT = 1_800_000
 
 const reportOf = doctorReport
 
@@ -124,7 +129,7 @@ describe.each(ON)('omh doctor --turn on %s', (engine: Engine) => {
     expect(late.every((i) => harness === 'codex' && i.capability === 'mcp' && i.firstIn === 2), JSON.stringify(late)).toBe(true)
     // A class the harness cannot express is dropped, and no request can carry its items.
     expect(new Set(turn.items.map((i) => i.capability))).toEqual(new Set(['rules', 'skills', 'subagents', 'mcp'].filter((c) => !unsupported.includes(c))))
-  })
+  }, HARNESS_TIMEOUT)
 
   it('fails with exit 1 naming a hook the harness never runs', async () => {
     // Claude with its after-tool event misspelled: omh writes the hook, Claude never calls it.
