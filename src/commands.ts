@@ -32,6 +32,7 @@ import SessionsLs from './commands/sessions/ls.js'
 import SessionsPorts from './commands/sessions/ports.js'
 import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
+import SessionsShow from './commands/sessions/show.js'
 import SessionsTest from './commands/sessions/test.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
@@ -75,6 +76,7 @@ export const COMMANDS = {
   'sessions:ports': SessionsPorts,
   'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
+  'sessions:show': SessionsShow,
   'sessions:test': SessionsTest,
   trust: Trust,
 }

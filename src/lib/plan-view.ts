@@ -54,7 +54,7 @@ export function describePlan(p: LaunchPreview, s: Style): string {
   return `${table(rows)}\n${s.bold('mounts')}\n${table(mounts)}\n`
 }
 
-const quote = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)
+export const quote = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)
 
 /** A setup command as one line: a shell line as it is, an argv joined, named ones by name. */
 function commandText(command: string | readonly string[] | Readonly<Record<string, string | readonly string[]>>): string {

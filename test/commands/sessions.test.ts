@@ -28,15 +28,15 @@ describe('omh sessions', () => {
     writeFileSync(path.join(paths.worktree, 'work.txt'), 'x')
     const r = omh(['sessions', 'ls', '--json'], { cwd: root, env })
     expect(r.status).toBe(0)
-    expect(r.json().result.sessions).toMatchObject([{ id: 's01', branch: 'omh/s01', ahead: 0, uncommitted: 1, inUse: false }])
+    expect(r.json().result.sessions).toMatchObject([{ id: 's01', branch: 'omh/s01', ahead: 0, uncommitted: 1, inUse: false, state: null }])
   })
 
   it('ls says unknown, never clean, when git cannot answer', async () => {
     const { root, paths, env } = await withSession()
     writeFileSync(path.join(paths.worktree, '.git'), 'gitdir: /nowhere\n')
     const r = omh(['sessions', 'ls'], { cwd: root, env })
-    expect(r.stdout).toContain('uncommitted unknown')
-    expect(r.stdout).not.toContain('0 uncommitted')
+    expect(r.stdout.split('\n')[0]).toMatch(/AHEAD +UNCOMMITTED$/)
+    expect(r.stdout).toMatch(/^s01 +none +0 +unknown$/m)
   })
 
   it('diff shows the agent work and commit puts it on omh/<sid>, never omh files', async () => {

@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, 
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Kernel, projectRulesOf, resolveProfile } from '@omh/kernel'
-import { stage } from '@omh/sandbox'
+import { stage, stateHooks } from '@omh/sandbox'
 import { ROOT } from '../helpers/run.js'
 import { testdir } from '@omh/test-utils'
 
@@ -40,7 +40,8 @@ describe('golden staging for every bundled adapter', () => {
         projectRules: projectRulesOf(adapter),
         use: kernel.settings.use,
       })
-      const report = await kernel.render(adapter, profile)
+      // With the state hooks every launch adds: each harness whose adapter binds hooks writes them.
+      const report = await kernel.render(adapter, profile, stateHooks(adapter))
       const dir = testdir()
       await stage(report, dir)
       const staged = walk(dir)

@@ -15,6 +15,7 @@ import {
   PLUGIN_NOT_FOUND,
   SETTINGS_INVALID,
   type CapabilityClass,
+  type Hook,
   type Problem,
   type ProfileItems,
   type RendererPlugin,
@@ -280,11 +281,13 @@ export class Kernel {
   /**
    * The one way to render for a harness: its profile resolved (the catalogue,
    * `[use]`, and the project's own rules read from `projectDir`), then
-   * rendered. Nothing is written.
+   * rendered. Nothing is written. `own` are hooks of omh's own that go with the
+   * user's (a launch's state hooks): rendered where the harness can express
+   * them, and never reported, dropped or translated, as the user's items are.
    */
-  async renderHarness(adapter: Adapter, projectDir: string | undefined): Promise<HarnessRender> {
+  async renderHarness(adapter: Adapter, projectDir: string | undefined, own: readonly Hook[] = []): Promise<HarnessRender> {
     const profile = await resolveProfile(profileSourcesFor(this, adapter, projectDir))
-    return { ...(await this.render(adapter, profile)), profile }
+    return { ...(await this.render(adapter, profile, own)), profile }
   }
 
   /**
@@ -299,8 +302,8 @@ export class Kernel {
   }
 
   /** Renders every bound capability of an adapter. Pure: nothing is written. */
-  render(adapter: Adapter, profile: ProfileItems): Promise<RenderReport> {
-    return renderAdapter({ rendererFor: (format) => this.rendererFor(format), hooks: this.hooks }, adapter, profile)
+  render(adapter: Adapter, profile: ProfileItems, own: readonly Hook[] = []): Promise<RenderReport> {
+    return renderAdapter({ rendererFor: (format) => this.rendererFor(format), hooks: this.hooks }, adapter, profile, own)
   }
 
   // ─── Runtimes ──────────────────────────────────────────────────────────────

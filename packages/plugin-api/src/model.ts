@@ -12,8 +12,11 @@ export type CapabilityClass = (typeof CAPABILITY_CLASSES)[number]
 export const TOOL_WORDS = ['edit', 'read', 'shell', 'search'] as const
 export type ToolWord = (typeof TOOL_WORDS)[number]
 
-/** The moments a hook can attach to. */
-export const MOMENTS = ['session-start', 'turn-end', 'before-tool', 'after-tool'] as const
+/**
+ * The moments a hook can attach to. `waiting`: the harness waits for the user, at a permission
+ * prompt or with a notification; it comes last so documents written before it keep their order.
+ */
+export const MOMENTS = ['session-start', 'turn-end', 'before-tool', 'after-tool', 'waiting'] as const
 export type Moment = (typeof MOMENTS)[number]
 
 /** Payload fields a hook may read, exposed to it as `$OMH_TOOL_FILE` and `$OMH_TOOL_COMMAND`. */

@@ -261,7 +261,7 @@ describe('claude-settings: reading back what it wrote', () => {
     lint.command = lint.command.replace('.tool_input.file_path', '.tool_input.path')
     settings.hooks.PostToolUse.push({ matcher: 'Edit|Write|MultiEdit', hooks: [{ type: 'command', command: './my-hook.sh' }] })
     settings.hooks.PostToolUse.push(settings.hooks.PostToolUse[0])
-    settings.hooks.Notification = [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }]
+    settings.hooks.UserPromptSubmit = [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }]
     settings.permissions = { allow: ['Bash(ls)'] }
     const read = parse(JSON.stringify(settings)) as ParseSuccess
     expect(read.items.hooks!.map((h) => h.name)).toEqual(['fmt'])
@@ -269,7 +269,7 @@ describe('claude-settings: reading back what it wrote', () => {
       { name: 'hooks.PostToolUse[1]', reason: 'it was changed after omh wrote it' },
       { name: 'hooks.PostToolUse[2]', reason: "its command was not written by omh, so what its output means is the harness's own protocol; omh does not guess" },
       { name: 'hooks.PostToolUse[3]', reason: 'a hook named `fmt` was read already' },
-      { name: 'hooks.Notification[0]', reason: 'no omh moment is Notification' },
+      { name: 'hooks.UserPromptSubmit[0]', reason: 'no omh moment is UserPromptSubmit' },
       { name: 'permissions', reason: 'not a hook; omh leaves the rest of this file to the harness' },
     ])
   })

@@ -4,7 +4,7 @@
  * launch taps of extensions). The Kernel is one; a test may hand in any other.
  */
 import type { Adapter, EffectiveSettings, HarnessRender, KernelOptions, LaunchTaps, ReachedRuntime, ResolvedRuntime, RuntimeAsk } from '@omh/kernel'
-import type { RuntimeContext } from '@omh/plugin-api'
+import type { Hook, RuntimeContext } from '@omh/plugin-api'
 
 export interface KernelView {
   readonly settings: EffectiveSettings
@@ -16,7 +16,8 @@ export interface KernelView {
   readonly repoRoot: string | undefined
   readonly launchTaps: LaunchTaps
   adapter(name: string): Promise<Adapter>
-  renderHarness(adapter: Adapter, projectDir: string | undefined): Promise<HarnessRender>
+  /** `own`: hooks of omh's own rendered beside the user's and never reported (the state hooks). */
+  renderHarness(adapter: Adapter, projectDir: string | undefined, own?: readonly Hook[]): Promise<HarnessRender>
   /** The settings as their files say now, for a session that outlives an edit. */
   rereadSettings(): Promise<EffectiveSettings>
   resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin?: string): Promise<ResolvedRuntime>

@@ -70,7 +70,7 @@ export const hookTextArbitrary: fc.Arbitrary<string> = fc
 /** A hook file's fields as a user writes them, every moment, action and narrowing a hooks document can hold. */
 export const hookFileArbitrary = fc
   .record({
-    on: fc.constantFrom('session-start', 'turn-end', 'before-tool', 'after-tool'),
+    on: fc.constantFrom('session-start', 'turn-end', 'before-tool', 'after-tool', 'waiting'),
     tools: fc.option(fc.uniqueArray(fc.constantFrom('edit', 'read', 'shell', 'search'), { minLength: 1 }), { nil: undefined }),
     when: fc.option(fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => s.trim() !== '' && !s.includes('\0')), { nil: undefined }),
     kind: fc.constantFrom('run', 'inject', 'refuse'),

@@ -1,7 +1,7 @@
-import type { ContainerInfo } from '@omh/plugin-api'
-import { LABEL, sessionRows, type Count, type SessionRow, type SessionRows } from '@omh/sandbox'
+import type { ContainerInfo, RuntimePlugin } from '@omh/plugin-api'
+import { LABEL, backgroundHarnesses, sessionRows, type SessionRow, type SessionRows } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
-import { table } from '../../lib/table.js'
+import { sessionsTable } from '../../lib/session-state.js'
 import type { AnsweredAgain } from '@omh/fast-path'
 
 export type { SessionRow }
@@ -11,26 +11,33 @@ export type SessionsLsResult = SessionRows
 export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
   /** Answered again while the files it read are unchanged: kept only while it asks git nothing but refs and asks no engine (a repository without sessions). */
   static answeredAgain: AnsweredAgain = {}
-  static override summary = "List this repository's sessions: container, branch, commits ahead, uncommitted work."
+  static override summary = "List this repository's sessions: what each harness does, when it was last active, commits ahead, uncommitted work."
   static override description =
-    'A count git cannot give is shown as unknown, never as zero. Uncommitted work leaves out the files omh mounts into the worktree. Files that two sessions have both changed since the default branch, committed or not, are named with the other session, so you can see a conflict coming before either is merged.'
+    "STATE is what the harness's own hooks last said (working, or waiting for you), finished with its exit status once it exits, or, for a harness whose adapter binds no hook moment, running as its process shows (`running (process)`); unknown when what the session holds is not something omh reads. The agent could lie about its state; omh only reads it as data. A count git cannot give is shown as unknown, never as zero. Uncommitted work leaves out the files omh mounts into the worktree. Files that two sessions have both changed since the default branch, committed or not, are named with the other session, so you can see a conflict coming before either is merged."
   static override flags = { runtime: SessionsCommand.runtimeFlag }
 
   async run(): Promise<SessionsLsResult> {
     const { flags } = await this.parse(SessionsLs)
     const kernel = await this.kernel()
     const repo = await this.repository()
+    const engines = new Map<string, RuntimePlugin>()
+    const context = this.runtimeContext()
     const result = await sessionRows(kernel.omhState, repo, {
       env: process.env,
       warn: (line) => this.warn(line),
-      containers: (ids) => this.containersOf(repo.id, ids, flags.runtime),
+      containers: (ids) => this.containersOf(repo.id, ids, flags.runtime, engines),
+      // What a container's harness says of itself is read as data, and a container that does not answer leaves it unknown.
+      harnesses: (id, container) => {
+        const runtime = engines.get(id)
+        return runtime ? backgroundHarnesses(runtime, container.id, context).catch(() => undefined) : Promise.resolve(undefined)
+      },
     })
     if (!this.jsonEnabled()) this.print(result)
     return result
   }
 
   /** Each session's containers, asked of the engine it runs on; one that does not answer leaves its sessions unknown. */
-  private async containersOf(repoId: string, ids: readonly string[], runtime: string | undefined): Promise<Map<string, ContainerInfo[] | undefined>> {
+  private async containersOf(repoId: string, ids: readonly string[], runtime: string | undefined, engines: Map<string, RuntimePlugin>): Promise<Map<string, ContainerInfo[] | undefined>> {
     const containers = new Map<string, ContainerInfo[] | undefined>()
     for (const [engine, group] of await this.byEngine([...ids], runtime)) {
       const resolved = await this.runtime(engine, true)
@@ -40,7 +47,10 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
             return undefined
           })
         : undefined
-      for (const sid of group) containers.set(sid, found?.filter((c) => c.labels[LABEL.session] === sid))
+      for (const sid of group) {
+        containers.set(sid, found?.filter((c) => c.labels[LABEL.session] === sid))
+        if (resolved && found) engines.set(sid, resolved.runtime)
+      }
     }
     return containers
   }
@@ -51,20 +61,7 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
       this.notice('No sessions yet; start one with `omh <harness>`.')
       return
     }
-    const count = (n: Count, what: string) => (n === 'unknown' ? s.yellow(`${what} unknown`) : n === 0 ? s.dim(`0 ${what}`) : `${n} ${what}`)
-    const against = result.base ? `ahead of ${result.base.name}` : 'ahead'
-    this.log(
-      table(
-        result.sessions.map((r) => [
-          s.bold(r.id),
-          r.branch,
-          r.container === 'running' ? s.green(`running${r.harness ? ` (${r.harness})` : ''}`) : r.container === 'unknown' ? s.yellow('unknown') : s.dim(r.container),
-          count(r.ahead, against),
-          count(r.uncommitted, 'uncommitted'),
-          r.inUse ? s.cyan('in use') : '',
-        ]),
-      ),
-    )
+    this.log(sessionsTable(result.sessions, s, Date.now() / 1000))
     // Each pair once, from the lower id's side.
     for (const r of result.sessions) {
       const byOther = new Map<string, string[]>()

@@ -23,6 +23,7 @@ import {
   type CombinePart,
   type CombineResult,
   type DroppedItem,
+  type Hook,
   type ParseDocument,
   type ParseResult,
   type PluginMeta,
@@ -151,7 +152,11 @@ export function readerOf(renderers: Renderers, adapter: Adapter, capability: Cap
 }
 
 /** Renders every bound capability of an adapter. Pure: nothing is written. */
-export async function renderAdapter(renderers: Renderers, adapter: Adapter, profile: ProfileItems): Promise<RenderReport> {
+export async function renderAdapter(renderers: Renderers, adapter: Adapter, user: ProfileItems, own: readonly Hook[] = []): Promise<RenderReport> {
+  // omh's own hooks go after the user's, and only the user's items are ever reported.
+  const profile: ProfileItems = own.length ? { ...user, hooks: [...user.hooks, ...own] } : user
+  const owned = new Set(own.map((h) => h.name))
+  const mine = <T extends { capability: CapabilityClass; name: string }>(item: T) => !(item.capability === 'hooks' && owned.has(item.name))
   const context: RenderContext = { guestHome: GUEST_HOME, guestWork: GUEST_WORK }
   const facts = factsOf(adapter)
   const capabilities: CapabilityRender[] = []
@@ -162,7 +167,7 @@ export async function renderAdapter(renderers: Renderers, adapter: Adapter, prof
     const items = profile[capability]
     const binding = adapter.bindings.find((b) => b.capability === capability)
     if (!binding) {
-      for (const item of items) dropped.push({ capability, name: item.name, reason: UNSUPPORTED })
+      for (const item of items) if (mine({ capability, name: item.name })) dropped.push({ capability, name: item.name, reason: UNSUPPORTED })
       continue
     }
     const renderer = renderers.rendererFor(binding.render)
@@ -183,8 +188,9 @@ export async function renderAdapter(renderers: Renderers, adapter: Adapter, prof
         hintArgs: [renderer.plugin.meta.name],
       })
     }
-    capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: output.dropped, translated: output.translated ?? [] })
-    dropped.push(...output.dropped)
+    const lost = output.dropped.filter(mine)
+    capabilities.push({ capability, binding, renderer: renderer.plugin.meta, files: output.files, dropped: lost, translated: (output.translated ?? []).filter(mine) })
+    dropped.push(...lost)
     refused.push(...(output.refused ?? []))
     Object.assign(env, output.env)
   }

@@ -7,45 +7,81 @@
 import { GUEST_SOCKETS, TOOLSET_NODE } from '@omh/image'
 import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import { HARNESS_LOG_BYTES, harnessFiles } from './plan.js'
+import { STATE_FILE_BYTES, type HarnessFiles } from './state.js'
 
 /** A harness name as an adapter spells it: anything else found beside the sockets is not omh's. */
 const HARNESS_NAME = /^[a-z0-9][a-z0-9-]*$/
 
 /** A harness's state in the session, as its files there show it. */
-export interface BackgroundHarness {
-  readonly harness: string
+export interface BackgroundHarness extends HarnessFiles {
   /** Whether dtach still holds it: `running`, or `exited` with the status its supervisor kept. */
-  readonly state: 'running' | 'exited'
-  readonly status?: number
+  readonly process: 'running' | 'exited'
 }
 
 /**
- * Prints one line per harness that ran under dtach in the container: its name, whether its socket
- * still answers, and its kept exit status. Node is omh's own, so the answer does not depend on the
- * project's image.
+ * Prints one line per harness found beside the sockets (at most 64): its name, whether its socket
+ * still answers, and its kept exit status, state file and log, each read as the agent may have
+ * left it: never through a link, never from anything but a regular file (a FIFO would hang the
+ * read), never more than a few KB, and each with its mtime. Node is omh's own, so the answer does
+ * not depend on the project's image; the whole listing gives up after a few seconds.
  */
-const LIST = `const fs = require('fs'), net = require('net'), path = require('path'); const dir = process.argv[1];
-let names = []; try { names = fs.readdirSync(dir).filter((n) => n.endsWith('.sock') || n.endsWith('.status')).map((n) => n.replace(/\\.(sock|status)$/, '')) } catch {}
-const alive = (s) => new Promise((done) => net.connect(s).on('connect', function () { this.destroy(); done(true) }).on('error', () => done(false)));
-(async () => { for (const h of [...new Set(names)].sort()) { let status = ''; try { status = fs.readFileSync(path.join(dir, h + '.status'), 'utf8').trim() } catch {}
-  process.stdout.write(JSON.stringify({ harness: h, running: await alive(path.join(dir, h + '.sock')), status }) + '\\n') } })()`
+export const LIST = `const fs = require('fs'), net = require('net'), path = require('path'); const [dir, limit] = process.argv.slice(1);
+setTimeout(() => process.exit(0), 5000).unref();
+let names = []; try { names = fs.readdirSync(dir).filter((n) => /\\.(sock|status|state)$/.test(n)).map((n) => n.replace(/\\.(sock|status|state)$/, '')) } catch {}
+const alive = (s) => new Promise((done) => { const c = net.connect(s); const t = setTimeout(() => { c.destroy(); done(false) }, 1000); c.on('connect', () => { clearTimeout(t); c.destroy(); done(true) }).on('error', () => { clearTimeout(t); done(false) }) });
+const read = (f) => { let fd; try { fd = fs.openSync(f, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK) } catch (e) { return e.code === 'ENOENT' ? null : 'unreadable' }
+  try { const st = fs.fstatSync(fd); if (!st.isFile() || st.size > Number(limit)) return 'unreadable'; const b = Buffer.alloc(Number(limit) + 1); const n = fs.readSync(fd, b, 0, b.length, 0);
+    return n > Number(limit) ? 'unreadable' : { text: b.subarray(0, n).toString('utf8'), at: Math.floor(st.mtimeMs / 1000) } } catch { return 'unreadable' } finally { fs.closeSync(fd) } };
+const mtime = (f) => { try { const st = fs.lstatSync(f); return st.isFile() ? Math.floor(st.mtimeMs / 1000) : null } catch { return null } };
+(async () => { for (const h of [...new Set(names)].sort().slice(0, 64)) {
+  process.stdout.write(JSON.stringify({ harness: h, running: await alive(path.join(dir, h + '.sock')), status: read(path.join(dir, h + '.status')), state: read(path.join(dir, h + '.state')), log: mtime(path.join(dir, h + '.log')) }) + '\\n') } })()`
 
-/** The harnesses that ran in the background in a container, running or exited. */
+/** The harnesses that ran in a container, running or exited, with what their files say. */
 export async function backgroundHarnesses(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<BackgroundHarness[]> {
-  const ran = await runtime.exec(container, [TOOLSET_NODE, '-e', LIST, GUEST_SOCKETS], { tty: false, capture: true }, context)
+  const ran = await runtime.exec(container, [TOOLSET_NODE, '-e', LIST, GUEST_SOCKETS, String(STATE_FILE_BYTES)], { tty: false, capture: true }, context)
+  return parseListing(ran.stdout)
+}
+
+/**
+ * The listing's lines as data. The agent can put anything beside the sockets and could, in
+ * principle, answer in the listing's place, so every line is checked: a name an adapter could
+ * have, a status of one to three digits, times that are whole seconds; anything else is left out.
+ */
+export function parseListing(stdout: string): BackgroundHarness[] {
   const out: BackgroundHarness[] = []
-  for (const line of ran.stdout.split('\n')) {
-    let entry: { harness?: unknown; running?: unknown; status?: unknown }
+  for (const line of stdout.slice(0, 64 * (2 * STATE_FILE_BYTES + 1024)).split('\n')) {
+    let entry: { harness?: unknown; running?: unknown; status?: unknown; state?: unknown; log?: unknown }
     try {
       entry = JSON.parse(line) as typeof entry
     } catch {
       continue
     }
-    if (typeof entry.harness !== 'string' || !HARNESS_NAME.test(entry.harness)) continue
-    const status = typeof entry.status === 'string' && /^\d{1,3}$/.test(entry.status) ? Number(entry.status) : undefined
-    out.push({ harness: entry.harness, state: entry.running === true ? 'running' : 'exited', ...(status !== undefined && entry.running !== true ? { status } : {}) })
+    if (typeof entry !== 'object' || entry === null || typeof entry.harness !== 'string' || !HARNESS_NAME.test(entry.harness)) continue
+    const running = entry.running === true
+    const kept = fileOf(entry.status)
+    const status = typeof kept === 'object' && /^\d{1,3}\n?$/.test(kept.text) ? Number(kept.text.trim()) : undefined
+    const state = fileOf(entry.state)
+    out.push({
+      harness: entry.harness,
+      running,
+      process: running ? 'running' : 'exited',
+      ...(status !== undefined && !running ? { status, ...(typeof kept === 'object' && kept.at !== undefined ? { statusAt: kept.at } : {}) } : {}),
+      ...(state !== undefined ? { state } : {}),
+      ...(seconds(entry.log) !== undefined ? { logAt: seconds(entry.log)! } : {}),
+    })
   }
   return out
+}
+
+const seconds = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined)
+
+/** A file as the listing read it: absent, its text and mtime, or unreadable (a link, a FIFO, too large). */
+function fileOf(value: unknown): HarnessFiles['state'] {
+  if (value === null || value === undefined) return undefined
+  if (typeof value !== 'object' || typeof (value as { text?: unknown }).text !== 'string') return 'unreadable'
+  const { text, at } = value as { text: string; at?: unknown }
+  if (text.length > STATE_FILE_BYTES) return 'unreadable'
+  return { text, ...(seconds(at) !== undefined ? { at: seconds(at)! } : {}) }
 }
 
 /** Attaches the terminal to a harness under dtach; Ctrl-\ detaches again and leaves it running. */

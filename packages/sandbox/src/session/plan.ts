@@ -214,6 +214,8 @@ export const harnessFiles = (harness: string) => ({
   socket: `${GUEST_SOCKETS}/${harness}.sock`,
   status: `${GUEST_SOCKETS}/${harness}.status`,
   log: `${GUEST_SOCKETS}/${harness}.log`,
+  /** What the harness's own hooks last said it does (state.ts): written by the agent's user, read as data. */
+  state: `${GUEST_SOCKETS}/${harness}.state`,
 })
 
 /** What of a harness's output a session keeps: the last half of this in `<harness>.log`, the half before in `.log.1`. */
@@ -247,7 +249,7 @@ d=${GUEST_SOCKETS}; mkdir -p "$d"; s="$d/$h.sock"
 if [ -S "$s" ] && ${TOOLSET_NODE} -e "require('net').connect(process.argv[1]).on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))" "$s"; then
   [ "$m" = detached ] && { echo "omh: $h already runs in this session" >&2; exit ${DETACHED_ALREADY}; }
 else
-  rm -f "$s" "$d/$h.status"
+  rm -f "$s" "$d/$h.status" "$d/$h.state"
 fi
 # The harness's words as one line for script's shell, each single-quoted.
 sq="'" q=

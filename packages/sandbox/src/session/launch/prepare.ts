@@ -23,6 +23,7 @@ import { LABEL, branchOf, containerName, credentialsDir, stagingDir } from '../.
 import { contentDigests, credentialMounts, harnessArgv, KEEPER, planDigest, planSession, type CredentialMount } from '../plan.js'
 import { prepareCredentials, stageForAgent, stagedMounts, withGitfile } from '../prepare.js'
 import { hideMounts } from '../shadow.js'
+import { stateHooks } from '../state.js'
 import { inOrder } from './shared.js'
 import type { Launch, Prepared } from './types.js'
 
@@ -33,7 +34,8 @@ export async function prepare(at: Launch, sid: string, options: { dryRun?: boole
   const exists = !options.dryRun || (await sessions.list()).includes(sid)
   const [image, render, environment] = await inOrder(
     Promise.resolve(at.images.tag(adapter)),
-    kernel.renderHarness(adapter, exists ? paths.worktree : sessions.repo.root),
+    // omh's state hooks go with the user's (state.ts), and are never reported as theirs.
+    kernel.renderHarness(adapter, exists ? paths.worktree : sessions.repo.root, stateHooks(adapter)),
     Promise.resolve(at.images.environment?.()),
   )
   const caches = environment && kernel.settings.last((s) => s.session?.caches)?.value !== false ? cacheVolumes(sessions.repo.id) : []

@@ -13,6 +13,7 @@ import { offerKeptLaunch, type KeptLaunchOffer } from '../kept.js'
 import { containerName } from '../../host/layout.js'
 import { DETACHED_ALREADY, DETACHED_NO_DTACH } from '../plan.js'
 import { clearMountpoints } from '../mountpoints.js'
+import { recordLaunch, stateHooks } from '../state.js'
 import { takeDown } from '../teardown.js'
 import { ignore } from './shared.js'
 import type { Launch, LaunchHost, Prepared } from './types.js'
@@ -63,6 +64,7 @@ export async function run(
       ...(allowlist ? { allowlist: { files, dir, container, engine: runtime.engine } } : {}),
     })
   }
+  await recordLaunch(prepared.paths.run, { harness: adapter.name, from: stateHooks(adapter).length ? 'hooks' : 'process', started: Math.floor(Date.now() / 1000) })
   const result = await runtime
     .exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
     .finally(() => stop?.())
@@ -87,6 +89,11 @@ async function detached(at: Launch, prepared: Prepared, runtime: RuntimePlugin, 
   const result = await runtime.exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
   if (result.exitCode === DETACHED_ALREADY) throw OmhError.of(HARNESS_RUNNING, { args: [at.adapter.name, sid], hintArgs: [at.adapter.name, sid] })
   if (result.exitCode === DETACHED_NO_DTACH) throw OmhError.of(DETACH_UNSUPPORTED, { args: [at.adapter.name, sid, "the session's image has no dtach"], hintArgs: [at.adapter.name] })
+  // Kept on the host, for `omh sessions show`: what the harness was started with, as the user typed it.
+  const { args } = at.request
+  if (result.exitCode === 0) {
+    await recordLaunch(prepared.paths.run, { harness: at.adapter.name, from: stateHooks(at.adapter).length ? 'hooks' : 'process', started: Math.floor(Date.now() / 1000), ...(args.length ? { prompt: [...args] } : {}) })
+  }
   return result.exitCode
 }
 
