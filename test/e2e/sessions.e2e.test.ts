@@ -769,6 +769,10 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     const early = await run(['sessions', 'logs', sid, '--json'])
     expect(early.status, early.stderr).toBe(0)
     expect(JSON.parse(early.stdout).result.output).toContain('started-one')
+    // The probe's adapter binds no hooks: its state comes from its process, and the row says so.
+    const stateIn = async (id: string) => (JSON.parse((await run(['--json', 'sessions', 'ls'])).stdout).result.sessions as { id: string; state: unknown }[]).find((r) => r.id === id)?.state
+    expect(await stateIn(sid)).toMatchObject({ harness: 'probe', state: 'running', from: 'process' })
+    expect((await run(['sessions', 'ls'])).stdout).toMatch(new RegExp(`^${sid} +probe +running \\(process\\) +\\d+[smh] ago`, 'm'))
     // Once it exited: its whole output, its status kept, and nothing left to attach to.
     expect((await run(['sessions', 'exec', sid, '--', 'touch', '/tmp/omh-go'])).status).toBe(0)
     let logs = ''
@@ -778,6 +782,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
     }
     expect(logs).toContain(`probe: 1000:1000 in /work of session ${sid} as probe`)
     expect(logs).toContain('done-one')
+    expect(await stateIn(sid)).toMatchObject({ harness: 'probe', state: 'finished', exit: 3, from: 'process' })
     const attach = spawnSync('script', ['-qec', `${process.execPath} ${BIN} sessions attach ${sid}`, '/dev/null'], { cwd: root, env: { ...process.env, ...env, NO_COLOR: '1' }, encoding: 'utf8' })
     expect(attach.status).toBe(1)
     expect(attach.stdout).toContain('No harness runs in the background in session')
