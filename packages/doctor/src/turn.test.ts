@@ -89,6 +89,12 @@ describe('the verdicts on a doctor turn', () => {
     expect(judgeTurn([], profile, [], inline, [], '{{name}}___*').items.find((i) => i.capability === 'mcp')?.firstIn).toBeNull()
   })
 
+  it('says a hook at waiting is not reached, since the scripted turn never waits for the user, and does not fail it', () => {
+    const waiting = [hook('ping', { on: 'waiting', run: 'true' })]
+    const report = judgeTurn(waiting, profile, [], out([], ['Answer in one short paragraph. lint-fix'], ['Bash']), [])
+    expect(turnChecks(report, out([], []), waiting).find((c) => c.name === 'ping (waiting)')).toMatchObject({ ok: true, detail: 'not reached: the scripted turn never waits for the user' })
+  })
+
   it("warns, never fails, of a server the probes found loaded but not connected whose tools reach no request, and fails one they did not", () => {
     const report = judgeTurn([], profile, [], out([], ['Answer in one short paragraph. lint-fix'], ['Bash']), [])
     expect(report.items.find((i) => i.capability === 'mcp')).toEqual({ capability: 'mcp', name: 'docs', carried: false, firstIn: null })

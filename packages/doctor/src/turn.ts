@@ -137,8 +137,10 @@ export function turnChecks(report: TurnReport, out: TurnOutput, hooks: readonly 
     // request was lost by the harness: a refusal the agent never reads does not refuse.
     const what = hook.action.kind === 'refuse' ? 'its refusal' : 'its text'
     const delivered = h.delivered === null ? '' : h.delivered ? `, ${what} reached the next request` : `, ${what} reached no request the model received`
-    // A hook only the adapter's missing calls could reach is not reached, which is said, not failed.
-    const reachable = !hook.tools || hook.tools.some((w) => !report.unreached.includes(w))
+    // A hook only the adapter's missing calls could reach is not reached, which is said, not failed;
+    // nor is one at `waiting`: a turn without a terminal, every call allowed, never waits for anyone.
+    const waits = hook.on === 'waiting'
+    const reachable = !waits && (!hook.tools || hook.tools.some((w) => !report.unreached.includes(w)))
     checks.push({
       kind: 'turn',
       name: `${h.name} (${h.moment})`,
@@ -149,7 +151,9 @@ export function turnChecks(report: TurnReport, out: TurnOutput, hooks: readonly 
         ? `invoked${delivered}`
         : reachable
           ? `not invoked by the harness${missing.length ? ` (the adapter's [turn] has no call for ${missing.join(', ')})` : ''}`
-          : `not reached: the adapter's [turn] has no call for ${missing.join(', ')}`,
+          : waits
+            ? 'not reached: the scripted turn never waits for the user'
+            : `not reached: the adapter's [turn] has no call for ${missing.join(', ')}`,
     })
   }
   for (const i of report.items) {
