@@ -256,6 +256,9 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       const why = harness === 'opencode' && name === 'after-inject' ? ' (advice on the MCP call is lost)' : ''
       check(`hook ${name}'s text is first in request ${moment + 1}${why}`, at === moment, `first in request ${at + 1}`)
     }
+    // omh's own state hooks ran beside the user's: the turn's end left the harness waiting for the user.
+    const state = client(engine, ['exec', container, 'cat', `/omh/sock/${harness}.state`]).stdout
+    check("omh's state hooks left `waiting` once the turn ended", /^\{"state":"waiting","at":\d+\}\n$/.test(state), JSON.stringify(state))
     if (harness === 'claude') {
       // The adapter's arguments come before the user's, and a root option before a subcommand is taken as such.
       const listed = await omh(['--session', sid!, harness, '--', 'mcp', 'list'])
