@@ -81,12 +81,14 @@ function doctor(harness, turn, at) {
 const evidence = (report, capability) =>
   (report.checks ?? []).filter((c) => c.capability === capability && c.kind !== 'mount').map((c) => `${c.name}: ${c.ok ? 'ok' : 'FAILED'}${c.warning ? ' (warning)' : ''} ${c.detail}`)
 
-/** Per class: same, changed (with what changed) or broken, as the newest release stands beside the pin. */
+/** Per class: same, changed (with what changed), broken, or not run, as the newest release stands beside the pin. */
 function compare(pinned, latest) {
   return CLASSES.map((capability) => {
     const was = pinned.classes?.[capability]
     const now = latest.classes?.[capability]
     if (was === 'proved' && now !== 'proved') return { capability, verdict: 'broken', why: [`${was} → ${now ?? latest.error}`, ...evidence(latest, capability).filter((e) => e.includes('FAILED'))] }
+    // A release whose doctor did not run shows nothing for the classes the pin does not prove either.
+    if (latest.error) return { capability, verdict: 'not run', why: [] }
     const before = evidence(pinned, capability)
     const after = evidence(latest, capability)
     const gone = before.filter((e) => !after.includes(e))
