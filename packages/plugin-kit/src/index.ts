@@ -9,3 +9,4 @@ export { doubleQuoted, fill, readDoubleQuoted, readSingleQuoted, singleQuoted, t
 export { jsonSyntax, readServers, type EntryReader, type ServerFormat, type SyntaxRead } from './mcp-read.js'
 export { closest, dotted, problemsFromIssues, type IssueContext } from './issues.js'
 export { HOST_PATTERN, MEMORY, SECRET_REFERENCE, hostPattern, memoryBytes, memorySize, referSecrets, secretNames } from './sandbox-values.js'
+export { hookModulePrelude, hookTextExpression, indentSource, jsLiteral } from './hook-module.js'
