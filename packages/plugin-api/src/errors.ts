@@ -448,6 +448,14 @@ export const NOTHING_IN_BACKGROUND = define({
   hint: (sid: string) => `Start a harness in the background with \`omh --detach --session ${sid} <harness>\`, or with your terminal: \`omh --session ${sid} <harness>\`.`,
 })
 
+export const SESSION_UNRESPONSIVE = define({
+  code: 'SESSION_UNRESPONSIVE',
+  exit: 1,
+  message: (sid: string, seconds: number) =>
+    `Session ${sid}'s container did not answer within ${seconds} s: nothing new could start there, as when its processes fill the session's pids limit.`,
+  hint: (sid: string) => `Stop it with \`omh sessions down ${sid}\`: its worktree and branch stay.`,
+})
+
 export const NOTHING_TO_COMMIT = define({
   code: 'NOTHING_TO_COMMIT',
   exit: 1,

@@ -28,7 +28,7 @@ export default class SessionsAttach extends SessionsCommand<SessionsAttachResult
     const sid = await this.session(args.session)
     const { runtime, container } = await this.runningContainer(sid, flags.runtime)
     const context = this.runtimeContext()
-    const running = (await backgroundHarnesses(runtime, container.id, context)).filter((h) => h.running)
+    const running = (await backgroundHarnesses(runtime, container.id, context, { session: sid })).filter((h) => h.running)
     const harness = pick(sid, running.map((h) => h.harness), flags.harness, 'runs')
     const options = { user: agentUserSpec(), workdir: GUEST_WORK }
     await runtime.exec(container.id, attachArgv(harness), { ...options, tty: true, interactive: true }, context)

@@ -30,7 +30,7 @@ export default class SessionsLogs extends SessionsCommand<SessionsLogsResult> {
     const sid = await this.session(args.session)
     const { runtime, container } = await this.runningContainer(sid, flags.runtime)
     const context = this.runtimeContext()
-    const harness = pick(sid, (await backgroundHarnesses(runtime, container.id, context)).filter((h) => h.running || h.logAt !== undefined).map((h) => h.harness), flags.harness, 'left output')
+    const harness = pick(sid, (await backgroundHarnesses(runtime, container.id, context, { session: sid })).filter((h) => h.running || h.logAt !== undefined).map((h) => h.harness), flags.harness, 'left output')
     const show = (text: string) => (flags.raw ? text : outputAsText(text))
     const options = { user: agentUserSpec(), workdir: GUEST_WORK, tty: false, capture: true }
     const quiet = this.jsonEnabled()

@@ -1,4 +1,4 @@
-import type { ContainerInfo, RuntimePlugin } from '@omh/plugin-api'
+import { OmhError, SESSION_UNRESPONSIVE, type ContainerInfo, type RuntimePlugin } from '@omh/plugin-api'
 import { LABEL, backgroundHarnesses, sessionRows, type SessionRow, type SessionRows } from '@omh/sandbox'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { sessionsTable } from '../../lib/session-state.js'
@@ -29,7 +29,11 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
       // What a container's harness says of itself is read as data, and a container that does not answer leaves it unknown.
       harnesses: (id, container) => {
         const runtime = engines.get(id)
-        return runtime ? backgroundHarnesses(runtime, container.id, context).catch(() => undefined) : Promise.resolve(undefined)
+        if (!runtime) return Promise.resolve(undefined)
+        return backgroundHarnesses(runtime, container.id, context, { session: id }).catch((error: unknown) => {
+          if (error instanceof OmhError && error.code === SESSION_UNRESPONSIVE.code) this.warn(error.message)
+          return undefined
+        })
       },
     })
     if (!this.jsonEnabled()) this.print(result)

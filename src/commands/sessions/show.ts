@@ -45,7 +45,7 @@ export default class SessionsShow extends SessionsCommand<SessionsShowResult> {
         })
       : []
     const container = containers.find((c) => c.running)
-    const asked = resolved ? (_: string, c: { id: string }) => backgroundHarnesses(resolved.runtime, c.id, context).catch(() => undefined) : undefined
+    const asked = resolved ? (_: string, c: { id: string }) => backgroundHarnesses(resolved.runtime, c.id, context, { session: sid }).catch(() => undefined) : undefined
     const state = (await stateOf(kernel.omhState, repo, sid, container, asked)) ?? null
     const harness = state?.harness ?? (container ?? containers[0])?.labels[LABEL.harness] ?? null
     const launched = harness ? await readLaunch(sessionPaths(kernel.omhState, repo, sid).run, harness) : undefined

@@ -5,7 +5,7 @@
  * text to show, never as anything to act on.
  */
 import { GUEST_SOCKETS, TOOLSET_NODE } from '@omh/image'
-import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
+import { OmhError, SESSION_UNRESPONSIVE, type RuntimeContext, type RuntimePlugin } from '@omh/plugin-api'
 import { HARNESS_LOG_BYTES, harnessFiles } from './plan.js'
 import { STATE_FILE_BYTES, type HarnessFiles } from './state.js'
 
@@ -36,10 +36,29 @@ const mtime = (f) => { try { const st = fs.lstatSync(f); return st.isFile() ? Ma
 (async () => { for (const h of [...new Set(names)].sort().slice(0, 64)) {
   process.stdout.write(JSON.stringify({ harness: h, running: await alive(path.join(dir, h + '.sock')), status: read(path.join(dir, h + '.status')), state: read(path.join(dir, h + '.state')), log: mtime(path.join(dir, h + '.log')) }) + '\\n') } })()`
 
+/**
+ * How long the host waits for the listing. The listing gives up by itself after five seconds, but
+ * only once it runs: in a container whose processes fill its pids limit (a fork bomb the agent
+ * started) nothing new starts, and the engine's exec waits for ever.
+ */
+export const LISTING_TIMEOUT_MS = 15_000
+
 /** The harnesses that ran in a container, running or exited, with what their files say. */
-export async function backgroundHarnesses(runtime: RuntimePlugin, container: string, context: RuntimeContext): Promise<BackgroundHarness[]> {
-  const ran = await runtime.exec(container, [TOOLSET_NODE, '-e', LIST, GUEST_SOCKETS, String(STATE_FILE_BYTES)], { tty: false, capture: true }, context)
-  return parseListing(ran.stdout)
+export async function backgroundHarnesses(
+  runtime: RuntimePlugin,
+  container: string,
+  context: RuntimeContext,
+  { session = container, timeoutMs = LISTING_TIMEOUT_MS }: { readonly session?: string; readonly timeoutMs?: number } = {},
+): Promise<BackgroundHarness[]> {
+  const timeout = AbortSignal.timeout(timeoutMs)
+  const signal = context.signal ? AbortSignal.any([context.signal, timeout]) : timeout
+  try {
+    const ran = await runtime.exec(container, [TOOLSET_NODE, '-e', LIST, GUEST_SOCKETS, String(STATE_FILE_BYTES)], { tty: false, capture: true }, { ...context, signal })
+    return parseListing(ran.stdout)
+  } catch (error) {
+    if (timeout.aborted && !context.signal?.aborted) throw OmhError.of(SESSION_UNRESPONSIVE, { args: [session, timeoutMs / 1000], hintArgs: [session], cause: error })
+    throw error
+  }
 }
 
 /**

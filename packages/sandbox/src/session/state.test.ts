@@ -3,7 +3,8 @@ import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { testdir } from '@omh/test-utils'
-import { LIST, parseListing } from './background.js'
+import { OmhError, type RuntimePlugin } from '@omh/plugin-api'
+import { LIST, backgroundHarnesses, parseListing } from './background.js'
 import { STATE_FILE_BYTES, ago, harnessState, parseStateText, readLaunch, recordLaunch, stateCommand, stateWords, type HarnessFiles } from './state.js'
 
 const NOW = 1_800_000_000
@@ -87,6 +88,26 @@ describe("the container's listing", () => {
     expect(parsed[0]).toEqual({ harness: 'codex', running: false, process: 'exited', state: { text: 'x' } })
     expect(parsed[1]!.state).toBe('unreadable')
     expect(parsed[2]!.state).toBe('unreadable')
+  })
+})
+
+describe('asking a container for its listing', () => {
+  // An engine's exec into a container whose processes fill its pids limit: it never returns until its client is stopped.
+  const stuck = {
+    exec: (_container: string, _argv: readonly string[], _options: unknown, context: { signal?: AbortSignal }) =>
+      new Promise((_, reject) => context.signal?.addEventListener('abort', () => reject(new Error('the client was stopped')))),
+  } as unknown as RuntimePlugin
+
+  it('gives up on a container that does not answer, naming the session', async () => {
+    const asked = backgroundHarnesses(stuck, 'c0ffee', { env: {}, progress: () => undefined, verbose: false }, { session: 's04', timeoutMs: 50 })
+    await expect(asked).rejects.toSatisfy((error) => error instanceof OmhError && error.code === 'SESSION_UNRESPONSIVE' && error.message.includes('s04'))
+  })
+
+  it('passes on the reason when omh itself stopped asking', async () => {
+    const stop = new AbortController()
+    const asked = backgroundHarnesses(stuck, 'c0ffee', { env: {}, progress: () => undefined, verbose: false, signal: stop.signal }, { timeoutMs: 60_000 })
+    stop.abort()
+    await expect(asked).rejects.toThrow('the client was stopped')
   })
 })
 
