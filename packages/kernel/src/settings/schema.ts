@@ -44,6 +44,10 @@ const port = z.int().check(z.gte(1, 'a port from 1 to 65535'), z.lte(65535, 'a p
 
 const serviceName = text().check(z.regex(/^[a-z][a-z0-9-]{0,30}$/, 'a service name: lower-case letters, digits and -, such as "db"'))
 
+/** What `[notify] terminal` may name; `auto` picks one by the terminal. */
+export const NOTIFY_TERMINALS = ['auto', 'osc9', 'osc777', 'bell', 'off'] as const
+export type NotifyTerminal = (typeof NOTIFY_TERMINALS)[number]
+
 /** A container beside a session. */
 const service = z.strictObject({
   /** The image it runs. */
@@ -168,6 +172,20 @@ export const settingsSchema = z.strictObject({
       /** The most bytes omh reads from one file of the profile, an adapter, an editor or a repository. */
       file_bytes: z.optional(z.int().check(z.positive())),
       carry_in_bytes: z.optional(z.int().check(z.positive())),
+    }),
+  ),
+  /**
+   * How omh's notifier tells you a session's harness waits for you or finished. Read from your own
+   * layers alone: a repository's layer that has it is refused, since its command would run on the host.
+   */
+  notify: z.optional(
+    z.strictObject({
+      /** A program and its arguments, run with no shell, given each event as one JSON document on stdin. */
+      command: z.optional(z.array(text()).check(z.minLength(1, 'a program and its arguments, such as ["/usr/local/bin/pager-me", "--quiet"]'))),
+      /** What is written to the terminal omh runs in: `auto` picks by the terminal, else the named escape, the bell, or nothing. */
+      terminal: z.optional(z.enum(NOTIFY_TERMINALS)),
+      /** A desktop notification through notify-send, where there is a desktop session; `false` turns it off. */
+      desktop: z.optional(z.boolean()),
     }),
   ),
   image: z.optional(
