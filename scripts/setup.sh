@@ -35,6 +35,8 @@ omh_setup() {
   # The completion tests run the generated scripts in real zsh and fish.
   command -v zsh >/dev/null 2>&1 || missing+=(zsh)
   command -v fish >/dev/null 2>&1 || missing+=(fish)
+  # The live view of the sessions is checked in a real terminal: tmux's.
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   # As root, the end-to-end tests also run omh as a user of their own on rootless Podman, which
   # maps that user's subordinate IDs with newuidmap and newgidmap.
   if [ "$(id -u)" -eq 0 ]; then command -v newuidmap >/dev/null 2>&1 || missing+=(uidmap); fi

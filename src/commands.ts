@@ -29,11 +29,13 @@ import SessionsEgress from './commands/sessions/egress.js'
 import SessionsExec from './commands/sessions/exec.js'
 import SessionsLogs from './commands/sessions/logs.js'
 import SessionsLs from './commands/sessions/ls.js'
+import SessionsNotifier from './commands/sessions/notifier.js'
 import SessionsPorts from './commands/sessions/ports.js'
 import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
 import SessionsShow from './commands/sessions/show.js'
 import SessionsTest from './commands/sessions/test.js'
+import SessionsWatch from './commands/sessions/watch.js'
 import Trust from './commands/trust.js'
 import commandNotFound from './hooks/command_not_found/launch.js'
 
@@ -73,11 +75,13 @@ export const COMMANDS = {
   'sessions:exec': SessionsExec,
   'sessions:logs': SessionsLogs,
   'sessions:ls': SessionsLs,
+  'sessions:notifier': SessionsNotifier,
   'sessions:ports': SessionsPorts,
   'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
   'sessions:show': SessionsShow,
   'sessions:test': SessionsTest,
+  'sessions:watch': SessionsWatch,
   trust: Trust,
 }
 

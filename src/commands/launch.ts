@@ -1,3 +1,4 @@
+import path from 'node:path'
 import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/plugin-api'
 import type { LaunchAnnouncement, LaunchRequest } from '@omh/sandbox'
 import { droppedDetail, environmentLines, renderSummary } from '../lib/dropped.js'
@@ -72,6 +73,9 @@ export default class Launch extends OmhCommand<PlanJson | DetachedJson | undefin
     })
     if (status !== 0) this.passOnStatus(status)
     if (!flags.detach || !started) return undefined
+    // Told on the host when it waits for you or finishes: omh's notifier follows every session.
+    const { startNotifier } = await import('../lib/notifier.js')
+    startNotifier(path.join(this.config.root, 'bin', 'run.js'), kernel.omhState, process.env)
     // The id alone on stdout, for a script to keep: `sid=$(omh --detach claude -p …)`.
     if (!this.jsonEnabled()) {
       this.notice(`${this.errStyle.bold('omh:')} ${started.harness} runs in the background in ${started.session}: \`omh sessions attach ${started.session}\` brings it here, \`omh sessions logs ${started.session}\` shows its output.`)

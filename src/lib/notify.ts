@@ -8,8 +8,8 @@ export type { NotifySettings } from '@omh/kernel'
 
 /** A session's harness moved to a state the user wants to hear of; its JSON is what `[notify] command` reads. */
 export interface StateEvent {
-  /** The repository's root, absolute. */
-  readonly repository: string
+  /** The repository's root, absolute; null when omh no longer knows where it is. */
+  readonly repository: string | null
   readonly session: string
   readonly branch: string
   readonly harness: string
@@ -72,7 +72,7 @@ export function escapeSafe(text: string, max = MAX_TEXT): string {
 /** The notification's text: `myrepo s02 (claude) is waiting for you`, `myrepo s03 (codex) finished (exit 0)`. */
 export function notificationBody(event: StateEvent): string {
   // Leading dashes go too: notify-send reads an argument that begins with one as an option wherever it stands.
-  const repository = escapeSafe(path.basename(event.repository), MAX_REPOSITORY_NAME).replace(/^-+/, '')
+  const repository = escapeSafe(path.basename(event.repository ?? ''), MAX_REPOSITORY_NAME).replace(/^-+/, '')
   const what = event.state === 'waiting' ? 'is waiting for you' : event.exit === undefined ? 'finished' : `finished (exit ${event.exit})`
   return escapeSafe(`${repository ? `${repository} ` : ''}${event.session} (${event.harness}) ${what}`)
 }

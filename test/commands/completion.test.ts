@@ -74,7 +74,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
     })
 
     it('completes subcommands, and session ids after omh sessions …', () => {
-      expect(bash('omh sessions ')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test'])
+      expect(bash('omh sessions ')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test', 'watch'])
       expect(bash('omh sessions rm ')).toEqual(['s01', 's02'])
       expect(bash('omh sessions diff --stat s0')).toEqual(['s01', 's02'])
       expect(bash('omh attach --session ')).toEqual(['s01', 's02'])
@@ -102,7 +102,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`
 
     it('completes commands, harnesses, subcommands, session ids and flags', () => {
       expect(fish('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'claude', 'mine']))
-      expect(fish('omh sessions ')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test'])
+      expect(fish('omh sessions ')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test', 'watch'])
       expect(fish('omh sessions commit ')).toEqual(['s01', 's02'])
       expect(fish('omh doctor --r')).toEqual(['--runtime'])
     })
@@ -129,7 +129,7 @@ _omh`
     it('passes zsh -n, and completes commands, harnesses, subcommands, session ids and flags', () => {
       run('zsh', ['-n', '-c', t.script('zsh')], { cwd: t.repo, env: t.env })
       expect(zsh('omh ')).toEqual(expect.arrayContaining(['adapters', 'sessions', 'claude', 'mine']))
-      expect(zsh('omh sessions ')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test'])
+      expect(zsh('omh sessions ')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test', 'watch'])
       expect(zsh('omh sessions down ')).toEqual(['s01', 's02'])
       expect(zsh('omh trust --')).toEqual(expect.arrayContaining(['--show', '--revoke']))
     })

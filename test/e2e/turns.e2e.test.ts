@@ -304,4 +304,126 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       client(engine, ['rm', '-f', web])
     }
   })
+
+  it('many agents at once: three detached from one shell, each state told once, read without attaching, watched in tmux', async () => {
+    // Claude interactive asks whether it may run a shell command: that is waiting. Codex and OpenCode answer one prompt and exit.
+    const script: Record<Harness, Script> = {
+      claude: { replies: [{ call: 'Bash', input: { command: 'touch /work/made-by-the-tool', description: 'make a file' } }, { text: 'Done.' }] },
+      codex: { replies: [{ text: 'MANY-AGENTS-CODEX-DONE' }] },
+      opencode: { replies: [{ text: 'MANY-AGENTS-OPENCODE-DONE' }] },
+    }
+    const argsOf: Record<Harness, string[]> = { claude: ['--permission-mode', 'default', 'Make the file.'], codex: turnArgs('Say done.').codex, opencode: turnArgs('Say done.').opencode }
+    // Claude interactive asks its first-run questions unless its state says they were answered and the key approved.
+    const creds = path.join(stateOf(home), 'creds', 'claude', 'default')
+    mkdirSync(creds, { recursive: true, mode: 0o700 })
+    writeFileSync(path.join(creds, '.claude.json'), JSON.stringify({ hasCompletedOnboarding: true, customApiKeyResponses: { approved: ['omh-scripted'], rejected: [] }, projects: { '/work': { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } } }), { mode: 0o600 })
+    // The notify command counts what it is told: one JSON document per run, on stdin.
+    const events = path.join(scratch, 'events.jsonl')
+    const counter = path.join(scratch, 'count.cjs')
+    writeFileSync(counter, `let s = ''; process.stdin.on('data', (d) => (s += d)).on('end', () => require('fs').appendFileSync(process.argv[2], JSON.stringify(JSON.parse(s)) + '\\n'))\n`)
+    const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
+    writeFileSync(path.join(home, 'settings.toml'), `${settings}\n[notify]\ncommand = [${JSON.stringify(process.execPath)}, ${JSON.stringify(counter)}, ${JSON.stringify(events)}]\ndesktop = false\nterminal = "off"\n`)
+    const notifierPid = () => Number(existsSync(path.join(stateOf(home), 'run', '.notifier', 'pid')) ? readFileSync(path.join(stateOf(home), 'run', '.notifier', 'pid'), 'utf8') : 0)
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', `omh-e2e-${engine}-${process.pid}`, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    const sessions: Partial<Record<Harness, string>> = {}
+    try {
+      for (const harness of ALL) {
+        const first = await omh(['--new', harness, '--', '--version'])
+        expect(first.status, first.stderr).toBe(0)
+        const sid = /omh: \S+ on omh\/(s\d+)/.exec(first.stderr)![1]!
+        const worktree = path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid)
+        const container = client(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
+        await startScriptedModel(engine, container, worktree, script[harness])
+        sessions[harness] = sid
+      }
+      // One shell starts all three and returns: each launch prints its session id and gives the terminal back.
+      const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`
+      const line = ALL.map((h) => [process.execPath, BIN, '--detach', '--session', sessions[h]!, h, '--', ...argsOf[h]].map(quote).join(' ')).join(' && ')
+      const shell = await finished(spawn('sh', ['-c', line], { cwd: repo, env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ...identity }, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
+      expect(shell.status, shell.stderr).toBe(0)
+      expect(shell.stdout.trim().split('\n')).toEqual(ALL.map((h) => sessions[h]))
+
+      // Seen across repositories by the watch, once each has got where its script leads.
+      type Watched = { repositories: { repository: string; sessions: { id: string; state: { harness: string; state: string; exit?: number } | null }[] }[] }
+      const want: Record<Harness, { state: string; exit?: number }> = { claude: { state: 'waiting' }, codex: { state: 'finished', exit: 0 }, opencode: { state: 'finished', exit: 0 } }
+      let board: Watched | undefined
+      const arrived = () => ALL.every((h) => board?.repositories.flatMap((r) => r.sessions).find((x) => x.id === sessions[h])?.state?.state === want[h].state)
+      for (let n = 0; n < 180 && !arrived(); n++) {
+        const watched = await omh(['sessions', 'watch', '--once', '--json'])
+        expect(watched.status, watched.stderr).toBe(0)
+        board = JSON.parse(watched.stdout).result as Watched
+        if (!arrived()) await new Promise((r) => setTimeout(r, 1000))
+      }
+      const rows = board!.repositories.flatMap((r) => r.sessions)
+      for (const h of ALL) expect(rows.find((x) => x.id === sessions[h])?.state, h).toMatchObject({ harness: h, ...want[h] })
+      expect(board!.repositories.map((r) => r.repository)).toEqual([repo])
+
+      // The notifier told each change once: Claude waiting, the others finished (a look may also have caught their turn's end, waiting, before the exit).
+      for (let n = 0; n < 30 && !(existsSync(events) && ALL.every((h) => readFileSync(events, 'utf8').includes(`"session":"${sessions[h]}"`))); n++) await new Promise((r) => setTimeout(r, 1000))
+      await new Promise((r) => setTimeout(r, 6000))
+      const told = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { repository: string; session: string; branch: string; harness: string; state: string; exit?: number })
+      for (const h of ALL) {
+        const mine = told.filter((e) => e.session === sessions[h])
+        expect(mine.filter((e) => e.state === want[h].state), `${h}: ${JSON.stringify(mine)}`).toHaveLength(1)
+        expect(mine.at(-1), h).toEqual({ repository: repo, session: sessions[h], branch: `omh/${sessions[h]}`, harness: h, ...want[h], at: expect.any(Number) })
+        for (let i = 1; i < mine.length; i++) expect(mine[i]!.state, `${h} told the same state twice`).not.toBe(mine[i - 1]!.state)
+        expect(mine.length, h).toBeLessThanOrEqual(2)
+      }
+
+      // Read without attaching: what Codex printed.
+      const logs = await omh(['sessions', 'logs', sessions.codex!])
+      expect(logs.status, logs.stderr).toBe(0)
+      expect(logs.stdout).toContain('MANY-AGENTS-CODEX-DONE')
+
+      // The live view in a real terminal of 80 columns, captured from tmux.
+      const env = `NO_COLOR=1 OMH_HOME=${quote(home)} OMH_STATE=${quote(stateOf(home))}`
+      tmux('new-session', '-d', '-s', 'watch', '-x', '80', '-y', '24', '-c', repo, `env ${env} ${quote(process.execPath)} ${quote(BIN)} sessions watch`)
+      let screen = ''
+      for (let n = 0; n < 60 && !ALL.every((h) => screen.includes(`omh/${sessions[h]}`)); n++) {
+        await new Promise((r) => setTimeout(r, 1000))
+        screen = tmux('capture-pane', '-p', '-t', 'watch')
+      }
+      const shown = screen.split('\n')
+      for (const l of shown) expect(l.length, l).toBeLessThanOrEqual(80)
+      expect(shown[0]).toMatch(/^omh sessions watch {2}3 sessions, 0 working, 1 waiting/)
+      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.claude} +claude +waiting `, 'm'))
+      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.codex} +codex +finished \\(exit 0\\) `, 'm'))
+      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.opencode} +opencode +finished \\(exit 0\\) `, 'm'))
+
+      // A hostile agent writes its state by hand: escapes and a command. The view shows unknown and nothing of it; the host runs nothing.
+      const spoiled = '{"state":"\\u001b]0;owned\\u0007$(touch /tmp/omh-pwned)","at":1800000000}\n\u001b]0;owned-title\u0007'
+      expect((await omh(['sessions', 'exec', sessions.claude!, '--', 'sh', '-c', 'printf %s "$1" > /omh/sock/claude.state', 'sh', spoiled])).status).toBe(0)
+      for (let n = 0; n < 20 && !/claude +unknown/.test(screen); n++) {
+        await new Promise((r) => setTimeout(r, 1000))
+        screen = tmux('capture-pane', '-p', '-e', '-t', 'watch')
+      }
+      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.claude} +claude +unknown`, 'm'))
+      expect(screen).not.toContain('owned')
+      expect(screen).not.toContain('\u001b]')
+      expect(existsSync('/tmp/omh-pwned')).toBe(false)
+      // q leaves the view and gives the terminal back.
+      tmux('send-keys', '-t', 'watch', 'q')
+      const watching = () => {
+        try {
+          tmux('has-session', '-t', 'watch')
+          return true
+        } catch {
+          return false
+        }
+      }
+      for (let n = 0; n < 20 && watching(); n++) await new Promise((r) => setTimeout(r, 500))
+      expect(watching(), 'q ended the watch').toBe(false)
+      expect(readFileSync(events, 'utf8')).not.toContain('owned')
+    } finally {
+      try {
+        tmux('kill-server')
+      } catch {
+        // Already gone with its last session.
+      }
+      const pid = notifierPid()
+      if (pid) process.kill(pid, 'SIGTERM')
+      writeFileSync(path.join(home, 'settings.toml'), settings)
+      for (const h of ALL) if (sessions[h]) await omh(['sessions', 'rm', sessions[h]!, '--force'])
+    }
+  })
 })

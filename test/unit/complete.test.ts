@@ -12,7 +12,7 @@ describe('completion, from the manifest', () => {
   it('steps over omh flags and their values before the command or harness', () => {
     expect(complete(manifest, ['--session', 's01', '-a', 'work', 'cl'])).toEqual({ candidates: [], dynamic: 'harness' })
     expect(words('--runtime', 'docker', 'se')).toEqual(['sessions'])
-    expect(words('--json', 'sessions', '--runtime', 'podman', '')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test'])
+    expect(words('--json', 'sessions', '--runtime', 'podman', '')).toEqual(['allow', 'attach', 'commit', 'diff', 'down', 'egress', 'exec', 'logs', 'ls', 'ports', 'push', 'rm', 'show', 'test', 'watch'])
   })
 
   it('completes a flag value written with =, and never past --', () => {

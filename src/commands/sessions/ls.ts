@@ -1,5 +1,5 @@
-import { OmhError, SESSION_UNRESPONSIVE, type ContainerInfo, type RuntimePlugin } from '@omh/plugin-api'
-import { LABEL, backgroundHarnesses, sessionRows, type SessionRow, type SessionRows } from '@omh/sandbox'
+import type { SessionRow, SessionRows } from '@omh/sandbox'
+import { repositoryRows } from '../../lib/session-board.js'
 import { SessionsCommand } from '../../lib/sessions-command.js'
 import { sessionsTable } from '../../lib/session-state.js'
 import type { AnsweredAgain } from '@omh/fast-path'
@@ -20,43 +20,15 @@ export default class SessionsLs extends SessionsCommand<SessionsLsResult> {
     const { flags } = await this.parse(SessionsLs)
     const kernel = await this.kernel()
     const repo = await this.repository()
-    const engines = new Map<string, RuntimePlugin>()
-    const context = this.runtimeContext()
-    const result = await sessionRows(kernel.omhState, repo, {
-      env: process.env,
+    const result = await repositoryRows(repo, {
+      omhState: kernel.omhState,
+      context: this.runtimeContext(),
+      engine: flags.runtime,
+      runtime: async (engine) => (await this.runtime(engine, true))?.runtime,
       warn: (line) => this.warn(line),
-      containers: (ids) => this.containersOf(repo.id, ids, flags.runtime, engines),
-      // What a container's harness says of itself is read as data, and a container that does not answer leaves it unknown.
-      harnesses: (id, container) => {
-        const runtime = engines.get(id)
-        if (!runtime) return Promise.resolve(undefined)
-        return backgroundHarnesses(runtime, container.id, context, { session: id }).catch((error: unknown) => {
-          if (error instanceof OmhError && error.code === SESSION_UNRESPONSIVE.code) this.warn(error.message)
-          return undefined
-        })
-      },
     })
     if (!this.jsonEnabled()) this.print(result)
     return result
-  }
-
-  /** Each session's containers, asked of the engine it runs on; one that does not answer leaves its sessions unknown. */
-  private async containersOf(repoId: string, ids: readonly string[], runtime: string | undefined, engines: Map<string, RuntimePlugin>): Promise<Map<string, ContainerInfo[] | undefined>> {
-    const containers = new Map<string, ContainerInfo[] | undefined>()
-    for (const [engine, group] of await this.byEngine([...ids], runtime)) {
-      const resolved = await this.runtime(engine, true)
-      const found = resolved
-        ? await resolved.runtime.list({ [LABEL.repo]: repoId }, this.runtimeContext()).catch((error: Error) => {
-            this.warn(`${resolved.runtime.engine} did not list containers: ${error.message}`)
-            return undefined
-          })
-        : undefined
-      for (const sid of group) {
-        containers.set(sid, found?.filter((c) => c.labels[LABEL.session] === sid))
-        if (resolved && found) engines.set(sid, resolved.runtime)
-      }
-    }
-    return containers
   }
 
   private print(result: SessionsLsResult): void {

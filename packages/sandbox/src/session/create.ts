@@ -8,6 +8,7 @@ import { handToAgent } from '../host/ownership.js'
 import type { Base, Repository } from '../host/repo.js'
 import { carryIn, type CarryFile } from '../work/carry-in.js'
 import { createShadow } from './shadow.js'
+import { registerRepository } from './board.js'
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -36,7 +37,7 @@ export async function createSession(omhState: string, repo: Repository, sid: str
     })
     // The sandbox repository is made while the worktree is checked out, and both checks only read
     // it; the first failure, in this order, is reported once all have finished.
-    await settledInOrder(added, onBranch, createShadow(paths.shadow, paths.worktree, [], env, added), mkdir(paths.run, { recursive: true }))
+    await settledInOrder(added, onBranch, createShadow(paths.shadow, paths.worktree, [], env, added), mkdir(paths.run, { recursive: true }).then(() => registerRepository(omhState, repo)))
     // After the sandbox repository's first commit, which must not hold them.
     await carryIn(paths.worktree, paths.run, carry)
     await settledInOrder(handToAgent(paths.worktree), handToAgent(paths.shadow))

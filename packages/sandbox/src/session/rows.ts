@@ -24,6 +24,8 @@ export interface SessionRow {
   inUse: boolean
   ahead: Count
   uncommitted: Count
+  /** Files it changed since the default branch, committed or not. */
+  changed: Count
   worktree: string
   /** Files this session changed (committed or not) that other sessions of the repository changed too; null when git could not tell. */
   shared: { path: string; with: string[] }[] | null
@@ -75,6 +77,7 @@ export async function sessionRows(
       inUse: Boolean(await readClaim(omhState, repo, id)),
       ahead: state.ahead,
       uncommitted: state.uncommitted,
+      changed: changed.get(id)?.length ?? 'unknown',
       worktree: sessionPaths(omhState, repo, id).worktree,
       shared: shared(id, changed),
       state: states.get(id) ?? null,
