@@ -322,7 +322,10 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     const counter = path.join(scratch, 'count.cjs')
     writeFileSync(counter, `let s = ''; process.stdin.on('data', (d) => (s += d)).on('end', () => require('fs').appendFileSync(process.argv[2], JSON.stringify(JSON.parse(s)) + '\\n'))\n`)
     const settings = readFileSync(path.join(home, 'settings.toml'), 'utf8')
-    writeFileSync(path.join(home, 'settings.toml'), `${settings}\n[notify]\ncommand = [${JSON.stringify(process.execPath)}, ${JSON.stringify(counter)}, ${JSON.stringify(events)}]\ndesktop = false\nterminal = "off"\n`)
+    // No network: the scripted model is inside each container, so no proxy starts beside them. OpenCode still
+    // tries to install its plugin package at start and waits about a minute for the registry it cannot reach,
+    // less than it waits on an engine whose proxy has no route out (docker here).
+    writeFileSync(path.join(home, 'settings.toml'), `${settings}\n[network]\negress = "none"\n\n[notify]\ncommand = [${JSON.stringify(process.execPath)}, ${JSON.stringify(counter)}, ${JSON.stringify(events)}]\ndesktop = false\nterminal = "off"\n`)
     const notifierPid = () => Number(existsSync(path.join(stateOf(home), 'run', '.notifier', 'pid')) ? readFileSync(path.join(stateOf(home), 'run', '.notifier', 'pid'), 'utf8') : 0)
     const tmux = (...args: string[]) => execFileSync('tmux', ['-L', `omh-e2e-${engine}-${process.pid}`, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
     const sessions: Partial<Record<Harness, string>> = {}
