@@ -47,9 +47,20 @@ export function startNotifier(bin: string, omhState: string, env: NodeJS.Process
 function runningNotifier(omhState: string): number | undefined {
   try {
     const pid = Number(readFileSync(path.join(notifierDir(omhState), 'pid'), 'utf8'))
-    return alive(pid) ? pid : undefined
+    return isNotifier(pid) ? pid : undefined
   } catch {
     return undefined
+  }
+}
+
+/** Whether `pid` is a live notifier: a notifier that died leaves its pid, which another process may since have. */
+function isNotifier(pid: number): boolean {
+  if (!alive(pid)) return false
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('notifier')
+  } catch {
+    // No /proc (macOS): a live process at that pid is taken for the notifier.
+    return true
   }
 }
 
@@ -66,7 +77,7 @@ async function takePlace(dir: string): Promise<boolean> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const holder = Number(await readFile(file, 'utf8').catch(() => ''))
-      if (alive(holder) && holder !== process.pid) return false
+      if (isNotifier(holder) && holder !== process.pid) return false
       await rm(file, { force: true })
     }
   }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -73,12 +74,22 @@ describe("omh's notifier", () => {
     expect(JSON.parse(readFileSync(path.join(omhState, 'run/.notifier/seen.json'), 'utf8'))).toBeTypeOf('object')
   })
 
-  it('leaves the looking to a notifier already running', async () => {
+  it('leaves the looking to a notifier already running, and takes the place of one that died', async () => {
     const { omhState } = await stateWithSession()
+    // A process that looks like one: its command line has the word.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', 'sessions', 'notifier'], { stdio: 'ignore' })
+    try {
+      for (let n = 0; n < 100 && !readFileSync(`/proc/${other.pid}/cmdline`, 'utf8').includes('notifier'); n++) await new Promise((r) => setTimeout(r, 10))
+      write(omhState, { 'run/.notifier/pid': String(other.pid) })
+      const { runtime, looks } = engineAnswering([[harness({ state: state('waiting') })]])
+      expect(await notify(omhState, runtime)).toEqual([])
+      expect(looks()).toBe(0)
+    } finally {
+      other.kill()
+    }
+    // Its pid now names a live process that is not a notifier (this test's parent).
     write(omhState, { 'run/.notifier/pid': String(process.ppid) })
-    const { runtime, looks } = engineAnswering([[harness({ state: state('waiting') })]])
-    expect(await notify(omhState, runtime)).toEqual([])
-    expect(looks()).toBe(0)
+    expect(await notify(omhState, engineAnswering([[harness({ running: false, state: state('waiting') })]]).runtime)).toHaveLength(1)
   })
 
   it('passes over a container that does not answer and a listing the agent spoiled', async () => {
