@@ -328,13 +328,25 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     writeFileSync(path.join(home, 'settings.toml'), `${settings}\n[network]\negress = "none"\n\n[notify]\ncommand = [${JSON.stringify(process.execPath)}, ${JSON.stringify(counter)}, ${JSON.stringify(events)}]\ndesktop = false\nterminal = "off"\n`)
     const notifierPid = () => Number(existsSync(path.join(stateOf(home), 'run', '.notifier', 'pid')) ? readFileSync(path.join(stateOf(home), 'run', '.notifier', 'pid'), 'utf8') : 0)
     const tmux = (...args: string[]) => execFileSync('tmux', ['-L', `omh-e2e-${engine}-${process.pid}`, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    // A repository of its own, beside the one whose sessions the turns above left: the view shows both.
+    const many = path.join(scratch, 'many')
+    cpSync(path.join(FIXTURE, 'project'), many, { recursive: true })
+    for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'init']]) execFileSync('git', args, { cwd: many, stdio: 'pipe', env: { ...process.env, ...identity } })
+    const env = { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ...identity }
+    const omhIn = (args: readonly string[]) => finished(spawn(process.execPath, [BIN, ...args], { cwd: many, env, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
     const sessions: Partial<Record<Harness, string>> = {}
+    let other: string | undefined
     try {
+      // A session in the first repository, whatever ran before.
+      const elsewhere = await omh(['--new', 'codex', '--', '--version'])
+      expect(elsewhere.status, elsewhere.stderr).toBe(0)
+      other = /omh: \S+ on omh\/(s\d+)/.exec(elsewhere.stderr)![1]!
       for (const harness of ALL) {
-        const first = await omh(['--new', harness, '--', '--version'])
+        const first = await omhIn(['--new', harness, '--', '--version'])
         expect(first.status, first.stderr).toBe(0)
         const sid = /omh: \S+ on omh\/(s\d+)/.exec(first.stderr)![1]!
-        const worktree = path.join(stateOf(home), 'worktrees', readdirSync(path.join(stateOf(home), 'worktrees'))[0]!, sid)
+        const key = readdirSync(path.join(stateOf(home), 'worktrees')).find((name) => name.startsWith('many-'))!
+        const worktree = path.join(stateOf(home), 'worktrees', key, sid)
         const container = client(engine, ['ps', '-q', '--filter', `label=omh.worktree=${worktree}`]).stdout.trim()
         await startScriptedModel(engine, container, worktree, script[harness])
         sessions[harness] = sid
@@ -342,65 +354,72 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       // One shell starts all three and returns: each launch prints its session id and gives the terminal back.
       const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`
       const line = ALL.map((h) => [process.execPath, BIN, '--detach', '--session', sessions[h]!, h, '--', ...argsOf[h]].map(quote).join(' ')).join(' && ')
-      const shell = await finished(spawn('sh', ['-c', line], { cwd: repo, env: { ...process.env, NO_COLOR: '1', OMH_HOME: home, OMH_STATE: stateOf(home), ...identity }, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
+      const shell = await finished(spawn('sh', ['-c', line], { cwd: many, env, stdio: ['ignore', 'pipe', 'pipe'] }), 600_000)
       expect(shell.status, shell.stderr).toBe(0)
       expect(shell.stdout.trim().split('\n')).toEqual(ALL.map((h) => sessions[h]))
 
-      // Seen across repositories by the watch, once each has got where its script leads.
-      type Watched = { repositories: { repository: string; sessions: { id: string; state: { harness: string; state: string; exit?: number } | null }[] }[] }
+      // Each gets where its script leads, as this repository's list says; then the watch sees it too, beside the other repository's sessions.
+      type Row = { id: string; state: { harness: string; state: string; exit?: number } | null }
       const want: Record<Harness, { state: string; exit?: number }> = { claude: { state: 'waiting' }, codex: { state: 'finished', exit: 0 }, opencode: { state: 'finished', exit: 0 } }
-      let board: Watched | undefined
-      const arrived = () => ALL.every((h) => board?.repositories.flatMap((r) => r.sessions).find((x) => x.id === sessions[h])?.state?.state === want[h].state)
-      for (let n = 0; n < 180 && !arrived(); n++) {
-        const watched = await omh(['sessions', 'watch', '--once', '--json'])
-        expect(watched.status, watched.stderr).toBe(0)
-        board = JSON.parse(watched.stdout).result as Watched
+      let rows: Row[] = []
+      const arrived = () => ALL.every((h) => rows.find((x) => x.id === sessions[h])?.state?.state === want[h].state)
+      for (let n = 0; n < 300 && !arrived(); n++) {
+        const ls = await omhIn(['--json', 'sessions', 'ls'])
+        expect(ls.status, ls.stderr).toBe(0)
+        rows = JSON.parse(ls.stdout).result.sessions as Row[]
         if (!arrived()) await new Promise((r) => setTimeout(r, 1000))
       }
-      const rows = board!.repositories.flatMap((r) => r.sessions)
       for (const h of ALL) expect(rows.find((x) => x.id === sessions[h])?.state, h).toMatchObject({ harness: h, ...want[h] })
-      expect(board!.repositories.map((r) => r.repository)).toEqual([repo])
+      const watched = await omhIn(['sessions', 'watch', '--once', '--json'])
+      expect(watched.status, watched.stderr).toBe(0)
+      const board = JSON.parse(watched.stdout).result as { repositories: { repository: string; sessions: Row[] }[] }
+      expect(board.repositories.map((r) => r.repository).sort()).toEqual([repo, many].sort())
+      const mine = board.repositories.find((r) => r.repository === many)!.sessions
+      for (const h of ALL) expect(mine.find((x) => x.id === sessions[h])?.state, h).toMatchObject({ harness: h, ...want[h] })
 
       // The notifier told each change once: Claude waiting, the others finished (a look may also have caught their turn's end, waiting, before the exit).
-      for (let n = 0; n < 30 && !(existsSync(events) && ALL.every((h) => readFileSync(events, 'utf8').includes(`"session":"${sessions[h]}"`))); n++) await new Promise((r) => setTimeout(r, 1000))
+      type Told = { repository: string; session: string; branch: string; harness: string; state: string; exit?: number }
+      const toldOf = (h: Harness): Told[] =>
+        existsSync(events) ? readFileSync(events, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Told).filter((e) => e.repository === many && e.session === sessions[h]) : []
+      for (let n = 0; n < 30 && !ALL.every((h) => toldOf(h).some((e) => e.state === want[h].state)); n++) await new Promise((r) => setTimeout(r, 1000))
       await new Promise((r) => setTimeout(r, 6000))
-      const told = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { repository: string; session: string; branch: string; harness: string; state: string; exit?: number })
       for (const h of ALL) {
-        const mine = told.filter((e) => e.session === sessions[h])
-        expect(mine.filter((e) => e.state === want[h].state), `${h}: ${JSON.stringify(mine)}`).toHaveLength(1)
-        expect(mine.at(-1), h).toEqual({ repository: repo, session: sessions[h], branch: `omh/${sessions[h]}`, harness: h, ...want[h], at: expect.any(Number) })
-        for (let i = 1; i < mine.length; i++) expect(mine[i]!.state, `${h} told the same state twice`).not.toBe(mine[i - 1]!.state)
-        expect(mine.length, h).toBeLessThanOrEqual(2)
+        const told = toldOf(h)
+        expect(told.filter((e) => e.state === want[h].state), `${h}: ${JSON.stringify(told)}`).toHaveLength(1)
+        expect(told.at(-1), h).toEqual({ repository: many, session: sessions[h], branch: `omh/${sessions[h]}`, harness: h, ...want[h], at: expect.any(Number) })
+        for (let i = 1; i < told.length; i++) expect(told[i]!.state, `${h} told the same state twice`).not.toBe(told[i - 1]!.state)
+        expect(told.length, h).toBeLessThanOrEqual(2)
       }
 
       // Read without attaching: what Codex printed.
-      const logs = await omh(['sessions', 'logs', sessions.codex!])
+      const logs = await omhIn(['sessions', 'logs', sessions.codex!])
       expect(logs.status, logs.stderr).toBe(0)
       expect(logs.stdout).toContain('MANY-AGENTS-CODEX-DONE')
 
       // The live view in a real terminal of 80 columns, captured from tmux.
-      const env = `NO_COLOR=1 OMH_HOME=${quote(home)} OMH_STATE=${quote(stateOf(home))}`
-      tmux('new-session', '-d', '-s', 'watch', '-x', '80', '-y', '24', '-c', repo, `env ${env} ${quote(process.execPath)} ${quote(BIN)} sessions watch`)
+      const vars = `NO_COLOR=1 OMH_HOME=${quote(home)} OMH_STATE=${quote(stateOf(home))}`
+      tmux('new-session', '-d', '-s', 'watch', '-x', '80', '-y', '24', '-c', many, `env ${vars} ${quote(process.execPath)} ${quote(BIN)} sessions watch`)
       let screen = ''
-      for (let n = 0; n < 60 && !ALL.every((h) => screen.includes(`omh/${sessions[h]}`)); n++) {
+      for (let n = 0; n < 60 && !ALL.every((h) => new RegExp(`^many +omh/${sessions[h]} `, 'm').test(screen)); n++) {
         await new Promise((r) => setTimeout(r, 1000))
         screen = tmux('capture-pane', '-p', '-t', 'watch')
       }
       const shown = screen.split('\n')
       for (const l of shown) expect(l.length, l).toBeLessThanOrEqual(80)
-      expect(shown[0]).toMatch(/^omh sessions watch {2}3 sessions, 0 working, 1 waiting/)
-      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.claude} +claude +waiting `, 'm'))
-      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.codex} +codex +finished \\(exit 0\\) `, 'm'))
-      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.opencode} +opencode +finished \\(exit 0\\) `, 'm'))
+      expect(shown[0]).toMatch(/^omh sessions watch {2}\d+ sessions, \d+ working, [1-9]\d* waiting/)
+      expect(screen).toMatch(new RegExp(`^many +omh/${sessions.claude} +claude +waiting `, 'm'))
+      expect(screen).toMatch(new RegExp(`^many +omh/${sessions.codex} +codex +finished \\(exit 0\\) `, 'm'))
+      expect(screen).toMatch(new RegExp(`^many +omh/${sessions.opencode} +opencode +finished \\(exit 0\\) `, 'm'))
+      expect(screen, "the other repository's sessions are there too").toMatch(/^repo +omh\/s\d+ /m)
 
       // A hostile agent writes its state by hand: escapes and a command. The view shows unknown and nothing of it; the host runs nothing.
       const spoiled = '{"state":"\\u001b]0;owned\\u0007$(touch /tmp/omh-pwned)","at":1800000000}\n\u001b]0;owned-title\u0007'
-      expect((await omh(['sessions', 'exec', sessions.claude!, '--', 'sh', '-c', 'printf %s "$1" > /omh/sock/claude.state', 'sh', spoiled])).status).toBe(0)
-      for (let n = 0; n < 20 && !/claude +unknown/.test(screen); n++) {
+      expect((await omhIn(['sessions', 'exec', sessions.claude!, '--', 'sh', '-c', 'printf %s "$1" > /omh/sock/claude.state', 'sh', spoiled])).status).toBe(0)
+      for (let n = 0; n < 20 && !new RegExp(`^many +omh/${sessions.claude} +claude +unknown`, 'm').test(screen); n++) {
         await new Promise((r) => setTimeout(r, 1000))
         screen = tmux('capture-pane', '-p', '-e', '-t', 'watch')
       }
-      expect(screen).toMatch(new RegExp(`^repo +omh/${sessions.claude} +claude +unknown`, 'm'))
+      expect(screen).toMatch(new RegExp(`^many +omh/${sessions.claude} +claude +unknown`, 'm'))
       expect(screen).not.toContain('owned')
       expect(screen).not.toContain('\u001b]')
       expect(existsSync('/tmp/omh-pwned')).toBe(false)
@@ -426,7 +445,8 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       const pid = notifierPid()
       if (pid) process.kill(pid, 'SIGTERM')
       writeFileSync(path.join(home, 'settings.toml'), settings)
-      for (const h of ALL) if (sessions[h]) await omh(['sessions', 'rm', sessions[h]!, '--force'])
+      for (const h of ALL) if (sessions[h]) await omhIn(['sessions', 'rm', sessions[h]!, '--force'])
+      if (other) await omh(['sessions', 'rm', other, '--force'])
     }
   })
 })
