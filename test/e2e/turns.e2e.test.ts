@@ -305,6 +305,7 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
     }
   })
 
+  // Fifteen minutes: three harnesses started one after another, beside the other engine's suite.
   it('many agents at once: three detached from one shell, each state told once, read without attaching, watched in tmux', async () => {
     // Claude interactive asks whether it may run a shell command: that is waiting. Codex and OpenCode answer one prompt and exit.
     const script: Record<Harness, Script> = {
@@ -448,5 +449,5 @@ describe.each(ON)('real turns on %s', (engine: Engine) => {
       for (const h of ALL) if (sessions[h]) await omhIn(['sessions', 'rm', sessions[h]!, '--force'])
       if (other) await omh(['sessions', 'rm', other, '--force'])
     }
-  })
+  }, 900_000)
 })
