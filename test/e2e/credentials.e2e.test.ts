@@ -245,7 +245,8 @@ describe.each(ENGINES)('credentials kept outside on %s', (engine: Engine) => {
       const worktrees = path.join(stateOf(home), 'worktrees')
       for (const key of readdirSafe(worktrees)) for (const sid of readdirSafe(path.join(worktrees, key))) await omh(['sessions', 'rm', sid, '--force'])
     }
-    sh(engine, ['rm', '-f', upstream, `${upstream}-login`])
+    // One at a time: Podman removes none of the names when one of them is missing.
+    for (const name of [upstream, `${upstream}-login`]) sh(engine, ['rm', '-f', name])
     sh(engine, ['network', 'rm', outside])
     if (scratch) rmSync(scratch, { recursive: true, force: true })
   })
