@@ -35,9 +35,11 @@ export function compare(floor, commands, { runs = 15, env, cwd } = {}) {
   return { floor: { label: floor.label, ms: base }, results: commands.map((c, i) => ({ label: c.label, ms: rest[i], ratio: rest[i] / base, target: c.target })) }
 }
 
+/** One timed run; a command's own `env` (a function: a fresh environment for each run) stands in for the shared one. */
 function timeOnce(command, env = process.env, cwd = process.cwd()) {
+  const own = command.env?.()
   const start = performance.now()
-  const result = spawnSync(command.argv[0], command.argv.slice(1), { env, cwd, stdio: ['ignore', 'ignore', 'pipe'] })
+  const result = spawnSync(command.argv[0], command.argv.slice(1), { env: own ?? env, cwd, stdio: ['ignore', 'ignore', 'pipe'] })
   const ms = performance.now() - start
   if (result.status !== 0) throw new Error(`${command.argv.join(' ')} exited ${result.status}: ${result.stderr}`)
   return ms
@@ -58,4 +60,9 @@ export function peakRss(argv, { env = process.env, cwd = process.cwd() } = {}) {
   if (result.error || result.status !== 0) return undefined
   const kb = Number(result.stderr.trim().split('\n').at(-1))
   return Number.isFinite(kb) ? kb / 1024 : undefined
+}
+
+/** Wall time in ms of one run of `argv`. */
+export function timeOnceMs(argv, env = process.env, cwd = process.cwd()) {
+  return timeOnce({ argv }, env, cwd)
 }

@@ -28,7 +28,7 @@ if (op === 'run') {
 } else if (op === 'steps') {
   const { ensureImage, planImages } = await import('@omh/sandbox')
   // A harness whose layer installs nothing: building it measures the engine, not an install.
-  const plan = planImages({ name: 'bench', install: 'true', bindings: [], creds: [], token: [] }, { from: image, network: 'host', labels: { 'omh.bench': label } })
+  const plan = planImages({ name: 'bench', bin: 'true', install: 'true', bindings: [], creds: [], token: [] }, { from: image, network: 'host', labels: { 'omh.bench': label } })
   const built = await ensureImage(runtime, plan, context)
   const figures = {
     detect: await timed(() => runtime.detect(context)),

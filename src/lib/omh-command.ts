@@ -142,7 +142,7 @@ export abstract class OmhCommand<T> extends Command {
     process.exitCode = error.exit
     // A kernel that could not be made has no extension to tell.
     const kernel = this.#kernel ? await this.#kernel.catch(() => undefined) : undefined
-    for (const fault of kernel?.notifyFailed(error) ?? []) process.stderr.write(`${this.errStyle.yellow('omh:')} ${fault.message}\n`)
+    for (const fault of (await kernel?.notifyFailed(error)) ?? []) process.stderr.write(`${this.errStyle.yellow('omh:')} ${fault.message}\n`)
     if (this.jsonEnabled()) this.logJson({ status: error.exit, error: serializeError(error, this.verbose) })
     else process.stderr.write(formatError(error, this.errStyle, this.verbose))
   }

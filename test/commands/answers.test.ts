@@ -96,6 +96,29 @@ describe('kept answers of read-only commands', () => {
     expect(loadedIn(second), `${second.pid}: ${second.stderr}`).toBe(false)
   })
 
+  it('stay on the fast path through a burst of 15 runs right after omh wrote its state: none loads omh', async () => {
+    const repo = gitRepo()
+    const marks = path.join(testdir(), 'loads')
+    const env = { OMH_HOME: testdir(), XDG_CACHE_HOME: testdir(), NODE_OPTIONS: `--import=${path.join(ROOT, 'test/helpers/load-marker.mjs')}`, OMH_TEST_LOADS: marks }
+    // Makes omh's state directory and looks for idle containers: writes, so nothing of it is kept.
+    expect(omh(['adapters', 'ls'], { cwd: repo, env }).status).toBe(0)
+    // Where omh keeps what its launches leave, as after the first launch.
+    const run = path.join(stateOf(env.OMH_HOME), 'run')
+    mkdirSync(path.join(run, 'a-session'), { recursive: true })
+    writeFileSync(path.join(run, '.idle-checked'), '')
+    await settle()
+    expect(omh(['adapters', 'ls'], { cwd: repo, env }).status).toBe(0)
+    // What omh writes as it works: another launch's bookkeeping, its look for idle containers.
+    mkdirSync(path.join(run, 'a-new-session'))
+    writeFileSync(path.join(run, '.idle-checked'), '')
+    const loadedBy = () => new Set(readFileSync(marks, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]))
+    const before = loadedBy()
+    const burst = Array.from({ length: 15 }, () => omh(['adapters', 'ls'], { cwd: repo, env }))
+    for (const ran of burst) expect([ran.status, ran.stdout]).toEqual([0, burst[0]!.stdout])
+    const loaded = [...loadedBy()].filter((pid) => !before.has(pid))
+    expect(loaded.map((pid) => burst.findIndex((ran) => String(ran.pid) === pid)), 'the runs of the burst that loaded omh').toEqual([])
+  })
+
   it('ignore a corrupt entry and answer afresh', async () => {
     const cache = testdir()
     const home = testdir()

@@ -28,7 +28,7 @@ describe("a runtime's own settings", () => {
   it("refuses what the runtime's schema refuses with exit 2, naming the file, line and key", () => {
     const { stderr, file } = refused('plugins = ["@omh/runtime-kubernetes"]\n\n[runtimes.kubernetes]\nnamespace = "Team_A"\nclam = "10Gi"\n\n[runtimes.podmn]\n')
     expect(stderr).toContain(`${file} has 3 problems`)
-    expect(stderr).toContain('line 7, col 1  runtimes.podmn: no loaded runtime plugin drives "podmn" (loaded: kubernetes, docker, podman) — did you mean "podman"?')
+    expect(stderr).toContain('line 7, col 1  runtimes.podmn: no runtime plugin drives "podmn" (installed: kubernetes, docker, podman) — did you mean "podman"?')
     expect(stderr).toContain('line 4, col 1  runtimes.kubernetes.namespace: a namespace name: lower-case letters, digits and "-"')
     expect(stderr).toContain('line 5, col 1  runtimes.kubernetes.clam: unknown key — did you mean "claim"?')
   })

@@ -5,7 +5,7 @@
  * changed. This module is on the path of every such command, so it imports nothing but `node:fs`,
  * which Node has loaded already.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type BigIntStats } from 'node:fs'
+import { accessSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, type BigIntStats } from 'node:fs'
 
 /** Bumped whenever the entry format or the recording rules change. */
 const FORMAT = 'omh-answer-4'
@@ -156,6 +156,28 @@ export function privateDir(dir: string): boolean {
   }
 }
 
+/**
+ * Whether entries can be kept in the directory: it is made if missing (with its parent, one level at a
+ * time: a recursive mkdir can spin where a parent cannot be made, under /proc), and is the user's
+ * own, private and writable. A run whose answer could not be kept is not recorded at all.
+ */
+export function canKeep(dir: string): boolean {
+  const parts = dir.split('/')
+  for (let n = parts.length - 2; n <= parts.length; n++) {
+    try {
+      mkdirSync(parts.slice(0, n).join('/'), { mode: 0o700 })
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') return false
+    }
+  }
+  try {
+    accessSync(dir, constants.W_OK)
+  } catch {
+    return false
+  }
+  return privateDir(dir)
+}
+
 /** Writes what a run printed, as it printed it. */
 export function reprint(out: readonly Printed[]): void {
   for (const [fd, data, base64] of out) (fd === 1 ? process.stdout : process.stderr).write(base64 ? Buffer.from(data, 'base64') : data)
@@ -214,16 +236,7 @@ export function current(entry: Entry): boolean {
 /** Writes an entry whole (temporary file, then rename), mode 0600 in a 0700 directory; keeps the newest `KEEP`. */
 export function save(dir: string, key: string, entry: Entry & Record<string, unknown>): void {
   try {
-    // One level at a time: a recursive mkdir can spin where a parent cannot be made (under /proc).
-    const parts = dir.split('/')
-    for (let n = parts.length - 2; n <= parts.length; n++) {
-      try {
-        mkdirSync(parts.slice(0, n).join('/'), { mode: 0o700 })
-      } catch (error) {
-        if (errorCode(error) !== 'EEXIST') return
-      }
-    }
-    if (!privateDir(dir)) return
+    if (!canKeep(dir)) return
     const file = `${dir}/${entryName(key)}`
     const temp = `${file}.${process.pid}.tmp`
     writeFileSync(temp, JSON.stringify({ key: keyDigest(key), ...entry }), { mode: 0o600, flag: 'wx' })

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import module from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { answerKey, cacheDir, replay } from './answers.js'
+import { answerKey, cacheDir, canKeep, replay } from './answers.js'
 import { answerable, grammarOf, type Grammar, type Manifest } from './grammar.js'
 import { keptDir, keptLaunchArgs, launchKey, replayLaunch } from './launches.js'
 
@@ -61,7 +61,8 @@ export async function boot(argv: readonly string[], root: URL): Promise<void> {
   if (answerDir) {
     const key = answerKey(argv)
     if (replay(key, answerDir)) return
-    await (await import('./record.js')).record(key, answerDir, { own })
+    // A cache that cannot be written keeps nothing, so this run is not slowed by recording.
+    if (canKeep(answerDir)) await (await import('./record.js')).record(key, answerDir, { own })
   } else if (launch) {
     const key = launchKey(launch)
     const dir = keptDir()

@@ -257,8 +257,11 @@ export async function record(key: string, dir: string | undefined, options: Reco
   })
 
   // After the hooks, so a change to either is seen like any other module's.
-  const { omhStateOf } = await import('@omh/kernel/locations')
-  const { idleCheckDueAt } = await import('@omh/sandbox/idle-due')
+  const { omhStateOf, statePath } = await import('@omh/kernel/locations')
+  const { CHECKED, idleCheckDueAt } = await import('@omh/sandbox/idle-due')
+  // The stamp of the last look for idle containers is omh's own, and what it decides is kept as
+  // `dueAt`: a look that stamps it again does not spoil the answers of the commands after it.
+  const stamp = statePath(omhStateOf(process.env), 'run', CHECKED)
 
   process.on('exit', (code) => {
     if (!kept) return
@@ -271,10 +274,12 @@ export async function record(key: string, dir: string | undefined, options: Reco
     // A time with nothing below the millisecond comes from a coarse clock (or a coarse file system).
     const settled = (ns: bigint) => BigInt(started - (ns % 1_000_000n === 0n ? SETTLED_MS : SETTLED_FINE_MS)) * 1_000_000n
     for (const file of touched) {
-      if (written.has(file)) continue
-      // A launch that only asked whether a directory is there (the repository's `.git`, a
-      // package's directory) does not depend on what comes and goes in it.
-      if (launch && !contents.has(file) && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+      if (written.has(file) || file === stamp) continue
+      // A run that only asked whether a directory is there (the repository's `.git`, a package's
+      // directory, omh's state) does not depend on what comes and goes in it: what it read there
+      // was noted by its own path. So omh's own writes beside it (a launch's bookkeeping) do not
+      // spoil the answers of the commands after them.
+      if (!contents.has(file) && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
         inputs.push([file, presence(file), 'presence'])
         continue
       }

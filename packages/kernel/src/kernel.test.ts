@@ -408,7 +408,7 @@ describe("a runtime's own settings", () => {
     const error = await failure(() => kernelIn(files('[runtimes.opz]\nclaim = "1Gi"\n\n[runtimes.beta]\nx = 1\n')))
     expect(error).toMatchObject({ code: 'SETTINGS_INVALID', exit: 2 })
     expect(error.problems).toEqual([
-      { file: expect.stringMatching(/home\/settings\.toml$/), line: 1, column: 1, path: 'runtimes.opz', message: 'no loaded runtime plugin drives "opz" (loaded: opt, beta)', suggestion: 'opt' },
+      { file: expect.stringMatching(/home\/settings\.toml$/), line: 1, column: 1, path: 'runtimes.opz', message: 'no runtime plugin drives "opz" (installed: opt, beta)', suggestion: 'opt' },
       { file: expect.stringMatching(/home\/settings\.toml$/), line: 4, column: 1, path: 'runtimes.beta', message: 'the beta runtime (rt-beta) takes no settings' },
     ])
   })
@@ -426,5 +426,99 @@ describe("a runtime's own settings", () => {
     optRuntime()
     const error = await failure(() => kernelIn(files('[runtimes.beta]\nnetwork = "a b"\n')))
     expect(error.problems).toEqual([expect.objectContaining({ line: 2, path: 'runtimes.beta.network', message: expect.stringContaining('a network name') })])
+  })
+})
+
+/** A plugin package in the defaults' node_modules, its module noting that it was imported. */
+function pkg(name: string, module: string, declaration?: unknown): Record<string, string> {
+  return {
+    [`node_modules/${name}/package.json`]: JSON.stringify({ name, type: 'module', main: 'index.mjs', ...(declaration === undefined ? {} : { omh: declaration }) }),
+    [`node_modules/${name}/index.mjs`]: `globalThis.imported ??= []; globalThis.imported.push('${name}')\n${module}`,
+  }
+}
+const imported = () => (globalThis as { imported?: string[] }).imported ?? []
+const extension = (name: string, hook: string) =>
+  `export default { kind: 'extension', apiVersion: 1, meta: { name: '${name}', version: '0.0.1' }, apply(hooks) { hooks.${hook}.tap('', () => { globalThis.told = true }) } }\n`
+
+describe('plugins imported on demand', () => {
+  beforeEach(() => {
+    ;(globalThis as { imported?: string[]; asked?: string[] }).imported = []
+    ;(globalThis as { asked?: string[] }).asked = []
+  })
+
+  const declared = {
+    'defaults.toml': 'plugins = ["r-a", "r-b", "rt-x", "rt-y", "plain"]\n',
+    ...pkg('r-a', renderer('r-a', 'fa'), { renderer: { formats: ['fa'] } }),
+    ...pkg('r-b', renderer('r-b', 'fb'), { renderer: { formats: ['fb'] } }),
+    ...pkg('rt-x', runtime('x', { version: '1' }), { runtime: { engine: 'x' } }),
+    ...pkg('rt-y', runtime('y', { version: '2' }), { runtime: { engine: 'y' } }),
+    ...pkg('plain', renderer('plain', 'fp')),
+    'adapters/h.toml': adapter('fa'),
+  }
+
+  it('imports a package that declares what it provides only when a command needs it, and one that declares nothing at once', async () => {
+    const kernel = await kernelIn(declared)
+    expect(imported()).toEqual(['plain'])
+    expect(kernel.formats()).toEqual(['fa', 'fb', 'fp'])
+    const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
+    expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'r-a' }])
+    expect(imported()).toEqual(['plain', 'r-a'])
+    expect((await kernel.resolveRuntime('y', runtimeContext)).runtime.engine).toBe('y')
+    expect(imported()).toEqual(['plain', 'r-a', 'rt-y'])
+    expect((await kernel.resolveRuntime('auto', runtimeContext)).runtime.engine).toBe('x')
+    expect((await kernel.allPlugins()).map((p) => p.plugin.meta.name)).toEqual(['r-a', 'r-b', 'rt-x', 'rt-y', 'plain'])
+  })
+
+  it('an unknown engine is named with the declared ones, before any is imported', async () => {
+    const kernel = await kernelIn(declared)
+    const error = await failure(() => kernel.resolveRuntime('z', runtimeContext))
+    expect(error.code).toBe('RUNTIME_UNKNOWN')
+    expect(imported()).toEqual(['plain'])
+  })
+
+  it('a runtime whose table the settings hold is imported at once, so its settings are checked by every command', async () => {
+    const error = await failure(() => kernelIn({ ...declared, 'home/settings.toml': '[runtimes.x]\nsize = 1\n' }))
+    expect(error.code).toBe('SETTINGS_INVALID')
+    expect(error.problems[0]?.message).toBe('the x runtime (rt-x) takes no settings')
+  })
+
+  it('asks in the settings\' order whatever was imported first: most specific layer, then as named', async () => {
+    const kernel = await kernelIn({
+      'defaults.toml': 'plugins = ["first", "./second.mjs"]\n',
+      ...pkg('first', renderer('first', 'fa'), { renderer: { formats: ['fa'] } }),
+      'second.mjs': renderer('second', 'fa'),
+      'adapters/h.toml': adapter('fa'),
+    })
+    const report = await kernel.render(await kernel.adapter('h'), emptyProfile())
+    expect(report.files).toEqual([{ kind: 'file', guest: '/work/AGENTS.md', content: 'first' }])
+    expect(kernel.rendererFor('fa')?.plugin.meta.name).toBe('first')
+  })
+
+  it('refuses a declaration with a key it does not know, at the package.json', async () => {
+    const error = await failure(() => kernelIn({ 'defaults.toml': 'plugins = ["r-a"]\n', ...pkg('r-a', renderer('r-a', 'fa'), { renderer: { format: ['fa'] } }) }))
+    expect([error.code, error.exit]).toEqual(['PLUGIN_INVALID', 2])
+    expect(error.problems[0]?.file).toMatch(/node_modules\/r-a\/package\.json$/)
+    expect(error.problems[0]?.path).toMatch(/^omh/)
+  })
+
+  it('refuses a module that answers other formats than its package declares, when it is imported', async () => {
+    const kernel = await kernelIn({ 'defaults.toml': 'plugins = ["r-a"]\n', ...pkg('r-a', renderer('r-a', 'other'), { renderer: { formats: ['fa'] } }), 'adapters/h.toml': adapter('fa') })
+    const error = await failure(() => kernel.adapter('h'))
+    expect(error.code).toBe('PLUGIN_INVALID')
+    expect(error.problems).toEqual([{ file: expect.stringMatching(/r-a\/package\.json$/), path: 'omh.renderer.formats', message: 'declares fa, but the renderer answers other' }])
+  })
+
+  it('imports an extension that declares failed when a failure is told, and refuses a tap it did not declare', async () => {
+    const kernel = await kernelIn({ 'defaults.toml': 'plugins = ["ext"]\n', ...pkg('ext', extension('ext', 'failed'), { extension: { hooks: ['failed'] } }) })
+    expect(imported()).toEqual([])
+    expect(await kernel.launchTaps()).toEqual({ beforeLaunch: [], launched: [] })
+    expect(imported()).toEqual([])
+    expect(await kernel.notifyFailed(await failure(() => kernel.adapter('none')))).toEqual([])
+    expect([imported(), (globalThis as { told?: boolean }).told]).toEqual([['ext'], true])
+
+    const lying = await kernelIn({ 'defaults.toml': 'plugins = ["ext2"]\n', ...pkg('ext2', extension('ext2', 'launched'), { extension: { hooks: ['failed'] } }) })
+    const [fault] = await lying.notifyFailed(await failure(() => lying.adapter('none')))
+    expect(fault?.code).toBe('PLUGIN_INVALID')
+    expect(fault?.problems[0]?.message).toBe('the extension taps launched, which the package does not declare')
   })
 })

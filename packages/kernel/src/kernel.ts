@@ -12,8 +12,6 @@ import {
   EDITOR_INVALID,
   EDITOR_NOT_FOUND,
   OmhError,
-  PLUGIN_NOT_FOUND,
-  SETTINGS_INVALID,
   type CapabilityClass,
   type Hook,
   type Problem,
@@ -27,15 +25,14 @@ import { checkAdapterWith } from './adapter/check.js'
 import { checkEditorFile, findAdapters, type Adapter, type AdapterSource } from './adapter/load.js'
 import type { EditorFile } from './adapter/schema.js'
 import { omhHomeOf, omhStateOf } from './locations.js'
-import { applyExtension, type LaunchTaps } from './plugins/extensions.js'
-import { guardSync } from './plugins/guard.js'
-import { importPlugin, packageRootOf, type LoadedPlugin } from './plugins/load.js'
-import { resolvePluginModule } from './plugins/resolve.js'
+import type { LaunchTaps } from './plugins/extensions.js'
+import { wrap } from './plugins/guard.js'
+import type { LoadedPlugin } from './plugins/load.js'
+import { PluginRegistry } from './plugins/registry.js'
 import { profileSourcesFor, resolveProfile } from './profile/resolve.js'
-import { readerOf, renderAdapter, renderHooks, tapRenderer, type HarnessRender, type NativeReader, type RenderReport } from './render/render.js'
-import { resolveWith, runtimeHook, tapRuntime, type ReachedRuntime, type ResolvedRuntime, type RuntimeAsk } from './runtime/resolve.js'
-import { LAYERS, loadSettings, type EffectiveSettings, type LayerName } from './settings/load.js'
-import { runtimeOptions } from './settings/runtime-options.js'
+import { readerOf, renderAdapter, renderHooks, type Renderers, type HarnessRender, type NativeReader, type RenderReport } from './render/render.js'
+import { resolveWith, runtimeHook, type ReachedRuntime, type ResolvedRuntime, type RuntimeAsk } from './runtime/resolve.js'
+import { loadSettings, type EffectiveSettings } from './settings/load.js'
 
 export interface KernelOptions {
   readonly cwd: string
@@ -85,12 +82,7 @@ export class Kernel {
   readonly omhState: string
   readonly repoRoot: string | undefined
   #settings: EffectiveSettings | undefined
-  readonly #plugins: LoadedPlugin[] = []
-  readonly #renderers = new Map<string, LoadedPlugin<RendererPlugin>[]>()
-  readonly #runtimes: LoadedPlugin<RuntimePlugin>[] = []
-  readonly #launchTaps: { beforeLaunch: LaunchTaps['beforeLaunch'][number][]; launched: LaunchTaps['launched'][number][] } = { beforeLaunch: [], launched: [] }
-  /** What `failed` taps threw while the last failure was announced. */
-  #failedTaps: OmhError[] = []
+  #registry: PluginRegistry | undefined
 
   private constructor(options: KernelOptions) {
     this.options = options
@@ -99,11 +91,18 @@ export class Kernel {
     this.repoRoot = findRepoRoot(options.cwd)
   }
 
-  /** Loads settings and every plugin they name, and lets each extension tap its hooks. */
+  /**
+   * Loads settings and the plugins they name that declare nothing of what they provide, and lets
+   * each extension among them tap its hooks. A plugin whose package declares it (`omh` in its
+   * package.json) is imported when a command first needs what it declares.
+   */
   static async create(options: KernelOptions): Promise<Kernel> {
     const kernel = new Kernel(options)
-    kernel.#settings = await kernel.rereadSettings()
-    await kernel.#loadPlugins()
+    const settings = (kernel.#settings = await kernel.rereadSettings())
+    kernel.#registry = await PluginRegistry.load(settings, kernel.hooks, {
+      fallbackDirs: options.fallbackDirs ?? [],
+      settingsFile: path.join(kernel.omhHome, 'settings.toml'),
+    })
     return kernel
   }
 
@@ -119,62 +118,44 @@ export class Kernel {
     return this.#settings
   }
 
+  get #plugins(): PluginRegistry {
+    if (!this.#registry) throw new Error('Kernel used before create() finished')
+    return this.#registry
+  }
+
+  /** The plugins imported so far, in the order the settings name them. */
   get plugins(): readonly LoadedPlugin[] {
-    return this.#plugins
+    return this.#plugins.plugins
   }
 
-  /** Every render string some loaded renderer answers, sorted. */
+  /** Every plugin the settings name, each imported now if it was not yet: for what lists them all. */
+  allPlugins(): Promise<readonly LoadedPlugin[]> {
+    return this.#plugins.all()
+  }
+
+  /** Every render string some renderer answers, imported or declared, sorted. */
   formats(): string[] {
-    return [...this.#renderers.keys()].sort()
+    return this.#plugins.formats()
   }
 
-  /** The renderer asked first for a format. */
+  /** The renderer asked first for a format, among those imported (`need` imports the rest). */
   rendererFor(format: string): LoadedPlugin<RendererPlugin> | undefined {
-    return this.#renderers.get(format)?.[0]
+    return this.#plugins.rendererFor(format)
   }
 
-  /** Runtime plugins in the order `resolveRuntime` asks them: most specific layer first, then as named. */
+  /** Imports every renderer that declares one of these formats or combines one of these syntaxes. */
+  need(what: { formats?: readonly string[]; combines?: readonly string[] }): Promise<void> {
+    return this.#plugins.need(what)
+  }
+
+  /** Runtime plugins imported so far, in the order `resolveRuntime` asks them: most specific layer first, then as named. */
   get runtimes(): readonly LoadedPlugin<RuntimePlugin>[] {
-    return this.#runtimes
+    return this.#plugins.runtimes
   }
 
-  /** What extensions tapped into a launch's hooks, for the launch to tap into the hooks it declares. */
-  get launchTaps(): LaunchTaps {
-    return this.#launchTaps
-  }
-
-  async #loadPlugins(): Promise<void> {
-    const pending: { specifier: string; module: string; file: string; layer: LayerName }[] = []
-    for (const entry of this.settings.plugins) {
-      const fromDir = path.dirname(entry.file)
-      const module =
-        resolvePluginModule(entry.value, fromDir) ??
-        (entry.value.startsWith('.') ? undefined : this.#fallback(entry.value))
-      if (!module) {
-        throw OmhError.of(PLUGIN_NOT_FOUND, { args: [entry.value, entry.file], hintArgs: [entry.value, fromDir] })
-      }
-      if (pending.some((p) => p.module === module)) continue
-      pending.push({ specifier: entry.value, module, file: entry.file, layer: entry.layer })
-    }
-    const modules = await Promise.allSettled(pending.map((p) => importPlugin(p.specifier, p.module, p.file)))
-    pending.forEach((p, n) => {
-      const loaded = modules[n]!
-      if (loaded.status === 'rejected') throw loaded.reason
-      const record: LoadedPlugin = { plugin: loaded.value, specifier: p.specifier, module: p.module, namedBy: { file: p.file, layer: p.layer } }
-      this.#plugins.push(record)
-      this.#register(record, LAYERS.indexOf(p.layer))
-    })
-    for (const list of this.#renderers.values()) list.sort((a, b) => rank(b) - rank(a))
-    this.#runtimes.sort((a, b) => rank(b) - rank(a))
-    const runtimes = runtimeOptions(this.settings.layers, this.#runtimes.map((r) => r.plugin))
-    const first = runtimes.problems[0]?.file ?? path.join(this.omhHome, 'settings.toml')
-    if (runtimes.problems.length) throw OmhError.of(SETTINGS_INVALID, { args: [first, runtimes.problems.length], problems: runtimes.problems })
-    for (const [runtime, options] of runtimes.options) guardSync(runtime.meta.name, 'RuntimePlugin.configure', () => runtime.configure?.(options))
-    for (const record of this.#plugins) {
-      if (record.plugin.kind === 'extension') {
-        applyExtension(record.plugin, { failed: this.hooks.failed, failedFaults: this.#failedTaps, launch: this.#launchTaps })
-      }
-    }
+  /** What extensions tap into a launch's hooks, for the launch to tap into the hooks it declares. */
+  launchTaps(): Promise<LaunchTaps> {
+    return this.#plugins.extensions(['beforeLaunch', 'launched'])
   }
 
   /**
@@ -182,57 +163,32 @@ export class Kernel {
    * tap's own fault never hides the error: it is returned, to be reported
    * beside it.
    */
-  notifyFailed(error: OmhError): readonly OmhError[] {
-    this.#failedTaps.length = 0
+  async notifyFailed(error: OmhError): Promise<readonly OmhError[]> {
+    try {
+      await this.#plugins.extensions(['failed'])
+    } catch (fault) {
+      // An extension that cannot load is told beside the failure, as a tap's fault is.
+      return [fault instanceof OmhError ? fault : wrap('omh', 'Kernel.hooks.failed', fault)]
+    }
+    const faults = this.#plugins.failedFaults
+    faults.length = 0
     this.hooks.failed.call(error)
-    return [...this.#failedTaps]
-  }
-
-  #fallback(specifier: string): string | undefined {
-    for (const dir of this.options.fallbackDirs ?? []) {
-      const hit = resolvePluginModule(specifier, dir)
-      if (hit) return hit
-    }
-    return undefined
-  }
-
-  #register(record: LoadedPlugin, layerRank: number): void {
-    const { plugin } = record
-    const stage = -layerRank
-    if (plugin.kind === 'renderer') {
-      for (const format of plugin.formats) {
-        const list = this.#renderers.get(format) ?? []
-        list.push(record as LoadedPlugin<RendererPlugin>)
-        this.#renderers.set(format, list)
-      }
-      tapRenderer(this.hooks, plugin, stage)
-    } else if (plugin.kind === 'runtime') {
-      this.#runtimes.push(record as LoadedPlugin<RuntimePlugin>)
-      tapRuntime(this.hooks.resolveRuntime, plugin, stage)
-    }
+    return [...faults]
   }
 
   // ─── Adapters ──────────────────────────────────────────────────────────────
 
   /** Every adapter file omh would find, bundled and personal. */
   adapterSources(): Promise<AdapterSource[]> {
-    return findAdapters({ bundled: this.options.bundledAdapters, shipped: this.#shipped('adapters'), personal: path.join(this.omhHome, 'adapters') })
+    return findAdapters({ bundled: this.options.bundledAdapters, shipped: this.#plugins.shipped('adapters'), personal: path.join(this.omhHome, 'adapters') })
   }
 
   /** Every editor file omh would find, bundled and personal. */
   editorSources(): Promise<AdapterSource[]> {
     return findAdapters({
       bundled: this.options.bundledEditors ?? path.join(this.options.bundledAdapters, '..', 'editors'),
-      shipped: this.#shipped('editors'),
+      shipped: this.#plugins.shipped('editors'),
       personal: path.join(this.omhHome, 'editors'),
-    })
-  }
-
-  /** The `adapters/` or `editors/` folder of each plugin package loaded, so one package can bring a whole harness. */
-  #shipped(folder: string): { dir: string; plugin: string }[] {
-    return this.#plugins.flatMap(({ plugin, specifier, module }) => {
-      const root = specifier.startsWith('.') || path.isAbsolute(specifier) ? undefined : packageRootOf(module)
-      return root ? [{ dir: path.join(root, folder), plugin: plugin.meta.name }] : []
     })
   }
 
@@ -298,12 +254,16 @@ export class Kernel {
    * reading is PLUGIN_ERROR.
    */
   reader(adapter: Adapter, capability: CapabilityClass): NativeReader {
-    return readerOf({ rendererFor: (format) => this.rendererFor(format), hooks: this.hooks }, adapter, capability, this.options.env)
+    return readerOf(this.#renderersView(), adapter, capability, this.options.env)
   }
 
   /** Renders every bound capability of an adapter. Pure: nothing is written. */
   render(adapter: Adapter, profile: ProfileItems, own: readonly Hook[] = []): Promise<RenderReport> {
-    return renderAdapter({ rendererFor: (format) => this.rendererFor(format), hooks: this.hooks }, adapter, profile, own)
+    return renderAdapter(this.#renderersView(), adapter, profile, own)
+  }
+
+  #renderersView(): Renderers {
+    return { rendererFor: (format) => this.rendererFor(format), hooks: this.hooks, need: (what) => this.need(what) }
   }
 
   // ─── Runtimes ──────────────────────────────────────────────────────────────
@@ -318,13 +278,16 @@ export class Kernel {
   resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin?: string): Promise<ResolvedRuntime>
   resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, ask: RuntimeAsk<T>): Promise<ReachedRuntime<T>>
   resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, how: string | RuntimeAsk<T> = '--runtime'): Promise<ResolvedRuntime | ReachedRuntime<T>> {
+    return this.#resolveRuntime(wanted, context, how)
+  }
+
+  async #resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, how: string | RuntimeAsk<T>): Promise<ResolvedRuntime | ReachedRuntime<T>> {
     const setting = this.settings.runtime
-    const runtimes = { hook: this.hooks.resolveRuntime, engines: this.#runtimes.map((r) => r.plugin.engine), ...(setting ? { setting } : {}) }
+    await this.#plugins.needRuntime(wanted ?? setting?.value ?? 'auto')
+    const runtimes = { hook: this.hooks.resolveRuntime, engines: this.#plugins.engines(), ...(setting ? { setting } : {}) }
     return resolveWith(runtimes, wanted, context, how)
   }
 }
-
-const rank = (p: LoadedPlugin) => LAYERS.indexOf(p.namedBy.layer)
 
 /** The nearest directory at or above `cwd` holding `.git` (a directory, or a worktree's file). */
 export function findRepoRoot(cwd: string): string | undefined {

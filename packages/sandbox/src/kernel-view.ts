@@ -14,7 +14,8 @@ export interface KernelView {
   /** Where omh keeps its state (`$OMH_STATE`). */
   readonly omhState: string
   readonly repoRoot: string | undefined
-  readonly launchTaps: LaunchTaps
+  /** What extensions tap into a launch's hooks (an extension that declares them is imported now). */
+  launchTaps(): Promise<LaunchTaps>
   adapter(name: string): Promise<Adapter>
   /** `own`: hooks of omh's own rendered beside the user's and never reported (the state hooks). */
   renderHarness(adapter: Adapter, projectDir: string | undefined, own?: readonly Hook[]): Promise<HarnessRender>

@@ -43,8 +43,9 @@ export default class Plugins extends OmhCommand<{ plugins: PluginListing[] }> {
       }
       return layer === 'defaults' ? { kind: 'bundled' } : { kind: 'settings' }
     }
-    const sources = await Promise.all(kernel.plugins.map((p) => sourceOf(p.specifier, p.module, p.namedBy.layer)))
-    const plugins: PluginListing[] = kernel.plugins.map(({ plugin, namedBy, specifier, module }, n) => {
+    const all = await kernel.allPlugins()
+    const sources = await Promise.all(all.map((p) => sourceOf(p.specifier, p.module, p.namedBy.layer)))
+    const plugins: PluginListing[] = all.map(({ plugin, namedBy, specifier, module }, n) => {
       const base = { name: plugin.meta.name, version: plugin.meta.version, kind: plugin.kind, namedBy, specifier, module, source: sources[n]! }
       if (plugin.kind === 'runtime') return { ...base, engine: plugin.engine }
       if (plugin.kind === 'extension') return base

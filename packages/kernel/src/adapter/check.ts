@@ -13,6 +13,8 @@ import { checkAdapterFile, toAdapter, type Adapter } from './load.js'
 export interface InstalledRenderers {
   rendererFor(format: string): LoadedPlugin<RendererPlugin> | undefined
   formats(): string[]
+  /** Imports the renderers of these formats that are declared and not imported yet. */
+  need(what: { formats: readonly string[] }): Promise<void>
 }
 
 /**
@@ -29,6 +31,7 @@ export async function checkAdapterWith(
   const check = await checkAdapterFile(file, expectName, fileBytes)
   const problems = [...check.problems]
   const raw = (check.doc?.data ?? {}) as { capabilities?: Record<string, { render?: unknown; options?: unknown }> }
+  await renderers.need({ formats: Object.values(raw.capabilities ?? {}).flatMap((b) => (typeof b?.render === 'string' ? [b.render] : [])) })
   for (const [capability, b] of Object.entries(raw.capabilities ?? {})) {
     if (!CAPABILITY_CLASSES.includes(capability as CapabilityClass) || typeof b?.render !== 'string') continue
     const where = (p: (string | number)[]) => {

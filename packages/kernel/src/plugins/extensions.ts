@@ -26,19 +26,34 @@ export interface ExtensionSinks {
   readonly launch: { beforeLaunch: LaunchTaps['beforeLaunch'][number][]; launched: LaunchTaps['launched'][number][] }
 }
 
-/** Hands an extension its hooks, each tap wrapped so its faults name the plugin and the hook. */
-export function applyExtension(plugin: ExtensionPlugin, sinks: ExtensionSinks): void {
+/**
+ * Hands an extension its hooks, each tap wrapped so its faults name the plugin and the hook.
+ * `tapping` is told each hook before it is tapped, and may refuse it by throwing.
+ */
+export function applyExtension(plugin: ExtensionPlugin, sinks: ExtensionSinks, tapping: (hook: keyof ExtensionHooks) => void = () => {}): void {
   const name = plugin.meta.name
+  // A refused tap is the kernel's refusal, not a fault of the plugin's: it is thrown as it was made.
+  let refusal: unknown
+  const allowed = (hook: keyof ExtensionHooks) => {
+    try {
+      tapping(hook)
+    } catch (error) {
+      refusal ??= error
+      throw error
+    }
+  }
   const hooks: ExtensionHooks = {
     beforeLaunch: {
-      tap: (tap, fn) => sinks.launch.beforeLaunch.push({ name: tap || name, fn: (plan) => guard(name, 'Kernel.hooks.beforeLaunch', () => fn(plan)) }),
+      tap: (tap, fn) => allowed('beforeLaunch') ?? sinks.launch.beforeLaunch.push({ name: tap || name, fn: (plan) => guard(name, 'Kernel.hooks.beforeLaunch', () => fn(plan)) }),
     },
     launched: {
       tap: (tap, fn) =>
+        allowed('launched') ??
         sinks.launch.launched.push({ name: tap || name, fn: (plan, status) => guard(name, 'Kernel.hooks.launched', () => fn(plan, status)) }),
     },
     failed: {
       tap: (tap, fn) =>
+        allowed('failed') ??
         sinks.failed.tap(tap || name, (error) => {
           try {
             fn(error)
@@ -48,5 +63,9 @@ export function applyExtension(plugin: ExtensionPlugin, sinks: ExtensionSinks): 
         }),
     },
   }
-  guardSync(name, 'ExtensionPlugin.apply', () => plugin.apply(hooks))
+  try {
+    guardSync(name, 'ExtensionPlugin.apply', () => plugin.apply(hooks))
+  } catch (error) {
+    throw refusal ?? error
+  }
 }

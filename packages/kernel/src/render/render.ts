@@ -109,6 +109,8 @@ export function renderHooks(): RenderHooks {
 export interface Renderers {
   rendererFor(format: string): LoadedPlugin<RendererPlugin> | undefined
   readonly hooks: RenderHooks
+  /** Imports the renderers of these formats, or combiners of these syntaxes, that are declared and not imported yet. */
+  need(what: { formats?: readonly string[]; combines?: readonly string[] }): Promise<void>
 }
 
 /** Taps a renderer into every format and syntax it answers, at its settings layer's stage. */
@@ -163,6 +165,7 @@ export async function renderAdapter(renderers: Renderers, adapter: Adapter, user
   const dropped: DroppedItem[] = []
   const env: Record<string, string> = {}
   const refused: RefusedValue[] = []
+  await renderers.need({ formats: adapter.bindings.map((b) => b.render) })
   for (const capability of CAPABILITY_CLASSES) {
     const items = profile[capability]
     const binding = adapter.bindings.find((b) => b.capability === capability)
@@ -200,6 +203,7 @@ export async function renderAdapter(renderers: Renderers, adapter: Adapter, user
     return item?.required ? [{ ...(item.source ? { file: item.source } : {}), path: `${d.capability}.${d.name}`, message: d.reason }] : []
   })
   if (required.length) throw OmhError.of(REQUIRED_DROPPED, { args: [adapter.name, required.length], hintArgs: [adapter.name], problems: required })
+  await renderers.need({ combines: [...new Set(capabilities.flatMap((c) => c.files.flatMap((f) => (f.kind === 'file' && f.syntax ? [f.syntax] : []))))] })
   const files = combine(renderers.hooks.combine, capabilities)
   return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, translated: capabilities.flatMap((c) => c.translated), env }
 }

@@ -5,20 +5,29 @@ import type { SettingsLayer } from './load.js'
 import { ENGINE_KEYS } from './schema.js'
 
 /**
+ * A problem for each `[runtimes.<engine>]` table no runtime drives (of `engines`, imported or
+ * declared): a typo would otherwise be ignored.
+ */
+export function unknownEngines(layers: readonly SettingsLayer[], engines: readonly string[]): Problem[] {
+  const problems: Problem[] = []
+  for (const engine of new Set(layers.flatMap((l) => Object.keys(l.settings.runtimes ?? {})).filter((e) => !engines.includes(e)))) {
+    const near = closest(engine, engines)
+    const layer = layers.findLast((l) => l.settings.runtimes?.[engine])
+    problems.push({ ...at(layer, ['runtimes', engine]), message: `no runtime plugin drives "${engine}" (installed: ${engines.join(', ') || 'none'})`, ...(near ? { suggestion: near } : {}) })
+  }
+  return problems
+}
+
+const at = (layer: SettingsLayer | undefined, path: KeyPath) => ({ ...(layer && { file: layer.file, ...layer.locate?.(path) }), path: dotted(path) })
+
+/**
  * Each runtime's own table, `[runtimes.<engine>]`, merged key by key (the most specific layer's
  * value wins) and parsed by the runtime's own schema; or every problem, each at the file and line
- * of its key's layer. A table no loaded runtime drives is one: a typo would otherwise be ignored.
+ * of its key's layer.
  */
 export function runtimeOptions(layers: readonly SettingsLayer[], runtimes: readonly RuntimePlugin[]): { options: Map<RuntimePlugin, unknown>; problems: Problem[] } {
   const problems: Problem[] = []
   const options = new Map<RuntimePlugin, unknown>()
-  const at = (layer: SettingsLayer | undefined, path: KeyPath) => ({ ...(layer && { file: layer.file, ...layer.locate?.(path) }), path: dotted(path) })
-  const engines = runtimes.map((r) => r.engine)
-  for (const engine of new Set(layers.flatMap((l) => Object.keys(l.settings.runtimes ?? {})).filter((e) => !engines.includes(e)))) {
-    const near = closest(engine, engines)
-    const layer = layers.findLast((l) => l.settings.runtimes?.[engine])
-    problems.push({ ...at(layer, ['runtimes', engine]), message: `no loaded runtime plugin drives "${engine}" (loaded: ${engines.join(', ') || 'none'})`, ...(near ? { suggestion: near } : {}) })
-  }
   for (const runtime of runtimes) {
     const from = new Map<string, SettingsLayer>()
     // Keys every engine takes were checked with the rest of the file; the plugin sees only its own.

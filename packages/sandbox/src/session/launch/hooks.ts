@@ -1,7 +1,8 @@
 /**
  * A launch's hooks, declared by the launch that fires them: `beforeLaunch` once the plan is made
  * and nothing has started, `launched` once the harness exited. Extensions tapped them through the
- * kernel when they loaded (`Kernel.launchTaps`); each launch taps those into hooks of its own.
+ * kernel when they loaded (`Kernel.launchTaps()`, which imports an extension that declares them); each
+ * launch taps those into hooks of its own.
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from 'tapable'
 import type { LaunchPlan } from '@omh/plugin-api'

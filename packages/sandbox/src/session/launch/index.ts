@@ -61,7 +61,7 @@ export async function previewLaunch(kernel: KernelView, request: LaunchRequest, 
   // Read, checked and refused as a launch would; only the names are shown.
   const carry = picked.exists ? [] : await planCarryIn(kernel, sessions.repo.root, kernel.options.env)
   const images = host.images ?? recipes(kernel)
-  const prepared = await prepare({ kernel, hooks: launchHooks(kernel.launchTaps), sessions, adapter, account, request, images, agent: agentUser() }, picked.sid, { dryRun: true })
+  const prepared = await prepare({ kernel, hooks: launchHooks(await kernel.launchTaps()), sessions, adapter, account, request, images, agent: agentUser() }, picked.sid, { dryRun: true })
   return {
     harness: adapter.name,
     session: picked.sid,
@@ -123,7 +123,7 @@ async function launchOnce(kernel: KernelView, request: LaunchRequest, host: Laun
   // as the one launched into last.
   const [adapter, first] = await inOrder(kernel.adapter(request.harness), picking)
   const account = await accountFor(kernel, adapter, request)
-  const at: Launch = { kernel, hooks: launchHooks(kernel.launchTaps), sessions, adapter, account, request, images: host.images ?? recipes(kernel), agent: agentUser() }
+  const at: Launch = { kernel, hooks: launchHooks(await kernel.launchTaps()), sessions, adapter, account, request, images: host.images ?? recipes(kernel), agent: agentUser() }
 
   const claimed = await claim(at, first, host)
   let started = false

@@ -756,7 +756,7 @@ function withLaunchTaps(kernel: Kernel, launchTaps: LaunchTaps): KernelView {
     omhHome: kernel.omhHome,
     omhState: kernel.omhState,
     repoRoot: kernel.repoRoot,
-    launchTaps,
+    launchTaps: async () => launchTaps,
     adapter: (name) => kernel.adapter(name),
     renderHarness: (adapter, projectDir) => kernel.renderHarness(adapter, projectDir),
     rereadSettings: () => kernel.rereadSettings(),
