@@ -59,14 +59,18 @@ export async function benchCredentials(runs) {
     const proxyPort = await freePort()
     const routes = [{ port: proxyPort, upstream: `https://localhost:${modelPort}`, header: 'x-api-key', prefix: '', variable: 'BENCH_KEY' }]
     const proxy = spawn(process.execPath, [path.join(dist, 'network/credential-proxy.js')], {
-      env: { ...process.env, OMH_CREDENTIAL_ROUTES: JSON.stringify(routes), BENCH_KEY: 'sk-bench', NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') },
+      // The session's placeholder, which every request must carry in place of the key.
+      env: { ...process.env, OMH_CREDENTIAL_ROUTES: JSON.stringify(routes), OMH_CREDENTIAL_TOKEN: 'placeholder', BENCH_KEY: 'sk-bench', NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     children.push(proxy)
-    await new Promise((resolve, reject) => {
-      proxy.stdout.once('data', resolve)
+    // It listens on this machine's own addresses, never on loopback (in a session: the session's network).
+    const ready = await new Promise((resolve, reject) => {
+      proxy.stdout.once('data', (data) => resolve(String(data)))
       proxy.once('exit', (code) => reject(new Error(`the credential proxy exited ${code}`)))
     })
+    const proxyHost = /^omh credential proxy on ([^,:\s]+)/.exec(ready)?.[1]
+    if (!proxyHost) throw new Error(`the credential proxy said: ${ready}`)
 
     // A first turn's request: the system prompt and tool definitions make it tens of kilobytes.
     const tools = Array.from({ length: 20 }, (_, n) => ({ name: `tool_${n}`, description: 'x'.repeat(1500), input_schema: { type: 'object', properties: { a: { type: 'string' } } } }))
@@ -76,7 +80,7 @@ export async function benchCredentials(runs) {
     const tlsAgent = new HttpsAgent({ keepAlive: true, ca })
     const plainAgent = new HttpAgent({ keepAlive: true })
     const direct = () => send(httpsRequest, { host: 'localhost', port: modelPort, path: '/v1/messages', method: 'POST', agent: tlsAgent, headers: { ...headers, 'x-api-key': 'sk-bench' } }, body)
-    const through = () => send(httpRequest, { host: '127.0.0.1', port: proxyPort, path: '/v1/messages', method: 'POST', agent: plainAgent, headers: { ...headers, 'x-api-key': 'placeholder' } }, body)
+    const through = () => send(httpRequest, { host: proxyHost, port: proxyPort, path: '/v1/messages', method: 'POST', agent: plainAgent, headers: { ...headers, 'x-api-key': 'placeholder' } }, body)
     for (let i = 0; i < 5; i++) {
       await direct()
       await through()

@@ -102,7 +102,7 @@ const sessionRuns = Number(process.env.OMH_BENCH_SESSION_RUNS ?? 9)
 for (const engine of (process.env.OMH_BENCH_ENGINES ?? 'docker,podman').split(',').filter(Boolean)) {
   const result = benchSessions(engine, sessionRuns)
   report(`Session launch on ${engine} (median of ${sessionRuns} runs each, interleaved)`, result)
-  const rss = result.rss === undefined ? 'n/a' : `${result.rss.toFixed(0)} MB (target ≤ 120 MB ${result.rss <= 120 ? 'met' : 'MISSED'})`
+  const rss = result.rss === undefined ? 'n/a' : `${result.rss.toFixed(0)} MB (target ≤ 100 MB ${result.rss <= 100 ? 'met' : 'MISSED'})`
   console.log(`         peak memory of a warm launch (RSS)  ${rss}`)
 }
 
