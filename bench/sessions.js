@@ -80,8 +80,12 @@ export function benchSessions(engine, runs) {
     for (let n = 0; n < runs; n++) withEngine.push(timed(named, { env, cwd: repo }))
     const floor = median(samples.bare)
     const rss = peakRss(omh('--session', 's01', 'probe'), { env, cwd: repo })
+    // A full launch too: a new session, made, started and run (its id is the next free one, s02).
+    const rssNew = peakRss(omh('--new', 'probe'), { env, cwd: repo })
+    run(omh('sessions', 'rm', 's02', '--force'))
     return {
       rss,
+      rssNew,
       floor: { label: `${engine} run --rm (same image, mounts)`, ms: floor },
       results: [
         { label: `omh --session s01 probe, warm (${engine})`, ms: median(samples.warm), ratio: median(samples.warm) / floor, target: 1 },
