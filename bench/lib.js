@@ -36,7 +36,7 @@ export function compare(floor, commands, { runs = 15, env, cwd } = {}) {
 }
 
 /** One timed run; a command's own `env` (a function: a fresh environment for each run) stands in for the shared one. */
-function timeOnce(command, env = process.env, cwd = process.cwd()) {
+export function timeOnce(command, env = process.env, cwd = process.cwd()) {
   const own = command.env?.()
   const start = performance.now()
   const result = spawnSync(command.argv[0], command.argv.slice(1), { env: own ?? env, cwd, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -60,9 +60,4 @@ export function peakRss(argv, { env = process.env, cwd = process.cwd() } = {}) {
   if (result.error || result.status !== 0) return undefined
   const kb = Number(result.stderr.trim().split('\n').at(-1))
   return Number.isFinite(kb) ? kb / 1024 : undefined
-}
-
-/** Wall time in ms of one run of `argv`. */
-export function timeOnceMs(argv, env = process.env, cwd = process.cwd()) {
-  return timeOnce({ argv }, env, cwd)
 }

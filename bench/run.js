@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { compare, median, peakRss, report, timeOnceMs } from './lib.js'
+import { compare, median, peakRss, report, timeOnce } from './lib.js'
 import { profileBench } from './profile.js'
 import { benchRuntimes } from './runtimes.js'
 import { benchRemote } from './remote.js'
@@ -55,14 +55,14 @@ try {
   mkdirSync(run, { recursive: true })
   writeFileSync(path.join(run, '.idle-checked'), '')
   await new Promise((resolve) => globalThis.setTimeout(resolve, 2100))
-  timeOnceMs([process.execPath, bin, 'adapters', 'ls'], env, home)
+  timeOnce({ argv: [process.execPath, bin, 'adapters', 'ls'] }, env, home)
   const burst = []
   for (let n = 0; n < 3; n++) {
     mkdirSync(path.join(run, `bench-session-${n}`))
     writeFileSync(path.join(run, '.idle-checked'), '')
-    for (let k = 0; k < 15; k++) burst.push(timeOnceMs([process.execPath, bin, 'adapters', 'ls'], env, home))
+    for (let k = 0; k < 15; k++) burst.push(timeOnce({ argv: [process.execPath, bin, 'adapters', 'ls'] }, env, home))
   }
-  const floorNow = median(Array.from({ length: 9 }, () => timeOnceMs(floor.argv, env, home)))
+  const floorNow = median(Array.from({ length: 9 }, () => timeOnce(floor, env, home)))
   const slow = burst.filter((ms) => ms > 2.5 * floorNow).length
   report(`A burst: 15 runs of omh adapters ls right after omh wrote its state, three times (${slow} of ${burst.length} past 2.5×, target 0 ${slow === 0 ? 'met' : 'MISSED'})`, {
     floor: { label: floor.label, ms: floorNow },

@@ -277,11 +277,7 @@ export class Kernel {
    */
   resolveRuntime(wanted: string | undefined, context: RuntimeContext, origin?: string): Promise<ResolvedRuntime>
   resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, ask: RuntimeAsk<T>): Promise<ReachedRuntime<T>>
-  resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, how: string | RuntimeAsk<T> = '--runtime'): Promise<ResolvedRuntime | ReachedRuntime<T>> {
-    return this.#resolveRuntime(wanted, context, how)
-  }
-
-  async #resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, how: string | RuntimeAsk<T>): Promise<ResolvedRuntime | ReachedRuntime<T>> {
+  async resolveRuntime<T>(wanted: string | undefined, context: RuntimeContext, how: string | RuntimeAsk<T> = '--runtime'): Promise<ResolvedRuntime | ReachedRuntime<T>> {
     const setting = this.settings.runtime
     await this.#plugins.needRuntime(wanted ?? setting?.value ?? 'auto')
     const runtimes = { hook: this.hooks.resolveRuntime, engines: this.#plugins.engines(), ...(setting ? { setting } : {}) }

@@ -8,22 +8,25 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import * as z from 'zod/mini'
-import { OmhError, PLUGIN_INVALID, type Plugin, type Problem } from '@omh/plugin-api'
+import { OmhError, PLUGIN_INVALID, type ExtensionHooks, type Plugin, type Problem } from '@omh/plugin-api'
 import { problemsFromIssues } from '@omh/plugin-kit'
 
 const names = z.array(z.string().check(z.minLength(1)))
 
+/** The hooks an extension may declare it taps: those `apply` is handed. */
+const EXTENSION_HOOKS = ['failed', 'beforeLaunch', 'launched'] as const satisfies readonly (keyof ExtensionHooks)[]
+
 const declarationSchema = z.union([
   z.strictObject({ renderer: z.strictObject({ formats: names.check(z.minLength(1)), combines: z.optional(names) }) }),
   z.strictObject({ runtime: z.strictObject({ engine: z.string().check(z.minLength(1)) }) }),
-  z.strictObject({ extension: z.strictObject({ hooks: z.array(z.enum(['failed', 'beforeLaunch', 'launched'])) }) }),
+  z.strictObject({ extension: z.strictObject({ hooks: z.array(z.enum(EXTENSION_HOOKS)) }) }),
 ])
 
 /** A plugin package's `omh` declaration. */
 export type Declaration = z.infer<typeof declarationSchema>
 
-/** The hooks an extension may declare it taps. */
-export type ExtensionHookName = 'failed' | 'beforeLaunch' | 'launched'
+/** A hook an extension may declare it taps. */
+export type ExtensionHookName = keyof ExtensionHooks
 
 /** A declared plugin: its declaration, the package.json it is in, and the package's name. */
 export interface Declared {

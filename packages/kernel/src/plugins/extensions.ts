@@ -27,33 +27,30 @@ export interface ExtensionSinks {
 }
 
 /**
- * Hands an extension its hooks, each tap wrapped so its faults name the plugin and the hook.
- * `tapping` is told each hook before it is tapped, and may refuse it by throwing.
+ * Hands an extension its hooks, each tap wrapped so its faults name the plugin and the hook. With
+ * `declared`, a tap of any other hook is not made; the hooks so passed over are returned.
  */
-export function applyExtension(plugin: ExtensionPlugin, sinks: ExtensionSinks, tapping: (hook: keyof ExtensionHooks) => void = () => {}): void {
+export function applyExtension(plugin: ExtensionPlugin, sinks: ExtensionSinks, declared?: readonly (keyof ExtensionHooks)[]): (keyof ExtensionHooks)[] {
   const name = plugin.meta.name
-  // A refused tap is the kernel's refusal, not a fault of the plugin's: it is thrown as it was made.
-  let refusal: unknown
+  const undeclared: (keyof ExtensionHooks)[] = []
+  /** Whether a tap of `hook` is made: a hook the package did not declare is noted instead. */
   const allowed = (hook: keyof ExtensionHooks) => {
-    try {
-      tapping(hook)
-    } catch (error) {
-      refusal ??= error
-      throw error
-    }
+    if (!declared || declared.includes(hook)) return true
+    undeclared.push(hook)
+    return false
   }
   const hooks: ExtensionHooks = {
     beforeLaunch: {
-      tap: (tap, fn) => allowed('beforeLaunch') ?? sinks.launch.beforeLaunch.push({ name: tap || name, fn: (plan) => guard(name, 'Kernel.hooks.beforeLaunch', () => fn(plan)) }),
+      tap: (tap, fn) => allowed('beforeLaunch') && sinks.launch.beforeLaunch.push({ name: tap || name, fn: (plan) => guard(name, 'Kernel.hooks.beforeLaunch', () => fn(plan)) }),
     },
     launched: {
       tap: (tap, fn) =>
-        allowed('launched') ??
+        allowed('launched') &&
         sinks.launch.launched.push({ name: tap || name, fn: (plan, status) => guard(name, 'Kernel.hooks.launched', () => fn(plan, status)) }),
     },
     failed: {
       tap: (tap, fn) =>
-        allowed('failed') ??
+        allowed('failed') &&
         sinks.failed.tap(tap || name, (error) => {
           try {
             fn(error)
@@ -63,9 +60,6 @@ export function applyExtension(plugin: ExtensionPlugin, sinks: ExtensionSinks, t
         }),
     },
   }
-  try {
-    guardSync(name, 'ExtensionPlugin.apply', () => plugin.apply(hooks))
-  } catch (error) {
-    throw refusal ?? error
-  }
+  guardSync(name, 'ExtensionPlugin.apply', () => plugin.apply(hooks))
+  return undeclared
 }

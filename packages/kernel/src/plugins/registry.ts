@@ -198,9 +198,8 @@ export class PluginRegistry {
       if (record.plugin.kind !== 'extension') continue
       const { declared } = entry
       const hooks = declared && 'extension' in declared.declaration ? declared.declaration.extension.hooks : undefined
-      applyExtension(record.plugin, { failed: this.#hooks.failed, failedFaults: this.failedFaults, launch: this.#launchTaps }, (hook) => {
-        if (declared && hooks && !hooks.includes(hook)) throw undeclaredTap(declared, hook, entry.specifier, entry.file)
-      })
+      const [undeclared] = applyExtension(record.plugin, { failed: this.#hooks.failed, failedFaults: this.failedFaults, launch: this.#launchTaps }, hooks)
+      if (declared && undeclared) throw undeclaredTap(declared, undeclared, entry.specifier, entry.file)
     }
   }
 

@@ -203,12 +203,16 @@ export async function renderAdapter(renderers: Renderers, adapter: Adapter, user
     return item?.required ? [{ ...(item.source ? { file: item.source } : {}), path: `${d.capability}.${d.name}`, message: d.reason }] : []
   })
   if (required.length) throw OmhError.of(REQUIRED_DROPPED, { args: [adapter.name, required.length], hintArgs: [adapter.name], problems: required })
-  await renderers.need({ combines: [...new Set(capabilities.flatMap((c) => c.files.flatMap((f) => (f.kind === 'file' && f.syntax ? [f.syntax] : []))))] })
-  const files = combine(renderers.hooks.combine, capabilities)
+  const byGuest = entriesByGuest(capabilities)
+  // Only a file two bindings write is combined: only its syntax's combiners are needed.
+  const shared = [...byGuest.values()].filter((parts) => parts.length > 1)
+  await renderers.need({ combines: [...new Set(shared.flatMap((parts) => parts.flatMap(({ entry }) => (entry.kind === 'file' && entry.syntax ? [entry.syntax] : []))))] })
+  const files = combine(renderers.hooks.combine, byGuest)
   return { harness: adapter.name, adapterFile: adapter.file, capabilities, files, dropped, translated: capabilities.flatMap((c) => c.translated), env }
 }
 
-function combine(hook: RenderHooks['combine'], capabilities: readonly CapabilityRender[]): StagedEntry[] {
+/** Every staged entry of every binding, by the guest path it is written to. */
+function entriesByGuest(capabilities: readonly CapabilityRender[]): Map<string, { entry: StagedEntry; binding: ResolvedBinding }[]> {
   const byGuest = new Map<string, { entry: StagedEntry; binding: ResolvedBinding }[]>()
   for (const c of capabilities) {
     for (const entry of c.files) {
@@ -217,6 +221,10 @@ function combine(hook: RenderHooks['combine'], capabilities: readonly Capability
       byGuest.set(entry.guest, list)
     }
   }
+  return byGuest
+}
+
+function combine(hook: RenderHooks['combine'], byGuest: ReadonlyMap<string, readonly { entry: StagedEntry; binding: ResolvedBinding }[]>): StagedEntry[] {
   const out: StagedEntry[] = []
   for (const [guest, parts] of byGuest) {
     if (parts.length === 1) {
