@@ -1,8 +1,10 @@
 // Bundles the CLI (oclif, the kernel and every command) into dist/omh.js.
 // A short command's wall time is mostly module resolution; one file removes it.
 // Plugins stay separate: they are found at run time, like third-party ones.
+import { execFileSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
+import path from 'node:path'
 import { build } from 'esbuild'
 
 // oclif sorts its commands with localeCompare whenever it loads, and the first
@@ -18,6 +20,36 @@ const oclifPlainSort = {
       const text = await readFile(args.path, 'utf8')
       if (!text.includes(OCLIF_SORT)) throw new Error(`${args.path} no longer sorts commands with localeCompare; review scripts/bundle.js`)
       return { contents: text.replace(OCLIF_SORT, '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))'), loader: 'js' }
+    })
+  },
+}
+
+// oclif finds a command in src/commands.ts's COMMANDS only when it runs it (the manifest answers
+// everything else), yet an ES module's imports are all evaluated when it loads: every command, the
+// kernel, the sandbox and their schemas, about half of a short command's start. Here each entry
+// becomes a getter that requires its module, which esbuild then evaluates on first use, so a run
+// evaluates the command it runs and what that imports, and `--help` none. The build fails when the
+// file no longer has the shape read here, so the rewrite is looked at again rather than half done.
+const lazyCommands = {
+  name: 'lazy-commands',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/]commands\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8')
+      const modules = new Map([...text.matchAll(/^import (\w+) from '(\.\/[^']+)';$/gm)].map(([, name, from]) => [name, from]))
+      const entries = [...text.matchAll(/^ {4}'?([\w:]+)'?: (\w+),$/gm)].map(([, id, name]) => [id, modules.get(name)])
+      const hook = text.match(/^export \{ (\w+) \};$/m)?.[1]
+      if (!hook || !modules.has(hook) || entries.length !== modules.size - 1 || entries.some(([, from]) => !from)) {
+        throw new Error(`${args.path} no longer has the shape lazy-commands reads; review scripts/bundle.js`)
+      }
+      const getters = entries.map(([id, from]) => `  get ${JSON.stringify(id)}() { return require(${JSON.stringify(from)}).default },`)
+      return {
+        contents: [
+          `export const COMMANDS = {\n${getters.join('\n')}\n}`,
+          `export async function ${hook}(options) { return require(${JSON.stringify(modules.get(hook))}).default.call(this, options) }`,
+        ].join('\n'),
+        loader: 'js',
+        resolveDir: path.dirname(args.path),
+      }
     })
   },
 }
@@ -48,8 +80,17 @@ await build({
   outfile: 'dist/omh.js',
   // cosmiconfig loads TypeScript only for a .ts config file; omh reads none.
   external: ['typescript'],
-  plugins: [oclifPlainSort],
+  plugins: [oclifPlainSort, lazyCommands],
 })
+
+// A top-level await in any module a command imports makes esbuild initialise that command
+// asynchronously, and its getter would then answer before the class exists: every command would be
+// "not found". Said here, at the build, rather than by the first user to run one.
+const unready = execFileSync(process.execPath, ['--input-type=module', '-e', `
+  const { COMMANDS } = await import(${JSON.stringify(new URL('../dist/omh.js', import.meta.url).href)})
+  process.stdout.write(Object.keys(COMMANDS).filter((id) => typeof COMMANDS[id]?.run !== 'function').join(' '))
+`], { encoding: 'utf8' })
+if (unready) throw new Error(`dist/omh.js: no command class for ${unready}: a module they import has a top-level await; run it in a function instead`)
 
 // The runtimes' process library, bundled in place of the re-export tsc emitted:
 // plugins stay separate packages, but loading execa as one file instead of a

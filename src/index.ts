@@ -1,6 +1,7 @@
 import { execute as oclifExecute } from './lib/oclif.js'
 import { COMMANDS } from './commands.js'
 import { routeArgv } from './lib/route.js'
+import type { Dynamic } from './lib/complete.js'
 
 // `launch` is reached by routing only: a bare word is always a harness, even that one.
 const commandWords = new Set(Object.keys(COMMANDS).map((id) => id.split(':')[0]!).filter((word) => word !== 'launch'))
@@ -11,7 +12,11 @@ export function execute(options: Parameters<typeof oclifExecute>[0]): ReturnType
 }
 
 export { COMMANDS, commandNotFound } from './commands.js'
-export { completionValues } from './lib/completion-values.js'
+
+/** The values of one kind for shell completion (lib/completion-values.ts), loaded only for a Tab. */
+export async function completionValues(root: string, kind: Dynamic): Promise<string[]> {
+  return (await import('./lib/completion-values.js')).completionValues(root, kind)
+}
 
 /**
  * A kept launch's reload of the egress allowlist (packages/fast-path/src/launches.ts): loads

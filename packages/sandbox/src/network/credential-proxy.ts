@@ -502,7 +502,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(1)
   }
   const front = process.env['OMH_CREDENTIAL_FRONT'] ? (JSON.parse(process.env['OMH_CREDENTIAL_FRONT']) as FrontRoute) : undefined
-  await Promise.all([...routes.flatMap((r) => addresses.map((a) => serveRoute(r, process.env, a))), ...(front ? addresses.map((a) => serveFront(front, process.env, a)) : [])])
-  writeFileSync(READY_FILE, `${addresses.join(' ')}\n`)
-  process.stdout.write(`omh credential proxy on ${addresses.join(', ')}: ${routes.map((r) => `:${r.port} -> ${new URL(r.upstream).host}`).join(', ')}\n`)
+  // Not a top-level await: one in this module would make omh's bundle load everything that imports
+  // it asynchronously, and so evaluate it with the bundle rather than when a command needs it.
+  void Promise.all([...routes.flatMap((r) => addresses.map((a) => serveRoute(r, process.env, a))), ...(front ? addresses.map((a) => serveFront(front, process.env, a)) : [])]).then(() => {
+    writeFileSync(READY_FILE, `${addresses.join(' ')}\n`)
+    process.stdout.write(`omh credential proxy on ${addresses.join(', ')}: ${routes.map((r) => `:${r.port} -> ${new URL(r.upstream).host}`).join(', ')}\n`)
+  })
 }
