@@ -105,6 +105,8 @@ for (const engine of (process.env.OMH_BENCH_ENGINES ?? 'docker,podman').split(',
   const mb = (value) => (value === undefined ? 'n/a' : `${value.toFixed(0)} MB (target ≤ 100 MB ${value <= 100 ? 'met' : 'MISSED'})`)
   console.log(`         peak memory of a warm launch (RSS)  ${mb(result.rss)}`)
   console.log(`         peak memory of a new session (RSS)  ${mb(result.rssNew)}`)
+  const standing = result.standing
+  if (standing) console.log(`         a spare standing: session container ${standing.container}, egress proxy ${standing.proxy}, worktree ${standing.disk[0]}, sandbox repository ${standing.disk[1]}`)
 }
 
 // Dependency caches, on an engine whose networks reach the npm registry: Podman's netavark NATs;

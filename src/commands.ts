@@ -34,6 +34,7 @@ import SessionsPorts from './commands/sessions/ports.js'
 import SessionsPush from './commands/sessions/push.js'
 import SessionsRm from './commands/sessions/rm.js'
 import SessionsShow from './commands/sessions/show.js'
+import SessionsSpare from './commands/sessions/spare.js'
 import SessionsTest from './commands/sessions/test.js'
 import SessionsWatch from './commands/sessions/watch.js'
 import Trust from './commands/trust.js'
@@ -80,6 +81,7 @@ export const COMMANDS = {
   'sessions:push': SessionsPush,
   'sessions:rm': SessionsRm,
   'sessions:show': SessionsShow,
+  'sessions:spare': SessionsSpare,
   'sessions:test': SessionsTest,
   'sessions:watch': SessionsWatch,
   trust: Trust,

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import os from 'node:os'
 import path from 'node:path'
 import { LAUNCH_FLAG_MISPLACED, OmhError, USAGE } from '@omh/plugin-api'
 import type { LaunchAnnouncement, LaunchRequest } from '@omh/sandbox'
@@ -70,6 +72,7 @@ export default class Launch extends OmhCommand<PlanJson | DetachedJson | undefin
         started = { session: a.session, branch: a.branch, harness: a.harness }
         this.announce(a)
       },
+      prepareSpare: (name) => prepareSpare(path.join(this.config.root, 'bin', 'run.js'), name),
     })
     if (status !== 0) this.passOnStatus(status)
     if (!flags.detach || !started) return undefined
@@ -119,4 +122,21 @@ export function harnessWords(argv: readonly string[]): HarnessWords {
     }
   }
   return { harness, args: end === -1 ? rest : [...rest.slice(0, end), ...rest.slice(end + 1)] }
+}
+
+/**
+ * Starts making the repository's spare of `harness` in a process of its own, detached and at a lower
+ * priority, so the harness this launch starts comes first; what it makes shows only to `--new`.
+ */
+function prepareSpare(bin: string, harness: string): void {
+  const child = spawn(process.execPath, [bin, 'sessions', 'spare', harness], { cwd: process.cwd(), env: process.env, detached: true, stdio: 'ignore' })
+  child.on('error', () => undefined)
+  if (child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, 10)
+    } catch {
+      // Not allowed here: it runs at this launch's priority.
+    }
+  }
+  child.unref()
 }

@@ -5,12 +5,12 @@
 // on a build box: only the recipe crosses.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN, freePort } from '../helpers/engines.js'
-import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
+import { BIN, ROOT, finished, probeProject, stateOf } from '../helpers/run.js'
 import { proxyRecipe } from '../../packages/sandbox/src/network/egress.js'
 import { write } from '@omh/test-utils'
 
@@ -61,13 +61,7 @@ describe.each(ENGINES)('a session on a %s that does not share this disk', (engin
     target = { [line.slice(0, line.indexOf('='))]: line.slice(line.indexOf('=') + 1) }
     home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-remote-')))
     root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'omh-e2e-remote-repo-')))
-    write(home, { 'settings.toml': `runtime = "${engine}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n[network]\negress = "open"\n`, 'rules/style.md': 'Be brief.\n' })
-    mkdirSync(path.join(home, 'adapters'))
-    copyFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), path.join(home, 'adapters/probe.toml'))
-    write(root, { 'README.md': 'the checkout\n' })
-    git(root, 'init', '-q', '-b', 'main')
-    git(root, 'add', '-A')
-    git(root, 'commit', '-q', '-m', 'init')
+    probeProject(home, `runtime = "${engine}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n[network]\negress = "open"\n`, root, { 'README.md': 'the checkout\n' })
     env = { OMH_HOME: home, OMH_STATE: stateOf(home), ...target }
     // The probe's image, if this machine's engine has it already (other test files build it), goes
     // there by save | load: seconds instead of minutes. Otherwise the first launch builds it there.

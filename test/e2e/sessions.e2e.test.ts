@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN } from '../helpers/engines.js'
-import { BIN, ROOT, finished, stateOf } from '../helpers/run.js'
+import { BIN, ROOT, finished, probeProject, stateOf } from '../helpers/run.js'
 import { write } from '@omh/test-utils'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -604,6 +604,82 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       writeFileSync(exclude, excluded)
       await run(['trust', '--revoke'])
       for (const made of ['.env', 'fixtures', '.omh']) rmSync(path.join(root, made), { recursive: true, force: true })
+    }
+  })
+
+  it('makes a spare after a launch that makes a session, hidden until the next --new claims it as it is, and sends it away once a commit leaves it stale', async () => {
+    // A home and repository of its own: spares made in the background must not meet the other tests' ids.
+    const home2 = scratch()
+    const repo2 = scratch()
+    dirs.push(home2, repo2)
+    probeProject(home2, `runtime = "${engine}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n[session]\nspare = 1\n`, repo2, { 'README.md': 'spares\n' })
+    const env2 = { OMH_HOME: home2, OMH_STATE: stateOf(home2) }
+    const run2 = (args: readonly string[]) => omh(args, repo2, env2)
+    const runDir = () => {
+      const repos = path.join(stateOf(home2), 'run')
+      return path.join(repos, readdirSync(repos).find((n) => !n.startsWith('.'))!)
+    }
+    const spareMark = (sid: string) => {
+      try {
+        return JSON.parse(readFileSync(path.join(runDir(), sid, 'spare.json'), 'utf8')) as { ready: boolean; base: string }
+      } catch {
+        return undefined
+      }
+    }
+    const until = async (what: string, done: () => boolean) => {
+      for (const start = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 250))) {
+        if (Date.now() - start > 180_000) throw new Error(`waited three minutes for ${what}`)
+      }
+    }
+    const container = (sid: string) => spawnSync(engine, ['inspect', '--format', '{{.Id}}', `omh-${path.basename(runDir())}-${sid}`], { encoding: 'utf8' }).stdout.trim()
+    const listed = async () => (JSON.parse((await run2(['--json', 'sessions', 'ls'])).stdout).result.sessions as { id: string }[]).map((r) => r.id)
+    try {
+      const first = await run2(['probe'])
+      expect(first.status, first.stderr).toBe(0)
+      await until('the spare s02', () => spareMark('s02')?.ready === true)
+      expect(spareMark('s02')!.base).toBe(git(repo2, 'rev-parse', 'main'))
+      expect(await listed()).toEqual(['s01'])
+      const made = container('s02')
+      expect(made).not.toBe('')
+
+      // Claimed as it is: the container the spare started runs the harness.
+      const claimed = await run2(['--new', 'probe'])
+      expect(claimed.status, claimed.stderr).toBe(0)
+      expect(sessionOf(claimed)).toBe('s02')
+      expect(container('s02')).toBe(made)
+      expect(spareMark('s02')).toBeUndefined()
+      expect(await listed()).toEqual(['s01', 's02'])
+
+      // The next spare, made after that claim, goes stale with a commit on main: --new passes it by.
+      await until('the spare s03', () => spareMark('s03')?.ready === true)
+      git(repo2, 'commit', '-q', '--allow-empty', '-m', 'new work on main')
+      const past = await run2(['--new', 'probe'])
+      expect(past.status, past.stderr).toBe(0)
+      expect(sessionOf(past)).toBe('s04')
+      // The maker that launch started takes the stale spare away, then makes one from the new commit.
+      await until('the stale spare to go', () => !existsSync(path.join(stateOf(home2), 'worktrees', path.basename(runDir()), 's03')))
+      const networksOf = (sid: string) => spawnSync(engine, ['network', 'ls', '--format', '{{.Name}}'], { encoding: 'utf8' }).stdout.split('\n').filter((n) => n.startsWith(`omh-${path.basename(runDir())}-${sid}-`))
+      expect([container('s03'), container('s03-egress'), ...networksOf('s03')]).toEqual(['', ''])
+      expect(git(repo2, 'branch', '--list', 'omh/s03')).toBe('')
+      await until('a spare from the new commit', () => spareMark('s05')?.ready === true)
+      expect(spareMark('s05')!.base).toBe(git(repo2, 'rev-parse', 'main'))
+      expect(await listed()).toEqual(['s01', 's02', 's04'])
+
+      // Turned off, the spare that stands goes with the next session made.
+      writeFileSync(path.join(home2, 'settings.toml'), `runtime = "${engine}"\n[image]\nbase = "${BASE}"\nnetwork = "host"\n[session]\nspare = 0\n`)
+      const off = await run2(['--new', 'probe'])
+      expect(sessionOf(off)).toBe('s06')
+      await until('the spare to go when turned off', () => spareMark('s05') === undefined)
+      expect([container('s05'), container('s05-egress'), ...networksOf('s05')]).toEqual(['', ''])
+    } finally {
+      for (const sid of await listed().catch(() => [] as string[])) await run2(['sessions', 'rm', sid, '--force'])
+      const repoId = existsSync(path.join(stateOf(home2), 'run')) ? path.basename(runDir()) : undefined
+      if (repoId) {
+        for (const id of spawnSync(engine, ['ps', '-aq', '--filter', `label=omh.repo=${repoId}`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)) spawnSync(engine, ['rm', '-f', id])
+        for (const name of [`omh-${repoId}-s03`, `omh-${repoId}-s05`].flatMap((c) => [`${c}-egress`, c])) spawnSync(engine, ['rm', '-f', name])
+        const networks = spawnSync(engine, ['network', 'ls', '--format', '{{.Name}}'], { encoding: 'utf8' }).stdout.split('\n').filter((n) => n.startsWith(`omh-${repoId}-`))
+        for (const network of networks) spawnSync(engine, ['network', 'rm', network])
+      }
     }
   })
 

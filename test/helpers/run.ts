@@ -1,6 +1,8 @@
-import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process'
+import { execFileSync, spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import path from 'node:path'
+import { write } from '@omh/test-utils'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
 export const BIN = path.join(ROOT, 'bin/run.js')
@@ -99,4 +101,17 @@ export function finished(child: ChildProcessByStdio<null, Readable, Readable>, t
       resolve({ status: code ?? -1, stdout, stderr })
     })
   })
+}
+
+/**
+ * An OMH_HOME whose harness is the probe (test/fixtures/adapters/probe.toml), with these user
+ * settings and one rules section; and a repository beside it with one commit of `files` on main.
+ */
+export function probeProject(home: string, settings: string, root: string, files: Record<string, string>): void {
+  write(home, { 'settings.toml': settings, 'rules/style.md': 'Be brief.\n', 'adapters/probe.toml': readFileSync(path.join(ROOT, 'test/fixtures/adapters/probe.toml'), 'utf8') })
+  write(root, files)
+  const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
+  for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'init']]) {
+    execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd: root, stdio: 'pipe', env: { ...process.env, ...identity } })
+  }
 }

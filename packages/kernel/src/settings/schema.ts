@@ -148,6 +148,8 @@ export const settingsSchema = z.strictObject({
       caches: z.optional(z.boolean()),
       /** A new session copies what an earlier session's setup of the same inputs left in its worktree, instead of running it; `false`: every session runs its setup. */
       reuse_setup: z.optional(z.boolean()),
+      /** A session kept prepared per harness, made in the background after a launch makes one, for the next `--new` to claim: 1 after every such launch, 0 never; unset, after those at a terminal. */
+      spare: z.optional(z.int().check(z.gte(0, 'a number of spares: 0 or 1'), z.lte(1, 'a number of spares: 0 or 1'))),
     }),
   ),
   /**

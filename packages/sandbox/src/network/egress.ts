@@ -251,6 +251,8 @@ export interface EgressUp {
    * now reads its rules from a volume carrying these labels (the session's), filled from here.
    */
   readonly copied?: { readonly labels: Readonly<Record<string, string>> }
+  /** The engine's answer about the proxy, when one was asked beside the session container's; else it is asked here. */
+  readonly seen?: Promise<ContainerInfo | undefined>
 }
 
 /**
@@ -296,11 +298,14 @@ export async function startEgress(at: EgressUp): Promise<EgressStarted> {
   const recipe = proxyRecipe(at.image)
   // Read-only questions, asked while the network is made: whether a proxy runs and, for a proxy
   // that will be started anew, whether its image is there.
-  const running = Promise.resolve(runtime.inspect?.(proxy, context))
+  const running = at.seen ?? Promise.resolve(runtime.inspect?.(proxy, context))
   const image = at.fresh ? runtime.hasImage(recipe.tag, context) : undefined
   const asked = Promise.allSettled([running, image])
   try {
-    await networks.create(network, { internal: true, labels }, context)
+    // A proxy that runs on the network recorded for it keeps that network: the engine removes no
+    // network a container is on, so only a proxy started anew needs it made.
+    const kept = !at.fresh && previous !== undefined && (await running.catch(() => undefined))?.running === true
+    if (!kept) await networks.create(network, { internal: true, labels }, context)
   } catch (error) {
     await asked
     throw isOmhError(error) ? unsupported(`it did not make the internal network ${network} (${String(error.details?.['why'] ?? error.message)})`) : error

@@ -32,9 +32,11 @@ export const OUTSIDE_NETWORK = 'omh-outside'
  * engine configured with `netns = "none"` starts containers on none, so a proxy there would start and
  * answer every request with "No route to host". A network omh makes is one the engine joins.
  */
-export async function outsideOn(settings: EffectiveSettings, runtime: RuntimePlugin, context: RuntimeContext): Promise<string | undefined> {
+export async function outsideOn(settings: EffectiveSettings, runtime: RuntimePlugin, context: RuntimeContext, { make = true } = {}): Promise<string | undefined> {
   const named = await networkOn(settings, runtime, context)
   if (named || !runtime.networks) return named
+  // A session whose container runs as it is has its proxy on this network, which the engine keeps while it does.
+  if (!make) return OUTSIDE_NETWORK
   await runtime.networks.create(OUTSIDE_NETWORK, { internal: false, labels: { 'omh.outside': 'true' } }, context)
   return OUTSIDE_NETWORK
 }

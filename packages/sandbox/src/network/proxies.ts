@@ -5,7 +5,7 @@
  * harness waits for `ready`.
  */
 import path from 'node:path'
-import type { RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
+import type { ContainerInfo, RuntimeContext, RuntimePlugin } from '@omh/plugin-api'
 import type { AgentUser } from '../agent-user.js'
 import type { ImageOptions } from '@omh/image'
 import { ensureCredentialProxy, type Proxied } from './credentials.js'
@@ -36,13 +36,15 @@ export interface ProxiesUp {
   readonly ca?: string
   /** The session's files are copied to its engine: the proxies' files go in volumes with these labels. */
   readonly copied?: { readonly labels: Readonly<Record<string, string>> }
+  /** The engine's answer about the egress proxy, asked beside the session container's. */
+  readonly seenEgress?: Promise<ContainerInfo | undefined>
 }
 
 /** Resolves, once the session's network exists, with it; `ready` settles once both proxies serve. */
 export async function startProxies(at: ProxiesUp): Promise<{ readonly network: string; readonly ready: Promise<void> }> {
   const label = `${at.repo}-${at.session}`
   const shared = { runtime: at.runtime, context: at.context, container: at.container, fresh: at.fresh, ...(at.outside ? { outside: at.outside } : {}), ...(at.copied ? { copied: at.copied } : {}) }
-  const started = await startEgress({ ...shared, session: at.session, label, dir: egressDir(at.run), egress: at.egress, image: at.image })
+  const started = await startEgress({ ...shared, session: at.session, label, dir: egressDir(at.run), egress: at.egress, image: at.image, ...(at.seenEgress ? { seen: at.seenEgress } : {}) })
   const proxied = at.proxied
   const ready = started.ready.then(() =>
     proxied

@@ -10,6 +10,7 @@ import { statePath } from '@omh/kernel/locations'
 import { SESSION_ID, repoRunDir } from '../host/layout.js'
 import { repository, type Repository } from '../host/repo.js'
 import { readUp } from './idle.js'
+import { isSpare } from './spare.js'
 import type { HarnessState } from './state.js'
 
 const REPOSITORY_FILE = 'repository'
@@ -58,8 +59,9 @@ export async function upSessions(omhState: string): Promise<UpSession[]> {
     for (const session of (await readdir(path.join(root, repoId)).catch(() => [])).sort()) {
       if (!SESSION_ID.test(session)) continue
       const run = path.join(root, repoId, session)
-      const record = await readUp(run)
-      if (record) up.push({ repoId, session, run, engine: record.engine, container: record.container })
+      // A spare not claimed yet runs no harness anyone follows; the idle check still stops it (idle.ts).
+      const [record, spare] = await Promise.all([readUp(run), isSpare(run)])
+      if (record && !spare) up.push({ repoId, session, run, engine: record.engine, container: record.container })
     }
   }
   return up

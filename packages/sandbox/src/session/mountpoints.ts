@@ -109,6 +109,20 @@ export async function clearMountpoints(runDir: string): Promise<void> {
   else await rm(record(runDir), { force: true })
 }
 
+/** The empty files omh made below `checkout` for the engine to mount over, relative to it: all a spare's worktree may show besides its carried files. */
+export async function placeholdersIn(runDir: string, checkout: string): Promise<string[]> {
+  const created = await readRecord(runDir)
+  const found = await Promise.all(
+    created
+      .filter((c) => inside(checkout, c.path) && c.path !== checkout)
+      .map(async (c) => {
+        const info = await lstat(c.path).catch(() => undefined)
+        return info?.isFile() && info.size === 0 ? [path.relative(checkout, c.path).split(path.sep).join('/')] : []
+      }),
+  )
+  return found.flat()
+}
+
 async function readRecord(runDir: string): Promise<Created[]> {
   try {
     const parsed: unknown = JSON.parse(await readFile(record(runDir), 'utf8'))

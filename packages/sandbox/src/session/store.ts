@@ -5,6 +5,7 @@ import { alive, claimRun, withDirLock, type Claim } from './claim.js'
 import { tryGit } from '../host/git.js'
 import { NUMBERED_SESSION, SESSION_ID, bySession, repoRunDir, sessionId, sessionNumber, sessionPaths } from '../host/layout.js'
 import type { Repository } from '../host/repo.js'
+import { isSpare } from './spare.js'
 
 export { alive, withDirLock, type Claim } from './claim.js'
 
@@ -18,19 +19,24 @@ async function names(dir: string): Promise<string[]> {
   }
 }
 
-/** The sessions of a repository: one per worktree directory, in id order. */
+/** The sessions of a repository: one per worktree directory, in id order; a spare not claimed yet is none (spare.ts). */
 export async function listSessions(omhState: string, repo: Repository): Promise<string[]> {
   const ids = (await names(statePath(omhState, 'worktrees', repo.id))).filter((n) => SESSION_ID.test(n))
-  return ids.sort(bySession)
+  const spare = await Promise.all(ids.map((sid) => isSpare(sessionPaths(omhState, repo, sid).run)))
+  return ids.filter((_, n) => !spare[n]).sort(bySession)
 }
 
 /** Whether `sid` is one of the repository's sessions, as `listSessions` would say, asking about it alone. */
 export async function hasSession(omhState: string, repo: Repository, sid: string): Promise<boolean> {
   if (!SESSION_ID.test(sid)) return false
-  return lstat(statePath(omhState, 'worktrees', repo.id, sid)).then(
-    () => true,
-    () => false,
-  )
+  const [worktree, spare] = await Promise.all([
+    lstat(statePath(omhState, 'worktrees', repo.id, sid)).then(
+      () => true,
+      () => false,
+    ),
+    isSpare(sessionPaths(omhState, repo, sid).run),
+  ])
+  return worktree && !spare
 }
 
 /**

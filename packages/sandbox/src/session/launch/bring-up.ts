@@ -49,7 +49,7 @@ export async function bringUp(at: Launch, sid: string, prepared: Prepared, engin
   // this disk is still on its way, and goes again if the answer is otherwise: the harness runs
   // only once the answer is in. Local engines, which do see it, then wait for one container start, not two.
   const guess = early !== undefined && decision.action === 'up' && files !== 'copied' && !early.settled
-  const start: Start = { at, sid, prepared, decision, fresh, runtime, host }
+  const start: Start = { at, sid, prepared, decision, fresh, runtime, host, ...(engine.proxy ? { proxy: engine.proxy } : {}) }
   // The way the files reach the container that runs, once it is up.
   let started: FileWay
   if (!guess) started = await startOn(start, await asking)
@@ -64,7 +64,9 @@ export async function bringUp(at: Launch, sid: string, prepared: Prepared, engin
         await clearMountpoints(prepared.paths.run)
       }
       if (found.status === 'rejected') throw found.reason
-      started = await startOn(start, found.value)
+      // The proxy's state was asked before the first start, which changed it: the engine is asked again.
+      const { proxy: _asked, ...again } = start
+      started = await startOn(again, found.value)
     }
   }
   early?.stop()
@@ -83,6 +85,8 @@ interface Start {
   readonly fresh: boolean
   readonly runtime: RuntimePlugin
   readonly host: LaunchHost
+  /** The engine's answer about the egress proxy, asked beside the container's. */
+  readonly proxy?: EngineView['proxy']
 }
 
 /**
@@ -90,14 +94,18 @@ interface Start {
  * the way they reach the container that runs.
  */
 async function startOn(start: Start, way: FileWay): Promise<FileWay> {
-  const { at, sid, prepared, decision, fresh, runtime, host } = start
+  const { at, sid, prepared, decision, fresh, runtime, host, proxy: seenProxy } = start
   const egress = await sessionEgress(at.kernel.settings, at.adapter, egressDir(prepared.paths.run))
   // A reused container keeps the way it was started with; the proxies beside it take the same one.
   const copied = (decision.action === 'attach' ? decision.container.labels[LABEL.files] : way) === 'copied'
   const volumesOf = copied ? { copied: { labels: { [LABEL.repo]: at.sessions.repo.id, [LABEL.session]: sid } } } : {}
   // The engine's own network setting: the session's with egress open, its proxies' way out behind the allowlist.
   const engineNetwork =
-    egress.mode === 'allowlist' ? await outsideOn(at.kernel.settings, runtime, host.context) : egress.mode === 'open' ? await networkOn(at.kernel.settings, runtime, host.context) : undefined
+    egress.mode === 'allowlist'
+      ? await outsideOn(at.kernel.settings, runtime, host.context, { make: decision.action !== 'attach' })
+      : egress.mode === 'open'
+        ? await networkOn(at.kernel.settings, runtime, host.context)
+        : undefined
   const outside = engineNetwork ? { outside: engineNetwork } : {}
   let network = egress.mode === 'open' ? (engineNetwork ?? prepared.spec.network) : prepared.spec.network
   // The proxies start beside a new container, which needs only their network; the harness waits for both.
@@ -120,6 +128,7 @@ async function startOn(start: Start, way: FileWay): Promise<FileWay> {
       ...(prepared.proxied ? { proxied: prepared.proxied } : {}),
       ...(ca ? { ca } : {}),
       ...volumesOf,
+      ...(seenProxy ? { seenEgress: Promise.resolve(seenProxy.found) } : {}),
     })
     network = started.network
     proxies = started.ready

@@ -13,11 +13,13 @@ import { createSession } from '../create.js'
 import { sessionEngine } from '../engine.js'
 import { gitFailure } from '../../host/git.js'
 import { LABEL, containerName } from '../../host/layout.js'
+import { proxyName } from '../../network/egress.js'
 import { resolveBase, type Base } from '../../host/repo.js'
 import type { PickedSession, Sessions } from '../sessions.js'
 import { claimSession, withRepoLock } from '../store.js'
 import { filesSetting } from './bring-up.js'
 import { early, inOrder } from './shared.js'
+import { claimSpare, markNewSpare } from './spare.js'
 import type { Claimed, EarlyWay, EngineView, Launch, LaunchHost, LaunchRequest } from './types.js'
 
 /**
@@ -28,6 +30,9 @@ import type { Claimed, EarlyWay, EngineView, Launch, LaunchHost, LaunchRequest }
  */
 export async function claim(at: Launch, first: PickedSession, host: LaunchHost): Promise<Claimed> {
   const { kernel, sessions } = at
+  // A prepared spare that still holds is this `--new`'s session, with nothing to make or check on the engine.
+  const spare = first.exists ? undefined : await claimSpare(at, (sid) => view(kernel, sessions, at.request, sid, host.context))
+  if (spare) return spare
   const ready = first.exists ? undefined : await readyToCreate(at, first.sid, host.context)
   let late: Awaited<ReturnType<typeof readyToCreate>> | undefined
   try {
@@ -35,6 +40,7 @@ export async function claim(at: Launch, first: PickedSession, host: LaunchHost):
       const { sid, exists, lastUsed } = await sessions.pickForLaunch(at.request)
       if (!exists) {
         const { base, carry } = ready ?? (late = await readyToCreate(at, sid, host.context))
+        if (at.request.spare) await markNewSpare(at, sid, base.commit, carry)
         await createSession(kernel.omhState, sessions.repo, sid, base, kernel.options.env, carry).catch(gitFailure(`creating session ${sid}`, sessions.repo.root))
       }
       return { sid, created: !exists, lastUsed, release: await claimSession(kernel.omhState, sessions.repo, sid, at.adapter.name) }
@@ -119,11 +125,20 @@ export async function view(
 ): Promise<EngineView> {
   const labels = { [LABEL.repo]: sessions.repo.id, [LABEL.session]: sid }
   const engine = await sessionEngine(kernel, sessions.paths(sid).run, sid, request.engine, context)
+  const behindProxy = (kernel.settings.egress?.value ?? 'allowlist') === 'allowlist'
   const reached = await kernel.resolveRuntime(engine, context, {
     probe: (runtime) =>
       runtime.inspect
         ? Promise.all([
             runtime.inspect(containerName(sessions.repo, sid), context),
+            // Its egress proxy, beside it: a launch into a running session behind the allowlist asks
+            // about both, and asking here saves asking in turn. An engine that cannot say is asked again later.
+            behindProxy
+              ? runtime.inspect(proxyName(containerName(sessions.repo, sid)), context).then(
+                  (found) => ({ found }),
+                  () => undefined,
+                )
+              : undefined,
             // Only what a new session needs: whether to build. Read-only, so asking an engine that
             // turns out not to be the one costs nothing; an engine that cannot say means "build".
             imageTag === undefined ? undefined : runtime.hasImage(imageTag, context).then(
@@ -135,8 +150,9 @@ export async function view(
   })
   const { runtime } = reached
   if (!reached.probed) return { runtime, containers: await runtime.list(labels, context) }
-  const [named, image] = reached.answer
+  const [named, proxy, image] = reached.answer
   const ours = named && Object.entries(labels).every(([key, value]) => named.labels[key] === value)
   const containers = !named ? [] : ours ? [named] : await runtime.list(labels, context)
-  return { runtime, containers, ...(image === undefined ? {} : { image }) }
+  const egress = proxy && (!proxy.found || ours) ? { proxy: proxy.found ? { found: proxy.found } : {} } : {}
+  return { runtime, containers, ...egress, ...(image === undefined ? {} : { image }) }
 }

@@ -27,6 +27,7 @@ import { launchHooks } from './hooks.js'
 import { recipes } from './image.js'
 import { prepare } from './prepare.js'
 import { discard, run } from './run.js'
+import { spareReady } from './spare.js'
 import { answer, early, inOrder } from './shared.js'
 import type { EnvironmentView, Launch, LaunchHost, LaunchRequest } from './types.js'
 
@@ -140,6 +141,12 @@ async function launchOnce(kernel: KernelView, request: LaunchRequest, host: Laun
     const [prepared, seen] = await inOrder(prepare(at, claimed.sid), engine)
     runtime = seen.runtime
     const { decision, way } = await bringUp(at, claimed.sid, prepared, seen, host)
+    if (request.spare) {
+      // A spare stops here: its container is up, and a `--new` may claim it from now on.
+      started = true
+      await spareReady(at, claimed.sid)
+      return 0
+    }
     const viewed = prepared.environment ? await environmentView(prepared.environment, prepared.paths.run) : undefined
     const environment = viewed?.ports.length ? { ...viewed, published: await publishedPorts(seen.runtime, prepared.spec.name!, host.context, [GUEST_SSH_PORT]) } : viewed
     host.announce({
@@ -154,6 +161,13 @@ async function launchOnce(kernel: KernelView, request: LaunchRequest, host: Laun
     })
     // From here the session stays whatever happens: a setup that fails is fixed and launched into again.
     started = true
+    // A launch that made its session or claimed the spare leaves the next `--new` without one. The
+    // maker, in a process of its own, decides the rest: a spare that still holds stays, a stale one
+    // goes before another is made, and with `[session] spare = 0` any there is goes. Unset, only a
+    // launch at a terminal asks: one from a script is often the only one, and a spare would stand idle.
+    // It is asked for once the harness starts, so making it takes nothing from this launch.
+    const spare = kernel.settings.last((s) => s.session?.spare)?.value
+    const harnessStarted = claimed.created && host.prepareSpare && (spare === undefined ? request.tty : true) ? () => host.prepareSpare!(adapter.name) : undefined
     if (environment?.setup.length && !environment.setupDone) {
       await setUpSession({
         runtime: seen.runtime,
@@ -175,7 +189,7 @@ async function launchOnce(kernel: KernelView, request: LaunchRequest, host: Laun
       })
     }
     const kept = keepable(at, decision, prepared, seen.runtime) ? { containers: [prepared.spec.name!], run: prepared.paths.run, harness: adapter.name } : undefined
-    return await run(at, prepared, seen.runtime, host, way, kept)
+    return await run(at, prepared, seen.runtime, host, way, kept, harnessStarted)
   } catch (error) {
     claimed.engine?.way?.stop()
     if (claimed.created && !started) await discard(at, claimed.sid, runtime, host.context)

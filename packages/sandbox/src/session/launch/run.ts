@@ -29,9 +29,10 @@ export async function run(
   host: LaunchHost,
   way: FileWay,
   kept?: Pick<KeptLaunchOffer, 'containers' | 'run' | 'harness'>,
+  harnessStarted?: () => void,
 ): Promise<number> {
   const { kernel, adapter } = at
-  if (at.request.detach) return detached(at, prepared, runtime, host, way)
+  if (at.request.detach) return detached(at, prepared, runtime, host, way, harnessStarted)
   const allowlist = egressOf(kernel.settings, adapter).mode === 'allowlist'
   const dir = egressDir(prepared.paths.run)
   const files = [path.join(kernel.omhHome, 'settings.toml'), ...kernel.settings.layers.filter((l) => l.name !== 'defaults').map((l) => l.file), sessionAllowFile(dir)]
@@ -65,9 +66,9 @@ export async function run(
     })
   }
   await recordLaunch(prepared.paths.run, { harness: adapter.name, from: stateHooks(adapter).length ? 'hooks' : 'process', started: Math.floor(Date.now() / 1000) })
-  const result = await runtime
-    .exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
-    .finally(() => stop?.())
+  const running = runtime.exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
+  harnessStarted?.()
+  const result = await running.finally(() => stop?.())
   // What the agent did on an engine elsewhere is brought home as soon as the harness is done.
   await copyBack(runtime, prepared.paths.run, host.context)
   await at.hooks.launched.promise(prepared.plan, result.exitCode)
@@ -79,7 +80,7 @@ export async function run(
  * container was given stay; an edit to the settings' allowlist reaches the proxy at the next
  * launch or attach (`omh sessions allow` reaches it at once).
  */
-async function detached(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost, way: FileWay): Promise<number> {
+async function detached(at: Launch, prepared: Prepared, runtime: RuntimePlugin, host: LaunchHost, way: FileWay, harnessStarted?: () => void): Promise<number> {
   const sid = prepared.plan.session
   // Work done on an engine that does not share this disk comes home when a launch that waits sees the harness exit.
   if (way === 'copied') {
@@ -87,6 +88,7 @@ async function detached(at: Launch, prepared: Prepared, runtime: RuntimePlugin, 
   }
   const options = { tty: false, interactive: false, user: userSpec(at.agent), workdir: GUEST_WORK, env: { OMH_HARNESS: at.adapter.name } }
   const result = await runtime.exec(prepared.spec.name!, prepared.plan.exec, options, host.context)
+  if (result.exitCode === 0) harnessStarted?.()
   if (result.exitCode === DETACHED_ALREADY) throw OmhError.of(HARNESS_RUNNING, { args: [at.adapter.name, sid], hintArgs: [at.adapter.name, sid] })
   if (result.exitCode === DETACHED_NO_DTACH) throw OmhError.of(DETACH_UNSUPPORTED, { args: [at.adapter.name, sid, "the session's image has no dtach"], hintArgs: [at.adapter.name] })
   // Kept on the host, for `omh sessions show`: what the harness was started with, as the user typed it.

@@ -29,6 +29,8 @@ export interface LaunchRequest extends SessionChoice {
   readonly tty: boolean
   /** Start the harness in the background, under dtach, and return once it runs. */
   readonly detach?: boolean
+  /** Makes the repository's spare of this harness: a new session whose launch stops once its container is up (spare.ts). */
+  readonly spare?: boolean
 }
 
 /** What the launch tells the user once the container is ready, just before the harness starts. */
@@ -70,6 +72,8 @@ export interface LaunchHost {
   notice(line: string): void
   /** The one status line of a launch. */
   announce(announcement: LaunchAnnouncement): void
+  /** Asked once a launch's container is up, when the repository has no spare of the harness: starts making one, apart from this process. */
+  prepareSpare?(harness: string): void
 }
 
 /** What every phase of one launch reads. */
@@ -91,6 +95,8 @@ export interface EngineView {
   readonly runtime: RuntimePlugin
   /** Running or not, this session's container; empty when it has none. */
   readonly containers: readonly ContainerInfo[]
+  /** Its egress proxy as the engine answered beside the container (`found` absent: it has none); absent when not asked. */
+  readonly proxy?: { readonly found?: ContainerInfo }
   /** Whether the harness image exists, when that was asked on the way. */
   readonly image?: boolean
   /** A new session's file way, asked of this engine about `image` while the session is made. */
