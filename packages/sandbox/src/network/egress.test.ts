@@ -101,7 +101,7 @@ describe('egress', () => {
     expect(await up(false)).toBe(first)
     expect(calls.filter((c) => /^(create|rm|disconnect)/.test(c))).toEqual([])
     // A proxy gone since is started again on the recorded network, made if need be.
-    await runtime.down('omh-r-s01-egress')
+    await runtime.down('omh-r-s01-egress', context)
     calls.length = 0
     expect(await up(false)).toBe(first)
     expect(calls.filter((c) => /^(create|rm|disconnect)/.test(c))).toEqual([`create --internal ${first}`])
