@@ -6,8 +6,9 @@
  * in, its worktree as made); else it goes, and the launch makes its session as before.
  */
 import { createHash } from 'node:crypto'
-import { lstat, open, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { lstat, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { readFileSafe } from '@omh/kernel'
 import { tryGit } from '../host/git.js'
 import { repoRunDir, sessionPaths } from '../host/layout.js'
 import type { Repository } from '../host/repo.js'
@@ -40,21 +41,14 @@ export async function isSpare(run: string): Promise<boolean> {
   )
 }
 
-/** The spare's mark; undefined when there is none or it is not one omh wrote (a link, a FIFO, too big, not its shape). */
+/** The spare's mark; undefined when there is none or it is not one omh wrote (a link out, a FIFO, too big, not its shape). */
 export async function readSpare(run: string): Promise<SpareMark | undefined> {
-  const file = markFile(run)
   try {
-    const found = await lstat(file)
-    if (!found.isFile() || found.size > 4096) return undefined
-    const handle = await open(file, 'r')
-    try {
-      const read = JSON.parse(await handle.readFile('utf8')) as Partial<SpareMark>
-      const { harness, base, carried, ready } = read
-      if (typeof harness !== 'string' || typeof base !== 'string' || typeof carried !== 'string' || typeof ready !== 'boolean') return undefined
-      return { harness, base, carried, ready }
-    } finally {
-      await handle.close()
-    }
+    const bytes = readFileSafe(markFile(run), { within: run, maxBytes: 4096 })
+    if (!bytes) return undefined
+    const { harness, base, carried, ready } = JSON.parse(bytes.toString('utf8')) as Partial<SpareMark>
+    if (typeof harness !== 'string' || typeof base !== 'string' || typeof carried !== 'string' || typeof ready !== 'boolean') return undefined
+    return { harness, base, carried, ready }
   } catch {
     return undefined
   }

@@ -20,6 +20,12 @@ import type { Claimed, EngineView, Launch, LaunchHost, LaunchRequest } from './t
 /** `[session] spare`: how many spares a repository keeps per harness, 0 or 1; 1 unless set. */
 export const sparesWanted = (kernel: Pick<KernelView, 'settings'>): number => kernel.settings.last((s) => s.session?.spare)?.value ?? 1
 
+/** What a spare of `harness` must have been made from to serve a new session now. */
+function wantedNow(kernel: KernelView, sessions: Sessions, harness: string): Promise<{ harness: string; base: string; carried: string }> {
+  const env = kernel.options.env
+  return Promise.all([resolveBase(sessions.repo, env), planCarryIn(kernel, sessions.repo.root, env)]).then(([base, carry]) => ({ harness, base: base.commit, carried: carriedDigest(carry) }))
+}
+
 /** Whether this launch asks for a session a spare can be: a new one, numbered, not itself a spare. */
 const spareServes = (request: LaunchRequest): boolean => request.fresh === true && request.name === undefined && !request.spare
 
@@ -38,7 +44,7 @@ export async function claimSpare(at: Launch, view: (sid: string) => Promise<Engi
   if (!ready.length) return undefined
   const env = kernel.options.env
   const carriedIn = (checkout: string): Promise<CarryFile[]> => planCarryIn(kernel, checkout, env)
-  const want = Promise.all([resolveBase(sessions.repo, env), carriedIn(sessions.repo.root)]).then(([base, carry]) => ({ harness: adapter.name, base: base.commit, carried: carriedDigest(carry) }))
+  const want = wantedNow(kernel, sessions, adapter.name)
   // Each spare's own questions go beside the repository's, and are judged once both are in; the
   // engine is asked about the first one's container meanwhile, as a launch into it would ask.
   const holding = ready.map(({ sid }) => ({ sid, holds: spareHolds(kernel.omhState, sessions.repo, sid, want, carriedIn, env) }))
@@ -96,8 +102,8 @@ export async function clearStaleSpares(kernel: KernelView, sessions: Sessions, h
   const env = kernel.options.env
   const spares = (await listSpares(kernel.omhState, sessions.repo)).filter((s) => !s.mark || s.mark.harness === harness)
   if (!spares.length) return false
-  const [base, carry] = await Promise.all([resolveBase(sessions.repo, env), planCarryIn(kernel, sessions.repo.root, env)])
-  const want = Promise.resolve({ harness, base: base.commit, carried: carriedDigest(carry) })
+  const want = wantedNow(kernel, sessions, harness)
+  await want
   let standing = false
   for (const { sid, mark } of spares) {
     const making = mark && !mark.ready && (await readClaim(kernel.omhState, sessions.repo, sid)) !== undefined
@@ -114,8 +120,8 @@ export async function clearStaleSpares(kernel: KernelView, sessions: Sessions, h
 export async function discardSpare(kernel: KernelView, sessions: Sessions, sid: string, host: Pick<LaunchHost, 'context'>): Promise<void> {
   await withRepoLock(kernel.omhState, sessions.repo, async () => {
     // Claimed since it was found stale: a session now, which is not this one's to take away.
-    if (!(await isSpare(sessions.paths(sid).run))) return
     const run = sessions.paths(sid).run
+    if (!(await isSpare(run))) return
     const runtime = await sessionEngine(kernel, run, sid, undefined, host.context)
       .then((engine) => kernel.resolveRuntime(engine, host.context))
       .then(
