@@ -67,6 +67,8 @@ const common = {
   alias: {
     'js-yaml': createRequire(import.meta.url).resolve('js-yaml', { paths: ['packages/kernel'] }),
     // Its main is a UMD module whose requires esbuild cannot follow; its ES module bundles whole.
+    // oclif's help renders templates with ejs; omh's only name the binary (scripts/ejs-lite.js).
+    ejs: path.resolve('scripts/ejs-lite.js'),
     'jsonc-parser': createRequire(import.meta.url).resolve('jsonc-parser', { paths: ['packages/kernel'] }).replace(/umd([\\/])main\.js$/, 'esm$1main.js'),
   },
   banner: {
@@ -74,10 +76,22 @@ const common = {
   },
 }
 
+// The packages plugins share with the bundle (src/lib/shared-modules.ts), at the versions bundled.
+const sharedVersions = Object.fromEntries(
+  await Promise.all(['zod', '@omh/plugin-api', '@omh/plugin-kit'].map(async (name) => [name, JSON.parse(await readFile(path.join('node_modules', name, 'package.json'), 'utf8')).version])),
+)
+
+// Every template in a help text is one scripts/ejs-lite.js renders, or the build says which is not.
+const { VALUE } = await import('./ejs-lite.js')
+const templates = (await readFile('oclif.manifest.json', 'utf8')).match(/<%.*?%>/g) ?? []
+const unrendered = templates.filter((t) => !new RegExp(`^${VALUE.source}$`).test(t))
+if (unrendered.length) throw new Error(`oclif.manifest.json: help templates scripts/ejs-lite.js does not render: ${unrendered.join(' ')}`)
+
 await build({
   ...common,
   entryPoints: ['dist/index.js'],
   outfile: 'dist/omh.js',
+  define: { OMH_SHARED_VERSIONS: JSON.stringify(sharedVersions) },
   // cosmiconfig loads TypeScript only for a .ts config file; omh reads none.
   external: ['typescript'],
   plugins: [oclifPlainSort, lazyCommands],
@@ -100,6 +114,14 @@ await build({
   stdin: { contents: "export { execa } from 'execa'", resolveDir: 'packages/container-cli', loader: 'js' },
   outfile: 'packages/container-cli/dist/execa.js',
   allowOverwrite: true,
+})
+
+// zod/mini whole, in one file, for plugins whose zod is the one bundled (src/lib/shared-modules.ts).
+await build({
+  ...common,
+  banner: {},
+  stdin: { contents: "export * from 'zod/mini'", resolveDir: '.', loader: 'js' },
+  outfile: 'dist/zod-mini.js',
 })
 
 // The fast path: one file that imports nothing but Node's own until it decides to load omh, with

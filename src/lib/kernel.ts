@@ -7,7 +7,8 @@ export const defaultsFileOf = (root: string): string => path.join(root, 'default
 
 /** The kernel with omh's own defaults, adapters and editors, for the CLI rooted at `root`. */
 export async function createKernel(root: string, cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env, options: Pick<KernelOptions, 'untrustedRepository'> = {}): Promise<Kernel> {
-  const { Kernel, omhHomeOf } = await import('@omh/kernel')
+  const [{ Kernel, omhHomeOf }, { shareModules }] = await Promise.all([import('@omh/kernel'), import('./shared-modules.js')])
+  shareModules()
   return Kernel.create({
     ...options,
     cwd,

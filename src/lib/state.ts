@@ -3,7 +3,7 @@ import path from 'node:path'
 import { OmhError, STATE_MOVE_FAILED, type RuntimeContext } from '@omh/plugin-api'
 import type { Kernel } from '@omh/kernel'
 import { MOVE_JOURNAL, STATE_ENTRIES, omhHomeOf, omhStateOf } from '@omh/kernel/locations'
-import { idleCheckDue } from '@omh/sandbox/state'
+import { idleCheckDue } from '@omh/sandbox/idle-due'
 
 type Env = Readonly<Record<string, string | undefined>>
 
