@@ -116,6 +116,50 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
     expect(diff.stdout).toContain('hi.txt')
   })
 
+  it('makes a spare in the background as the user, which the next --new claims, and takes it away once spares are off', async () => {
+    const settings = readFileSync(path.join(profile, 'settings.toml'), 'utf8')
+    const spares = (filter: (mark: { ready?: boolean }) => boolean) => {
+      const run = path.join(stateOf(profile), 'run')
+      const repos = existsSync(run) ? readdirSync(run).filter((n) => !n.startsWith('.')) : []
+      return repos.flatMap((r) =>
+        readdirSync(path.join(run, r)).filter((sid) => {
+          try {
+            return filter(JSON.parse(readFileSync(path.join(run, r, sid, 'spare.json'), 'utf8')) as { ready?: boolean })
+          } catch {
+            return false
+          }
+        }),
+      )
+    }
+    const until = async (what: string, done: () => boolean) => {
+      for (const start = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 250))) {
+        if (Date.now() - start > 180_000) throw new Error(`waited three minutes for ${what}`)
+      }
+    }
+    const sessionOf = (stderr: string) => /omh: hello on omh\/(s\d+)/.exec(stderr)?.[1]
+    try {
+      writeFileSync(path.join(profile, 'settings.toml'), `${settings}[session]\nspare = 1\n`)
+      const first = await omh(['--new', 'hello', '--', 'sh', '-c', 'true'])
+      expect(first.status, first.stderr).toBe(0)
+      await until('a spare', () => spares((m) => m.ready === true).length === 1)
+      const [spare] = spares(() => true)
+      const claimed = await omh(['--new', 'hello', '--', 'sh', '-c', 'echo "claimed=$(id -u)"'])
+      expect(claimed.status, claimed.stderr).toBe(0)
+      expect(sessionOf(claimed.stderr)).toBe(spare)
+      expect(facts(claimed.stdout)['claimed']).toMatch(/^\d+$/)
+      // The claim had the next one made; with spares off, the next launch has it taken away.
+      await until('the next spare', () => spares((m) => m.ready === true).length === 1)
+      const [next] = spares(() => true)
+      const worktree = path.join(stateOf(profile), 'worktrees', readdirSync(path.join(stateOf(profile), 'run')).find((n) => !n.startsWith('.'))!, next!)
+      expect(existsSync(worktree)).toBe(true)
+      writeFileSync(path.join(profile, 'settings.toml'), `${settings}[session]\nspare = 0\n`)
+      expect((await omh(['--new', 'hello', '--', 'sh', '-c', 'true'])).status).toBe(0)
+      await until('the spare to go', () => spares(() => true).length === 0 && !existsSync(worktree))
+    } finally {
+      writeFileSync(path.join(profile, 'settings.toml'), settings)
+    }
+  })
+
   it("lets the agent write its credential directory, as the user's files", async () => {
     const r = await omh(['--new', 'probe', '--', 'echo token > "$HOME/.probe/login" && echo wrote=yes'])
     expect(r.status).toBe(0)
