@@ -66,9 +66,9 @@ const common = {
   // cosmiconfig requires js-yaml and the profile imports it: one copy (the CommonJS one) serves both.
   alias: {
     'js-yaml': createRequire(import.meta.url).resolve('js-yaml', { paths: ['packages/kernel'] }),
-    // Its main is a UMD module whose requires esbuild cannot follow; its ES module bundles whole.
     // oclif's help renders templates with ejs; omh's only name the binary (scripts/ejs-lite.js).
     ejs: path.resolve('scripts/ejs-lite.js'),
+    // Its main is a UMD module whose requires esbuild cannot follow; its ES module bundles whole.
     'jsonc-parser': createRequire(import.meta.url).resolve('jsonc-parser', { paths: ['packages/kernel'] }).replace(/umd([\\/])main\.js$/, 'esm$1main.js'),
   },
   banner: {

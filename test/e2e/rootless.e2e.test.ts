@@ -7,7 +7,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE, TEST_RUN, type Engine } from '../helpers/engines.js'
 import { ensureHostUser, requireReadable, runAs, shareImageWithRootless, userEnv, type HostUser } from '../helpers/host-user.js'
-import { BIN, ROOT, stateOf } from '../helpers/run.js'
+import { BIN, ROOT, spareMarks, stateOf, until, type SpareMark } from '../helpers/run.js'
 
 const USER = 'omh-e2e'
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -118,24 +118,7 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
 
   it('makes a spare in the background as the user, which the next --new claims, and takes it away once spares are off', async () => {
     const settings = readFileSync(path.join(profile, 'settings.toml'), 'utf8')
-    const spares = (filter: (mark: { ready?: boolean }) => boolean) => {
-      const run = path.join(stateOf(profile), 'run')
-      const repos = existsSync(run) ? readdirSync(run).filter((n) => !n.startsWith('.')) : []
-      return repos.flatMap((r) =>
-        readdirSync(path.join(run, r)).filter((sid) => {
-          try {
-            return filter(JSON.parse(readFileSync(path.join(run, r, sid, 'spare.json'), 'utf8')) as { ready?: boolean })
-          } catch {
-            return false
-          }
-        }),
-      )
-    }
-    const until = async (what: string, done: () => boolean) => {
-      for (const start = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 250))) {
-        if (Date.now() - start > 180_000) throw new Error(`waited three minutes for ${what}`)
-      }
-    }
+    const spares = (filter: (mark: SpareMark) => boolean) => spareMarks(stateOf(profile)).filter((spare) => filter(spare.mark)).map((spare) => spare.sid)
     const sessionOf = (stderr: string) => /omh: hello on omh\/(s\d+)/.exec(stderr)?.[1]
     try {
       writeFileSync(path.join(profile, 'settings.toml'), `${settings}[session]\nspare = 1\n`)
@@ -149,8 +132,8 @@ describe.each(ENGINES)('a user who is not root, UID not 1000, on %s', (engine: E
       expect(facts(claimed.stdout)['claimed']).toMatch(/^\d+$/)
       // The claim had the next one made; with spares off, the next launch has it taken away.
       await until('the next spare', () => spares((m) => m.ready === true).length === 1)
-      const [next] = spares(() => true)
-      const worktree = path.join(stateOf(profile), 'worktrees', readdirSync(path.join(stateOf(profile), 'run')).find((n) => !n.startsWith('.'))!, next!)
+      const [next] = spareMarks(stateOf(profile))
+      const worktree = path.join(stateOf(profile), 'worktrees', path.basename(next!.run), next!.sid)
       expect(existsSync(worktree)).toBe(true)
       writeFileSync(path.join(profile, 'settings.toml'), `${settings}[session]\nspare = 0\n`)
       expect((await omh(['--new', 'hello', '--', 'sh', '-c', 'true'])).status).toBe(0)

@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, TEST_BASE as BASE, TEST_RUN } from '../helpers/engines.js'
-import { BIN, ROOT, finished, probeProject, stateOf } from '../helpers/run.js'
+import { BIN, ROOT, finished, probeProject, spareMarks, stateOf, until } from '../helpers/run.js'
 import { write } from '@omh/test-utils'
 
 const identity = { GIT_AUTHOR_NAME: 'User', GIT_AUTHOR_EMAIL: 'u@example.com', GIT_COMMITTER_NAME: 'User', GIT_COMMITTER_EMAIL: 'u@example.com' }
@@ -619,18 +619,7 @@ describe.each(ENGINES)('sessions on %s', (engine) => {
       const repos = path.join(stateOf(home2), 'run')
       return path.join(repos, readdirSync(repos).find((n) => !n.startsWith('.'))!)
     }
-    const spareMark = (sid: string) => {
-      try {
-        return JSON.parse(readFileSync(path.join(runDir(), sid, 'spare.json'), 'utf8')) as { ready: boolean; base: string }
-      } catch {
-        return undefined
-      }
-    }
-    const until = async (what: string, done: () => boolean) => {
-      for (const start = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 250))) {
-        if (Date.now() - start > 180_000) throw new Error(`waited three minutes for ${what}`)
-      }
-    }
+    const spareMark = (sid: string) => spareMarks(stateOf(home2)).find((spare) => spare.sid === sid)?.mark
     const container = (sid: string) => spawnSync(engine, ['inspect', '--format', '{{.Id}}', `omh-${path.basename(runDir())}-${sid}`], { encoding: 'utf8' }).stdout.trim()
     const listed = async () => (JSON.parse((await run2(['--json', 'sessions', 'ls'])).stdout).result.sessions as { id: string }[]).map((r) => r.id)
     try {

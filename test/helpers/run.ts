@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import path from 'node:path'
 import { write } from '@omh/test-utils'
@@ -114,4 +114,35 @@ export function probeProject(home: string, settings: string, root: string, files
   for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'init']]) {
     execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd: root, stdio: 'pipe', env: { ...process.env, ...identity } })
   }
+}
+
+/** Polls `done` every quarter second; fails, naming `what`, once three minutes pass without it. */
+export async function until(what: string, done: () => boolean): Promise<void> {
+  for (const start = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 250))) {
+    if (Date.now() - start > 180_000) throw new Error(`waited three minutes for ${what}`)
+  }
+}
+
+/** A spare's mark as omh writes it (packages/sandbox/src/session/spare.ts). */
+export interface SpareMark {
+  readonly harness: string
+  readonly base: string
+  readonly ready: boolean
+}
+
+/** Every spare under a state directory: its repository's run directory, its id and its mark. */
+export function spareMarks(state: string): { run: string; sid: string; mark: SpareMark }[] {
+  const runs = path.join(state, 'run')
+  if (!existsSync(runs)) return []
+  return readdirSync(runs)
+    .filter((name) => !name.startsWith('.'))
+    .flatMap((repo) =>
+      readdirSync(path.join(runs, repo)).flatMap((sid) => {
+        try {
+          return [{ run: path.join(runs, repo), sid, mark: JSON.parse(readFileSync(path.join(runs, repo, sid, 'spare.json'), 'utf8')) as SpareMark }]
+        } catch {
+          return []
+        }
+      }),
+    )
 }
