@@ -1,10 +1,11 @@
-// Bundles the CLI (oclif, the kernel and every command) into dist/omh.js.
+// Bundles the CLI (oclif, the kernel and every command) into dist/omh.cjs, and dist/omh.js, which runs it.
 // A short command's wall time is mostly module resolution; one file removes it.
 // Plugins stay separate: they are found at run time, like third-party ones.
 import { execFileSync } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { parse } from 'acorn'
 import { build } from 'esbuild'
 
 // oclif sorts its commands with localeCompare whenever it loads, and the first
@@ -87,24 +88,60 @@ const templates = (await readFile('oclif.manifest.json', 'utf8')).match(/<%.*?%>
 const unrendered = templates.filter((t) => !new RegExp(`^${VALUE.source}$`).test(t))
 if (unrendered.length) throw new Error(`oclif.manifest.json: help templates scripts/ejs-lite.js does not render: ${unrendered.join(' ')}`)
 
-await build({
+// The bundle is a script, not a module: Node's compile cache keeps only what V8 compiled before a
+// module ran, while a script's code cache can be made after it ran, with every function it called
+// (packages/fast-path/src/script.ts runs it, src/entry.ts stands for it as dist/omh.js). A script
+// has neither import() nor import.meta: both become names the runner passes in, so every import
+// resolves from dist/omh.js as before. A top-level await anywhere fails this build.
+const script = await build({
   ...common,
+  format: 'cjs',
+  banner: {},
   entryPoints: ['dist/index.js'],
-  outfile: 'dist/omh.js',
-  define: { OMH_SHARED_VERSIONS: JSON.stringify(sharedVersions) },
+  outfile: 'dist/omh.cjs',
+  write: false,
+  define: { OMH_SHARED_VERSIONS: JSON.stringify(sharedVersions), 'import.meta.url': '__omhMetaUrl' },
   // cosmiconfig loads TypeScript only for a .ts config file; omh reads none.
   external: ['typescript'],
   plugins: [oclifPlainSort, lazyCommands],
 })
+await writeFile('dist/omh.cjs', scriptImports(script.outputFiles[0].text))
 
-// A top-level await in any module a command imports makes esbuild initialise that command
-// asynchronously, and its getter would then answer before the class exists: every command would be
-// "not found". Said here, at the build, rather than by the first user to run one.
+/** `text` with each `import(` call made a call of `__omhImport(`; found by parsing, so no string, property or method named import is touched. */
+function scriptImports(text) {
+  const at = []
+  const visit = (node) => {
+    if (Array.isArray(node)) return node.forEach(visit)
+    if (!node || typeof node.type !== 'string') return
+    if (node.type === 'ImportExpression') at.push(node.start)
+    if (node.type === 'MetaProperty' && node.meta.name === 'import') throw new Error(`dist/omh.cjs: import.meta.${node.property.name} at ${node.start} is not rewritten; review scripts/bundle.js`)
+    for (const [key, value] of Object.entries(node)) if (key !== 'type' && value && typeof value === 'object') visit(value)
+  }
+  visit(parse(text, { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true }))
+  at.sort((a, b) => a - b)
+  let out = ''
+  let from = 0
+  for (const start of at) {
+    if (text.slice(start, start + 'import'.length) !== 'import') throw new Error(`dist/omh.cjs: no import() at ${start}; review scripts/bundle.js`)
+    out += `${text.slice(from, start)}__omhImport`
+    from = start + 'import'.length
+  }
+  return out + text.slice(from)
+}
+
+await build({
+  ...common,
+  entryPoints: ['dist/entry.js'],
+  outfile: 'dist/omh.js',
+})
+
+// Every command has its class once the bundle has run: said here, at the build, rather than by the
+// first user to run one.
 const unready = execFileSync(process.execPath, ['--input-type=module', '-e', `
   const { COMMANDS } = await import(${JSON.stringify(new URL('../dist/omh.js', import.meta.url).href)})
   process.stdout.write(Object.keys(COMMANDS).filter((id) => typeof COMMANDS[id]?.run !== 'function').join(' '))
 `], { encoding: 'utf8' })
-if (unready) throw new Error(`dist/omh.js: no command class for ${unready}: a module they import has a top-level await; run it in a function instead`)
+if (unready) throw new Error(`dist/omh.cjs: no command class for ${unready}`)
 
 // The runtimes' process library, bundled in place of the re-export tsc emitted:
 // plugins stay separate packages, but loading execa as one file instead of a

@@ -266,6 +266,7 @@ export function runProbe(probe: RunnerProbe): Promise<ProbeOutput> {
 // `node runner.mjs plan.json`: the report as JSON on stdout. Node names a module by its real
 // path, and the runner may be reached through a link (files copied into a volume).
 if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  // Not a top-level await: omh's bundle, which holds this module, is a script.
   const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as RunnerPlan
-  process.stdout.write(JSON.stringify(await measure(plan)))
+  void measure(plan).then((report) => process.stdout.write(JSON.stringify(report)))
 }

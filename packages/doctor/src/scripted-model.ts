@@ -486,8 +486,8 @@ function option(args: readonly string[], name: string): string | undefined {
   return at === -1 ? undefined : args[at + 1]
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const args = process.argv.slice(2)
+/** `node scripted-model.js [--script f] [--log f] [--port n] [--host h] [--tls-cert f --tls-key f] [--ready f]`. */
+async function serve(args: readonly string[]): Promise<void> {
   const scriptFile = option(args, '--script')
   const script: Script = scriptFile ? (JSON.parse(readFileSync(scriptFile, 'utf8')) as Script) : { replies: [] }
   const log = option(args, '--log')
@@ -501,3 +501,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   if (ready) writeFileSync(ready, String(port))
   process.stdout.write(`scripted model on ${tls ? 'https' : 'http'}://${host ?? '127.0.0.1'}:${port}\n`)
 }
+
+// Not a top-level await: omh's bundle, which holds this module, is a script.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void serve(process.argv.slice(2))

@@ -24,7 +24,7 @@ interface Omh {
   completionValues(root: string, dynamic: unknown): Promise<string[]>
 }
 
-/** Loads omh itself; Node's compile cache keeps its bytecode between runs, as loading it dominates a short command. */
+/** Loads omh itself (dist/omh.js runs the bundle with its own code cache); Node's compile cache keeps the bytecode of the modules around it, plugins among them. */
 async function omh(root: URL): Promise<Omh> {
   module.enableCompileCache?.()
   return (await import(new URL('dist/omh.js', root).href)) as Omh

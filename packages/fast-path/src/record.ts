@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url'
 import { KEPT_LAUNCH, type KeptLaunchListener, type KeptLaunchOffer } from '@omh/sandbox/kept'
 import { fingerprint, presence, save, type Input, type Printed } from './answers.js'
 import type { KeptExec } from './launches.js'
+import { codeCachePath } from './script.js'
 
 /** A file changed this recently may change again within the file system's time resolution, unseen. */
 const SETTLED_MS = 2000
@@ -95,9 +96,12 @@ export async function record(key: string, dir: string | undefined, options: Reco
   const spoil = () => {
     kept = false
   }
+  // omh's compiled code (script.ts) decides nothing a command says: neither an input nor a write of one.
+  const codeCache = codeCachePath()
+  const compiled = (abs: string) => codeCache !== undefined && (abs === codeCache || abs.startsWith(`${codeCache}/`))
   const touch = (p: unknown) => {
     const abs = asPath(p)
-    if (!abs || touched.has(abs) || MACHINE.has(abs)) return
+    if (!abs || touched.has(abs) || MACHINE.has(abs) || compiled(abs)) return
     // Devices, and the kernel's views of processes and of itself, answer differently with nothing
     // on disk changed: `/dev/stdin`, `/proc/self/root/…`. A run that reads one is not kept.
     // `/dev/shm` is a file system like any other, where a profile or a repository may live.
@@ -120,8 +124,9 @@ export async function record(key: string, dir: string | undefined, options: Reco
     if (abs) contents.add(abs)
   }
   const wrote = (p: unknown) => {
-    if (!launch) return spoil()
     const abs = asPath(p)
+    if (abs && compiled(abs)) return
+    if (!launch) return spoil()
     if (abs) written.add(abs)
   }
   const writes = (flags: unknown) => (typeof flags === 'number' ? (flags & 3) !== 0 || (flags & fs.constants.O_CREAT) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
