@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { parse } from 'acorn'
-import { build } from 'esbuild'
+import { build, transform } from 'esbuild'
 
 // oclif sorts its commands with localeCompare whenever it loads, and the first
 // localeCompare in a process builds an ICU collator: about 14 ms of every
@@ -55,6 +55,30 @@ const lazyCommands = {
   },
 }
 
+// oclif asks wsl-utils at every start whether it runs on WSL, and that package loads
+// node:child_process and PowerShell's helpers as it is imported, about 8 ms. Its answer is
+// is-wsl's, imported here on its own; the rest of it (where PowerShell is, asked only on WSL or
+// Windows without $SHELL) is imported when asked. The build fails when oclif asks it for more.
+const WSL_UTILS_ASKED = new Set(['isWsl', 'powerShellPath'])
+const wslUtilsOnDemand = {
+  name: 'wsl-utils-on-demand',
+  setup(build) {
+    build.onResolve({ filter: /^wsl-utils$/ }, (args) => (args.pluginData?.whole ? undefined : { path: 'wsl-utils', namespace: 'omh-wsl-utils', pluginData: { resolveDir: args.resolveDir } }))
+    build.onLoad({ filter: /^/, namespace: 'omh-wsl-utils' }, (args) => ({
+      contents: "export { default as isWsl } from 'is-wsl'\nexport const powerShellPath = async () => (await import('wsl-utils')).powerShellPath()\n",
+      resolveDir: args.pluginData.resolveDir,
+      loader: 'js',
+      pluginData: { whole: true },
+    }))
+    build.onLoad({ filter: /@oclif[\\/]core[\\/]lib[\\/].*\.js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8')
+      const asked = [...text.matchAll(/import\('wsl-utils'\)\)\)?\.(\w+)/g)].map(([, name]) => name)
+      if (asked.some((name) => !WSL_UTILS_ASKED.has(name))) throw new Error(`${args.path} asks wsl-utils for ${asked.join(', ')}; review scripts/bundle.js`)
+      return undefined
+    })
+  },
+}
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -88,43 +112,75 @@ const templates = (await readFile('oclif.manifest.json', 'utf8')).match(/<%.*?%>
 const unrendered = templates.filter((t) => !new RegExp(`^${VALUE.source}$`).test(t))
 if (unrendered.length) throw new Error(`oclif.manifest.json: help templates scripts/ejs-lite.js does not render: ${unrendered.join(' ')}`)
 
+// Builtins Node has not loaded by the time omh runs, each costing milliseconds to load.
+const LAZY_BUILTINS = new Set(['child_process', 'crypto', 'dgram', 'dns', 'http', 'http2', 'https', 'inspector', 'net', 'os', 'perf_hooks', 'readline', 'readline/promises', 'stream', 'stream/promises', 'tls', 'tty', 'v8', 'worker_threads', 'zlib'])
+
 // The bundle is a script, not a module: Node's compile cache keeps only what V8 compiled before a
 // module ran, while a script's code cache can be made after it ran, with every function it called
 // (packages/fast-path/src/script.ts runs it, src/entry.ts stands for it as dist/omh.js). A script
 // has neither import() nor import.meta: both become names the runner passes in, so every import
 // resolves from dist/omh.js as before. A top-level await anywhere fails this build.
-const script = await build({
+await writeScript(await build({
   ...common,
   format: 'cjs',
   banner: {},
+  // Minified below, once the names read here are renamed.
+  minify: false,
   entryPoints: ['dist/index.js'],
   outfile: 'dist/omh.cjs',
   write: false,
   define: { OMH_SHARED_VERSIONS: JSON.stringify(sharedVersions), 'import.meta.url': '__omhMetaUrl' },
   // cosmiconfig loads TypeScript only for a .ts config file; omh reads none.
   external: ['typescript'],
-  plugins: [oclifPlainSort, lazyCommands],
-})
-await writeFile('dist/omh.cjs', scriptImports(script.outputFiles[0].text))
+  plugins: [oclifPlainSort, lazyCommands, wslUtilsOnDemand],
+}))
 
-/** `text` with each `import(` call made a call of `__omhImport(`; found by parsing, so no string, property or method named import is touched. */
-function scriptImports(text) {
-  const at = []
-  const visit = (node) => {
-    if (Array.isArray(node)) return node.forEach(visit)
+/** Writes esbuild's unminified output as the script it was built to be, then minified. */
+async function writeScript(built) {
+  const [{ path: file, text }] = built.outputFiles
+  const { code } = await transform(scriptForm(text, path.relative('.', file)), { format: 'cjs', minify: common.minify, keepNames: true, target: common.target, legalComments: 'none' })
+  await writeFile(file, code)
+}
+
+/**
+ * The bundle, rewritten as the script packages/fast-path/src/script.ts runs: each `import(` call
+ * made a call of `__omhImport(`, and each Node builtin a module requires (or imports by name) taken
+ * through `__omhLazy`, which loads it at its first use rather than when the module is evaluated
+ * (node:crypto alone is about 9 ms, for commands that never hash; oclif's readline and perf_hooks
+ * serve flags and timings few runs use). Found by parsing, so no string, property or method of the
+ * same name is touched; a builtin is taken lazily only where every use of its name anywhere in the
+ * bundle reads a property of it, as a named import does.
+ */
+function scriptForm(text, file) {
+  const renames = []
+  const builtins = new Map()
+  const others = new Set()
+  const visit = (node, parent) => {
+    if (Array.isArray(node)) return node.forEach((child) => visit(child, parent))
     if (!node || typeof node.type !== 'string') return
-    if (node.type === 'ImportExpression') at.push(node.start)
-    if (node.type === 'MetaProperty' && node.meta.name === 'import') throw new Error(`dist/omh.cjs: import.meta.${node.property.name} at ${node.start} is not rewritten; review scripts/bundle.js`)
-    for (const [key, value] of Object.entries(node)) if (key !== 'type' && value && typeof value === 'object') visit(value)
+    if (node.type === 'ImportExpression') renames.push([node.start, 'import', '__omhImport'])
+    if (node.type === 'MetaProperty' && node.meta.name === 'import') throw new Error(`${file}: import.meta.${node.property.name} at ${node.start} is not rewritten; review scripts/bundle.js`)
+    const [target, value] = node.type === 'AssignmentExpression' ? [node.left, node.right] : node.type === 'VariableDeclarator' ? [node.id, node.init] : []
+    if (target?.type === 'Identifier' && value?.type === 'CallExpression' && value.callee.type === 'Identifier' && value.callee.name === 'require' && value.arguments.length === 1 && typeof value.arguments[0].value === 'string' && LAZY_BUILTINS.has(value.arguments[0].value.replace(/^node:/, ''))) {
+      builtins.set(target.name, value.callee.start)
+    }
+    if (node.type === 'Identifier') {
+      // Declared, assigned, or a property read: anything else is a use of the module itself. (A name
+      // declared with another value is held to the same, as names are compared, not bindings.)
+      const named = (parent?.type === 'VariableDeclarator' && parent.id === node) || (parent?.type === 'AssignmentExpression' && parent.left === node) || (parent?.type === 'MemberExpression' && parent.object === node)
+      if (!named) others.add(node.name)
+    }
+    for (const [key, value] of Object.entries(node)) if (key !== 'type' && value && typeof value === 'object') visit(value, node)
   }
   visit(parse(text, { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true }))
-  at.sort((a, b) => a - b)
+  for (const [name, at] of builtins) if (!others.has(name)) renames.push([at, 'require', '__omhLazy'])
+  renames.sort((a, b) => a[0] - b[0])
   let out = ''
   let from = 0
-  for (const start of at) {
-    if (text.slice(start, start + 'import'.length) !== 'import') throw new Error(`dist/omh.cjs: no import() at ${start}; review scripts/bundle.js`)
-    out += `${text.slice(from, start)}__omhImport`
-    from = start + 'import'.length
+  for (const [start, was, now] of renames) {
+    if (text.slice(start, start + was.length) !== was) throw new Error(`${file}: no ${was} at ${start}; review scripts/bundle.js`)
+    out += `${text.slice(from, start)}${now}`
+    from = start + was.length
   }
   return out + text.slice(from)
 }
@@ -153,13 +209,17 @@ await build({
   allowOverwrite: true,
 })
 
-// zod/mini whole, in one file, for plugins whose zod is the one bundled (src/lib/shared-modules.ts).
-await build({
+// zod/mini whole, in one script run as the bundle is, for plugins whose zod is the one bundled
+// (src/lib/shared-modules.ts).
+await writeScript(await build({
   ...common,
+  format: 'cjs',
   banner: {},
+  minify: false,
   stdin: { contents: "export * from 'zod/mini'", resolveDir: '.', loader: 'js' },
-  outfile: 'dist/zod-mini.js',
-})
+  outfile: 'dist/zod-mini.cjs',
+  write: false,
+}))
 
 // The fast path: one file that imports nothing but Node's own until it decides to load omh, with
 // the command grammar from oclif's manifest folded in, so no run reads the manifest to decide.

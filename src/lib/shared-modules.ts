@@ -3,7 +3,8 @@
  * plugin ready-made instead of being loaded again from node_modules, which cost more than the
  * plugins themselves: about 50 ms for zod/mini's two dozen files and 20 ms for the other two,
  * against about 20 ms for six renderers. The plugin API and kit are the bundle's own copies; zod/mini
- * is one prebuilt file beside the bundle (dist/zod-mini.js), as the bundle holds only the part of
+ * is one prebuilt script beside the bundle (dist/zod-mini.cjs, run with its own code cache as the
+ * bundle is: packages/fast-path/src/script.ts), as the bundle holds only the part of
  * zod the kernel uses, and the whole of it (locales, JSON Schema) would cost every command that
  * makes a kernel about 10 ms more. A plugin is handed these only where its import resolves to the
  * same package at the version omh was built from; any other version, a CommonJS require, or a Node
@@ -15,16 +16,18 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as pluginApi from '@omh/plugin-api'
 import * as pluginKit from '@omh/plugin-kit'
+import { codeCacheDir, runKind, runScript } from '@omh/fast-path/script'
 
 /** The version of each package in the bundle, folded in by scripts/bundle.js; undefined when not bundled. */
 declare const OMH_SHARED_VERSIONS: Readonly<Record<string, string>> | undefined
 
 const SCHEME = 'omh-shared:'
-type Shared = { readonly packageName: string } & ({ readonly namespace: object } | { readonly prebuilt: string })
+type Shared = { readonly packageName: string; readonly namespace: () => object }
 const MODULES: Readonly<Record<string, Shared>> = {
-  'zod/mini': { packageName: 'zod', prebuilt: './zod-mini.js' },
-  '@omh/plugin-api': { packageName: '@omh/plugin-api', namespace: pluginApi },
-  '@omh/plugin-kit': { packageName: '@omh/plugin-kit', namespace: pluginKit },
+  // The bundle's own URL: the prebuilt script is beside it.
+  'zod/mini': { packageName: 'zod', namespace: () => runScript(fileURLToPath(new URL('./zod-mini.cjs', import.meta.url)), { url: import.meta.url, importer: (specifier) => import(specifier), kind: runKind(process.argv.slice(2)), cacheDir: codeCacheDir() }) },
+  '@omh/plugin-api': { packageName: '@omh/plugin-api', namespace: () => pluginApi },
+  '@omh/plugin-kit': { packageName: '@omh/plugin-kit', namespace: () => pluginKit },
 }
 const NAMESPACES = Symbol.for('omh.shared-modules')
 
@@ -35,7 +38,8 @@ export function shareModules(): void {
   const versions = typeof OMH_SHARED_VERSIONS === 'undefined' ? undefined : OMH_SHARED_VERSIONS
   if (installed || !versions || typeof module.registerHooks !== 'function') return
   installed = true
-  ;(globalThis as Record<symbol, unknown>)[NAMESPACES] = Object.fromEntries(Object.entries(MODULES).flatMap(([specifier, shared]) => ('namespace' in shared ? [[specifier, shared.namespace]] : [])))
+  const namespaces: Record<string, object> = {}
+  ;(globalThis as Record<symbol, unknown>)[NAMESPACES] = namespaces
   const versionOf = new Map<string, string | undefined>()
   module.registerHooks({
     resolve(specifier, context, nextResolve) {
@@ -45,13 +49,13 @@ export function shareModules(): void {
       const file = fileURLToPath(resolved.url)
       if (!versionOf.has(file)) versionOf.set(file, installedVersion(file, shared.packageName))
       if (versionOf.get(file) !== versions[shared.packageName]) return resolved
-      // The bundle's own URL: the prebuilt file is beside it.
-      if ('prebuilt' in shared) return { url: new URL(shared.prebuilt, import.meta.url).href, format: 'module', shortCircuit: true }
       return { url: `${SCHEME}${specifier}`, format: 'module', shortCircuit: true }
     },
     load(url, context, nextLoad) {
       if (!url.startsWith(SCHEME)) return nextLoad(url, context)
-      return { format: 'module', source: reexport(url.slice(SCHEME.length)), shortCircuit: true }
+      const specifier = url.slice(SCHEME.length)
+      const namespace = (namespaces[specifier] ??= MODULES[specifier]!.namespace())
+      return { format: 'module', source: reexport(specifier, namespace), shortCircuit: true }
     },
   })
 }
@@ -71,8 +75,7 @@ function installedVersion(file: string, name: string): string | undefined {
 }
 
 /** A module exporting what the shared namespace does; export names may be words like `enum`, so each is quoted. */
-function reexport(specifier: string): string {
-  const namespace = (MODULES[specifier] as { namespace: object }).namespace
+function reexport(specifier: string, namespace: object): string {
   const names = Object.keys(namespace)
   return [
     `const shared = globalThis[Symbol.for(${JSON.stringify(NAMESPACES.description)})][${JSON.stringify(specifier)}];`,

@@ -10,15 +10,15 @@ const uid = process.getuid!()
 /** No answer can be kept (packages/fast-path/src/answers.ts), so every run loads omh. */
 const NO_ANSWERS = '/proc/omh-test-no-answers'
 
-/** The code cache files in `dir`, each with the kinds of command its header names. */
-function caches(dir: string): { name: string; kinds: string[]; ino: number; mtimeMs: number }[] {
+/** The code cache files in `dir` of the script `of` (by default omh's bundle), each with the kinds of command its header names. */
+function caches(dir: string, of = path.join(ROOT, 'dist/omh.cjs')): { name: string; kinds: string[]; ino: number; mtimeMs: number }[] {
   return readdirSync(dir)
     .filter((name) => name.endsWith('.v8'))
-    .map((name) => {
+    .flatMap((name) => {
       const bytes = readFileSync(path.join(dir, name))
-      const header = JSON.parse(bytes.subarray(4, 4 + bytes.readUInt32LE(0)).toString('utf8')) as { kinds: string[] }
+      const header = JSON.parse(bytes.subarray(4, 4 + bytes.readUInt32LE(0)).toString('utf8')) as { identity: string; kinds: string[] }
       const { ino, mtimeMs } = statSync(path.join(dir, name))
-      return { name, kinds: header.kinds, ino, mtimeMs }
+      return header.identity.startsWith(JSON.stringify([of]).slice(0, -1)) ? [{ name, kinds: header.kinds, ino, mtimeMs }] : []
     })
 }
 
@@ -35,6 +35,8 @@ describe("omh's code cache", () => {
     const listed = adaptersLs(tmp)
     expect(lstatSync(dir).mode & 0o777).toBe(0o700)
     expect(caches(dir).map((c) => c.kinds)).toEqual([['adapters ls']])
+    // zod/mini, whole, for the renderers that check the adapters' options.
+    expect(caches(dir, path.join(ROOT, 'dist/zod-mini.cjs')).map((c) => c.kinds)).toEqual([['adapters ls']])
 
     expect(omh(['--help'], { env: { TMPDIR: tmp, XDG_CACHE_HOME: NO_ANSWERS } }).status).toBe(0)
     const [grown] = caches(dir)
@@ -113,12 +115,26 @@ describe("omh's code cache", () => {
 
     built('one')
     expect(run()).toEqual({ word: 'one', strict: true, url: pathToFileURL(driver).href, join: 'function' })
-    const [first] = caches(dir)
+    const [first] = caches(dir, bundle)
     built('two')
     utimesSync(bundle, new Date(), new Date(Date.now() + 5000))
     expect(run().word).toBe('two')
-    const [second, ...more] = caches(dir)
+    const [second, ...more] = caches(dir, bundle)
     expect(more).toEqual([])
     expect(second!.name).not.toBe(first!.name)
+  })
+})
+
+describe('what a short command loads of Node', () => {
+  it('takes no builtin it does not use: --help and adapters ls hash nothing, start no program and read no line', () => {
+    const marks = path.join(testdir(), 'builtins.json')
+    const recorder = path.join(path.dirname(marks), 'builtins.mjs')
+    writeFileSync(recorder, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(marks)}, JSON.stringify(process.moduleLoadList)))\n`.replace("require('node:fs')", 'process.getBuiltinModule("node:fs")'))
+    for (const args of [['--help'], ['adapters', 'ls']]) {
+      const ran = omh(args, { env: { XDG_CACHE_HOME: NO_ANSWERS, OMH_HOME: testdir(), NODE_OPTIONS: `--import=${recorder}` } })
+      expect(ran.status, ran.stderr).toBe(0)
+      const loaded = (JSON.parse(readFileSync(marks, 'utf8')) as string[]).filter((name) => name.startsWith('NativeModule ')).map((name) => name.slice('NativeModule '.length))
+      expect(loaded.filter((name) => ['crypto', 'child_process', 'readline', 'perf_hooks'].includes(name)), args.join(' ')).toEqual([])
+    }
   })
 })

@@ -19,7 +19,9 @@ export const stateOf = (home: string): string => path.join(home, '.state')
  * OMH_HOME or OMH_STATE must not reach a test), then the test's own.
  */
 export function testEnv(own: Record<string, string | undefined> = {}): Record<string, string | undefined> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('OMH_') || key.startsWith('OMH_TEST_')))
+  // Nor vitest's NODE_ENV=test, which no user has: with it oclif reads this checkout's
+  // tsconfig.json through TypeScript, about 110 ms of every run.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => (!key.startsWith('OMH_') || key.startsWith('OMH_TEST_')) && key !== 'NODE_ENV'))
   return withState({ ...inherited, NO_COLOR: '1', ...own })
 }
 

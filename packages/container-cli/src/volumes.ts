@@ -1,7 +1,6 @@
 // The `copied` way in: whether the engine sees this machine's disk, and volumes
 // filled and read back with tar through a one-shot helper container, so only
 // the archive crosses to an engine elsewhere.
-import { randomBytes } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 import { CONTAINER_FAILED, OmhError, type FileProbe, type FileWays, type RuntimeContext, type VolumeHelper, type VolumeOps } from '@omh/plugin-api'
 import { labelFilters } from './args.js'
@@ -43,7 +42,9 @@ export function cliVolumes(engine: string, call: VolumeClient): { fileWays: (pro
    * is removed by name, on a context that is not the stopped one.
    */
   const oneShot = async (args: readonly string[], context: RuntimeContext, options?: Partial<ClientOptions>) => {
-    const name = `omh-oneshot-${randomBytes(6).toString('hex')}`
+    // Taken here, not imported: every runtime plugin imports this module, and node:crypto costs
+    // about 9 ms to load for commands that never run a one-shot container.
+    const name = `omh-oneshot-${process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex')}`
     const result = await call(['run', '--name', name, ...args], context, options)
     if (result.exitCode === undefined) {
       const { signal: _stopped, ...unstopped } = context

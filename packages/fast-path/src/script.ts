@@ -17,8 +17,8 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { privateDir } from './answers.js'
 
-/** The names the bundle (scripts/bundle.js) is built to find: `import(x)` and `import.meta.url` are rewritten to the last two. */
-const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__omhImport', '__omhMetaUrl'] as const
+/** The names the bundle (scripts/bundle.js) is built to find: `import(x)`, `import.meta.url` and a builtin taken by name are rewritten to the last three. */
+const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__omhImport', '__omhMetaUrl', '__omhLazy'] as const
 
 /** The bundles this process ran, by file: one run each, however many modules stand for it. */
 const RAN = Symbol.for('omh.scripts')
@@ -139,7 +139,7 @@ export function runScript(file: string, options: ScriptOptions): Record<string, 
   })
   const module = { exports: {} as Record<string, unknown> }
   const run = script.runInThisContext() as (...args: unknown[]) => void
-  run(module.exports, createRequire(options.url), module, file, path.dirname(file), options.importer, options.url)
+  run(module.exports, createRequire(options.url), module, file, path.dirname(file), options.importer, options.url, lazyBuiltin)
   ran.set(file, module.exports)
 
   const kinds = cache?.found && !script.cachedDataRejected ? cache.found.cached.kinds : []
@@ -148,6 +148,13 @@ export function runScript(file: string, options: ScriptOptions): Record<string, 
     process.once('exit', () => writeCache(cacheDir!, { prefix, build }, cacheFile, { identity, kinds: [...kinds, options.kind] }, script.createCachedData()))
   }
   return module.exports
+}
+
+/** A builtin module loaded at the first read of one of its exports: the bundle reads them only so (scripts/bundle.js). */
+function lazyBuiltin(id: string): object {
+  let loaded: Record<string | symbol, unknown> | undefined
+  const real = () => (loaded ??= process.getBuiltinModule(id) as Record<string | symbol, unknown>)
+  return new Proxy({}, { get: (_, key) => real()[key], has: (_, key) => key in real() })
 }
 
 /** The kind of command `argv` runs, for the cache: its leading words, each a word or not. */
