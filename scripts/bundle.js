@@ -153,7 +153,7 @@ async function writeScript(built) {
  */
 function scriptForm(text, file) {
   const renames = []
-  const builtins = new Map()
+  const builtins = []
   const others = new Set()
   const visit = (node, parent) => {
     if (Array.isArray(node)) return node.forEach((child) => visit(child, parent))
@@ -162,7 +162,7 @@ function scriptForm(text, file) {
     if (node.type === 'MetaProperty' && node.meta.name === 'import') throw new Error(`${file}: import.meta.${node.property.name} at ${node.start} is not rewritten; review scripts/bundle.js`)
     const [target, value] = node.type === 'AssignmentExpression' ? [node.left, node.right] : node.type === 'VariableDeclarator' ? [node.id, node.init] : []
     if (target?.type === 'Identifier' && value?.type === 'CallExpression' && value.callee.type === 'Identifier' && value.callee.name === 'require' && value.arguments.length === 1 && typeof value.arguments[0].value === 'string' && LAZY_BUILTINS.has(value.arguments[0].value.replace(/^node:/, ''))) {
-      builtins.set(target.name, value.callee.start)
+      builtins.push([target.name, value.callee.start])
     }
     if (node.type === 'Identifier') {
       // Declared, assigned, or a property read: anything else is a use of the module itself. (A name

@@ -4,15 +4,13 @@
  * (packages/fast-path/src/script.ts). Everything that loads omh imports this module.
  */
 import { fileURLToPath } from 'node:url'
-import { codeCacheDir, runKind, runScript } from '@omh/fast-path/script'
+import { runScript } from '@omh/fast-path/script'
 import type * as Omh from './index.js'
 
 const omh = runScript(fileURLToPath(new URL('omh.cjs', import.meta.url)), {
   url: import.meta.url,
   // Made here, so a specifier the bundle imports resolves from where its module stands.
   importer: (specifier) => import(specifier),
-  kind: runKind(process.argv.slice(2)),
-  cacheDir: codeCacheDir(),
 }) as unknown as typeof Omh
 
 export const { COMMANDS, commandNotFound, execute, completionValues, keptAllowlist } = omh

@@ -16,7 +16,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as pluginApi from '@omh/plugin-api'
 import * as pluginKit from '@omh/plugin-kit'
-import { codeCacheDir, runKind, runScript } from '@omh/fast-path/script'
+import { runScript } from '@omh/fast-path/script'
 
 /** The version of each package in the bundle, folded in by scripts/bundle.js; undefined when not bundled. */
 declare const OMH_SHARED_VERSIONS: Readonly<Record<string, string>> | undefined
@@ -25,7 +25,7 @@ const SCHEME = 'omh-shared:'
 type Shared = { readonly packageName: string; readonly namespace: () => object }
 const MODULES: Readonly<Record<string, Shared>> = {
   // The bundle's own URL: the prebuilt script is beside it.
-  'zod/mini': { packageName: 'zod', namespace: () => runScript(fileURLToPath(new URL('./zod-mini.cjs', import.meta.url)), { url: import.meta.url, importer: (specifier) => import(specifier), kind: runKind(process.argv.slice(2)), cacheDir: codeCacheDir() }) },
+  'zod/mini': { packageName: 'zod', namespace: () => runScript(fileURLToPath(new URL('./zod-mini.cjs', import.meta.url)), { url: import.meta.url, importer: (specifier) => import(specifier) }) },
   '@omh/plugin-api': { packageName: '@omh/plugin-api', namespace: () => pluginApi },
   '@omh/plugin-kit': { packageName: '@omh/plugin-kit', namespace: () => pluginKit },
 }

@@ -31,10 +31,10 @@ export interface ScriptOptions {
   readonly importer: (specifier: string) => Promise<unknown>
   /** What the bundle's `import.meta.url` is, and where its `require` resolves from: the module that stands for it. */
   readonly url: string
-  /** Which kind of command this run is, as far as the functions it compiles go. */
-  readonly kind: string
-  /** Where the code cache is kept; undefined for none. */
-  readonly cacheDir: string | undefined
+  /** Which kind of command this run is, as far as the functions it compiles go; by default, this process's (runKind). */
+  readonly kind?: string
+  /** Where the code cache is kept, undefined for none; by default, the user's (codeCacheDir). */
+  readonly cacheDir?: string | undefined
 }
 
 interface Cached {
@@ -117,7 +117,8 @@ export function runScript(file: string, options: ScriptOptions): Record<string, 
   const done = ran.get(file)
   if (done) return done
   const source = readFileSync(file, 'utf8')
-  const { cacheDir } = options
+  const cacheDir = 'cacheDir' in options ? options.cacheDir : codeCacheDir()
+  const kind = options.kind ?? runKind(process.argv.slice(2))
   let cache: { file: string; prefix: string; build: string; identity: string; found: ReturnType<typeof readCache> } | undefined
   if (cacheDir) {
     const { ino, size, mtimeMs } = statSync(file)
@@ -143,9 +144,9 @@ export function runScript(file: string, options: ScriptOptions): Record<string, 
   ran.set(file, module.exports)
 
   const kinds = cache?.found && !script.cachedDataRejected ? cache.found.cached.kinds : []
-  if (cache && (kinds.length === 0 || (!kinds.includes(options.kind) && kinds.length < MOST_KINDS))) {
+  if (cache && (kinds.length === 0 || (!kinds.includes(kind) && kinds.length < MOST_KINDS))) {
     const { file: cacheFile, prefix, build, identity } = cache
-    process.once('exit', () => writeCache(cacheDir!, { prefix, build }, cacheFile, { identity, kinds: [...kinds, options.kind] }, script.createCachedData()))
+    process.once('exit', () => writeCache(cacheDir!, { prefix, build }, cacheFile, { identity, kinds: [...kinds, kind] }, script.createCachedData()))
   }
   return module.exports
 }
